@@ -1,0 +1,45 @@
+// One interface, several fidelities (DESIGN.md "Network models"): analytical, flow, ideal (and
+// simgrid later). The simulator hands a model transfers; the model tells it when each completes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "engine/network/transfer_plan.hpp"
+#include "engine/topology.hpp"
+#include "engine/units.hpp"
+
+namespace clustersim::engine {
+
+using TransferId = std::uint32_t;
+
+// Receives the aggregate rate of a link each time it changes (for utilization counters in traces).
+using LinkRateSink = std::function<void(LinkId, Time, double bytes_per_second)>;
+
+class NetworkModel {
+ public:
+  virtual ~NetworkModel() = default;
+  virtual std::string_view name() const = 0;
+
+  // Starts transfer `id` at `now`: `plan` scaled by `payload_bytes`. `plan` stays valid until the
+  // transfer completes.
+  virtual void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) = 0;
+  // Time of the model's next internal event (a phase or flow ending), Time::max() when idle.
+  virtual Time next_event_time() const = 0;
+  // Processes every internal event at time `t` (== next_event_time()) and appends the transfers
+  // that completed at `t` to `completed`, in a deterministic order.
+  virtual void advance(Time t, std::vector<TransferId>& completed) = 0;
+
+  // Bytes each link has carried so far, indexed by LinkId.
+  virtual const std::vector<double>& link_bytes() const = 0;
+  // Optional: report link rate changes. Costs time; only set when a trace asks for counters.
+  virtual void set_link_rate_sink(LinkRateSink sink) = 0;
+};
+
+enum class NetworkModelKind { analytical, flow, ideal };
+std::unique_ptr<NetworkModel> make_network_model(NetworkModelKind kind, const Topology& topology);
+
+}  // namespace clustersim::engine

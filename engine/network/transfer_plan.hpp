@@ -1,0 +1,29 @@
+// A collective (or a send/recv pair) as the network sees it: phases that run one after the other.
+// In each phase a fixed latency elapses first, then all of the phase's flows run concurrently;
+// the phase ends when its last flow ends. Bytes are given per byte of collective payload, so one
+// plan serves every message size on the same group (see collectives.hpp).
+#pragma once
+
+#include <vector>
+
+#include "engine/topology.hpp"
+#include "engine/units.hpp"
+
+namespace clustersim::engine {
+
+struct FlowSpec {
+  EndpointId src = 0;
+  EndpointId dst = 0;
+  double bytes_per_payload_byte = 0.0;  // flow bytes = this × collective payload bytes
+};
+
+struct Phase {
+  Time latency;  // the algorithm's latency term for this phase (steps × per-step latency)
+  std::vector<FlowSpec> flows;
+};
+
+struct TransferPlan {
+  std::vector<Phase> phases;
+};
+
+}  // namespace clustersim::engine

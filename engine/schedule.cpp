@@ -1,0 +1,225 @@
+#include "engine/schedule.hpp"
+
+#include <stdexcept>
+#include <unordered_set>
+
+namespace clustersim::engine {
+
+std::string_view to_string(OpKind k) {
+  switch (k) {
+    case OpKind::compute:
+      return "compute";
+    case OpKind::collective:
+      return "collective";
+    case OpKind::send:
+      return "send";
+    case OpKind::recv:
+      return "recv";
+    case OpKind::copy:
+      return "copy";
+  }
+  return "?";
+}
+
+std::string_view to_string(Category c) {
+  switch (c) {
+    case Category::forward:
+      return "forward";
+    case Category::backward:
+      return "backward";
+    case Category::recompute:
+      return "recompute";
+    case Category::optimizer:
+      return "optimizer";
+    case Category::dp_comm:
+      return "dp-comm";
+    case Category::tp_comm:
+      return "tp-comm";
+    case Category::pp_comm:
+      return "pp-comm";
+    case Category::ep_comm:
+      return "ep-comm";
+  }
+  return "?";
+}
+
+std::string_view to_string(CollectiveType t) {
+  switch (t) {
+    case CollectiveType::all_reduce:
+      return "all_reduce";
+    case CollectiveType::all_gather:
+      return "all_gather";
+    case CollectiveType::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveType::all_to_all:
+      return "all_to_all";
+    case CollectiveType::broadcast:
+      return "broadcast";
+    case CollectiveType::reduce:
+      return "reduce";
+    case CollectiveType::scatter:
+      return "scatter";
+    case CollectiveType::gather:
+      return "gather";
+    case CollectiveType::send_recv:
+      return "send_recv";
+  }
+  return "?";
+}
+
+std::string_view to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::automatic:
+      return "auto";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::tree:
+      return "tree";
+    case Algorithm::hierarchical:
+      return "hierarchical";
+    case Algorithm::direct:
+      return "direct";
+  }
+  return "?";
+}
+
+bool is_communication(Category c) {
+  return c == Category::dp_comm || c == Category::tp_comm || c == Category::pp_comm ||
+         c == Category::ep_comm;
+}
+
+std::string Schedule::label(const Op& op) const {
+  std::string s = names[op.name];
+  if (op.microbatch != kNone) s += " mb" + std::to_string(op.microbatch);
+  return s;
+}
+
+ScheduleBuilder::ScheduleBuilder(std::uint32_t num_ranks) {
+  if (num_ranks == 0) throw std::invalid_argument("schedule: a schedule needs at least one rank");
+  schedule_.num_ranks = num_ranks;
+}
+
+StreamId ScheduleBuilder::stream(std::string_view name) {
+  auto& names = schedule_.stream_names;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<StreamId>(i);
+  names.emplace_back(name);
+  return static_cast<StreamId>(names.size() - 1);
+}
+
+std::uint32_t ScheduleBuilder::intern(std::string_view name) {
+  auto [it, inserted] = name_index_.try_emplace(std::string(name),
+                                                static_cast<std::uint32_t>(schedule_.names.size()));
+  if (inserted) schedule_.names.emplace_back(name);
+  return it->second;
+}
+
+GroupId ScheduleBuilder::add_group(std::vector<Rank> ranks, std::string name) {
+  if (ranks.empty()) throw std::invalid_argument("schedule: process group '" + name + "' is empty");
+  std::unordered_set<Rank> seen;
+  for (Rank r : ranks) {
+    if (r >= schedule_.num_ranks)
+      throw std::invalid_argument("schedule: process group '" + name + "' names rank " +
+                                  std::to_string(r) + " of " + std::to_string(schedule_.num_ranks));
+    if (!seen.insert(r).second)
+      throw std::invalid_argument("schedule: process group '" + name + "' lists rank " +
+                                  std::to_string(r) + " twice");
+  }
+  schedule_.groups.push_back({std::move(ranks), std::move(name)});
+  return static_cast<GroupId>(schedule_.groups.size() - 1);
+}
+
+OpId ScheduleBuilder::push(const Common& c, Op op) {
+  if (c.rank >= schedule_.num_ranks)
+    throw std::invalid_argument("schedule: op '" + std::string(c.name) + "' on rank " +
+                                std::to_string(c.rank) + " of " +
+                                std::to_string(schedule_.num_ranks));
+  if (c.stream >= schedule_.stream_names.size())
+    throw std::invalid_argument("schedule: op '" + std::string(c.name) + "' on an unknown stream");
+  const auto id = static_cast<OpId>(schedule_.ops.size());
+  if (schedule_.ops.size() >= kNone - 1) throw std::length_error("schedule: too many ops");
+  op.rank = c.rank;
+  op.stream = c.stream;
+  op.category = c.category;
+  op.name = intern(c.name);
+  op.microbatch = c.microbatch;
+  op.deps_begin = static_cast<std::uint32_t>(schedule_.deps.size());
+  op.deps_count = static_cast<std::uint32_t>(c.deps.size());
+  for (OpId d : c.deps) {
+    if (d >= id || schedule_.ops[d].rank != c.rank)
+      throw std::invalid_argument("schedule: op '" + std::string(c.name) +
+                                  "' depends on an op that is not an earlier op of rank " +
+                                  std::to_string(c.rank));
+    schedule_.deps.push_back(d);
+  }
+  schedule_.ops.push_back(op);
+  return id;
+}
+
+OpId ScheduleBuilder::compute(const Common& c, double flops, std::uint64_t bytes,
+                              std::uint8_t precision) {
+  Op op;
+  op.kind = OpKind::compute;
+  op.flops = flops;
+  op.bytes = bytes;
+  op.precision = precision;
+  return push(c, op);
+}
+
+OpId ScheduleBuilder::copy(const Common& c, std::uint64_t bytes) {
+  Op op;
+  op.kind = OpKind::copy;
+  op.bytes = bytes;
+  return push(c, op);
+}
+
+OpId ScheduleBuilder::collective(const Common& c, CollectiveType type, GroupId group,
+                                 std::uint64_t bytes, Algorithm algorithm, std::uint32_t root) {
+  if (group >= schedule_.groups.size())
+    throw std::invalid_argument("schedule: collective '" + std::string(c.name) +
+                                "' on an unknown group");
+  if (root >= schedule_.groups[group].ranks.size())
+    throw std::invalid_argument("schedule: collective '" + std::string(c.name) +
+                                "' has a root outside its group");
+  Op op;
+  op.kind = OpKind::collective;
+  op.collective = type;
+  op.group_or_peer = group;
+  op.bytes = bytes;
+  op.algorithm = algorithm;
+  op.tag = root;
+  return push(c, op);
+}
+
+OpId ScheduleBuilder::send(const Common& c, Rank peer, std::uint64_t bytes, std::uint32_t tag) {
+  if (peer >= schedule_.num_ranks || peer == c.rank)
+    throw std::invalid_argument("schedule: send '" + std::string(c.name) + "' to invalid peer " +
+                                std::to_string(peer));
+  Op op;
+  op.kind = OpKind::send;
+  op.collective = CollectiveType::send_recv;
+  op.group_or_peer = peer;
+  op.bytes = bytes;
+  op.tag = tag;
+  return push(c, op);
+}
+
+OpId ScheduleBuilder::recv(const Common& c, Rank peer, std::uint64_t bytes, std::uint32_t tag) {
+  if (peer >= schedule_.num_ranks || peer == c.rank)
+    throw std::invalid_argument("schedule: recv '" + std::string(c.name) + "' from invalid peer " +
+                                std::to_string(peer));
+  Op op;
+  op.kind = OpKind::recv;
+  op.collective = CollectiveType::send_recv;
+  op.group_or_peer = peer;
+  op.bytes = bytes;
+  op.tag = tag;
+  return push(c, op);
+}
+
+Schedule ScheduleBuilder::finish() && {
+  if (schedule_.stream_names.empty()) schedule_.stream_names.emplace_back("compute");
+  return std::move(schedule_);
+}
+
+}  // namespace clustersim::engine

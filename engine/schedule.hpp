@@ -1,0 +1,142 @@
+// The schedule IR: per-rank operation DAGs plus process groups. Every parallel plan in models/
+// compiles to this, the simulator runs it, and the real executor (calibrate/) replays it.
+//
+// Ops live in one flat array (millions of them at 10k GPUs), their dependencies in a second one.
+// Names are interned: an op stores an index, the micro-batch is a separate field, so a label such
+// as "L12.mlp fwd mb3" costs four bytes per op instead of a string.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace clustersim::engine {
+
+using OpId = std::uint32_t;
+using Rank = std::uint32_t;
+using GroupId = std::uint32_t;
+using StreamId = std::uint16_t;
+inline constexpr std::uint32_t kNone = 0xffffffffu;
+
+enum class OpKind : std::uint8_t { compute, collective, send, recv, copy };
+
+// What the time of an op is spent on; metrics attribute time by category.
+enum class Category : std::uint8_t {
+  forward,
+  backward,
+  recompute,
+  optimizer,
+  dp_comm,
+  tp_comm,
+  pp_comm,
+  ep_comm,
+};
+inline constexpr int kNumCategories = 8;
+
+enum class CollectiveType : std::uint8_t {
+  all_reduce,
+  all_gather,
+  reduce_scatter,
+  all_to_all,
+  broadcast,
+  reduce,
+  scatter,
+  gather,
+  send_recv,
+};
+inline constexpr int kNumCollectiveTypes = 9;
+
+// How a collective is carried out on the network. `automatic` lets the simulator choose by size and
+// group shape the way NCCL does (see collectives.hpp).
+enum class Algorithm : std::uint8_t { automatic, ring, tree, hierarchical, direct };
+
+std::string_view to_string(OpKind);
+std::string_view to_string(Category);
+std::string_view to_string(CollectiveType);
+std::string_view to_string(Algorithm);
+bool is_communication(Category);
+
+struct Op {
+  double flops = 0.0;       // compute: floating-point operations
+  std::uint64_t bytes = 0;  // compute/copy: bytes read + written; communication: payload bytes
+  Rank rank = 0;
+  std::uint32_t deps_begin = 0;  // index into Schedule::deps
+  std::uint32_t deps_count = 0;
+  std::uint32_t name = 0;  // index into Schedule::names
+  std::uint32_t microbatch = kNone;
+  // collective: process group; send/recv: the peer rank
+  std::uint32_t group_or_peer = kNone;
+  // send/recv: matching tag; broadcast/reduce/scatter/gather: root's index in the group
+  std::uint32_t tag = 0;
+  StreamId stream = 0;
+  OpKind kind = OpKind::compute;
+  Category category = Category::forward;
+  CollectiveType collective = CollectiveType::all_reduce;
+  Algorithm algorithm = Algorithm::automatic;
+  // Opaque to the engine: the compute model's index of the arithmetic precision.
+  std::uint8_t precision = 0;
+};
+
+// An ordered list of ranks. The n-th collective a rank issues on a group matches the n-th
+// collective every other member issues on it, as in NCCL.
+struct ProcessGroup {
+  std::vector<Rank> ranks;
+  std::string name;  // e.g. "dp[3]", "tp[0]"
+};
+
+struct Schedule {
+  std::uint32_t num_ranks = 0;
+  std::vector<Op> ops;     // ops of one rank appear in issue order
+  std::vector<OpId> deps;  // flat dependency lists, see Op::deps_begin
+  std::vector<ProcessGroup> groups;
+  std::vector<std::string> names;         // interned op names
+  std::vector<std::string> stream_names;  // index = StreamId, e.g. "compute", "comm"
+
+  std::span<const OpId> dependencies(const Op& op) const {
+    return {deps.data() + op.deps_begin, op.deps_count};
+  }
+  const std::string& name_of(const Op& op) const { return names[op.name]; }
+  // "L12.mlp fwd mb3": the op's name with its micro-batch, if any.
+  std::string label(const Op& op) const;
+};
+
+// Builds a Schedule while enforcing the IR's invariants: dependencies point to earlier ops of the
+// same rank (so every schedule is acyclic), groups hold distinct valid ranks.
+class ScheduleBuilder {
+ public:
+  explicit ScheduleBuilder(std::uint32_t num_ranks);
+
+  StreamId stream(std::string_view name);  // interns a stream name
+  std::uint32_t intern(std::string_view name);
+  GroupId add_group(std::vector<Rank> ranks, std::string name);
+
+  struct Common {
+    Rank rank = 0;
+    StreamId stream = 0;
+    Category category = Category::forward;
+    std::string_view name;
+    std::uint32_t microbatch = kNone;
+    std::span<const OpId> deps = {};
+  };
+  OpId compute(const Common& c, double flops, std::uint64_t bytes, std::uint8_t precision = 0);
+  OpId copy(const Common& c, std::uint64_t bytes);
+  OpId collective(const Common& c, CollectiveType type, GroupId group, std::uint64_t bytes,
+                  Algorithm algorithm = Algorithm::automatic, std::uint32_t root = 0);
+  OpId send(const Common& c, Rank peer, std::uint64_t bytes, std::uint32_t tag);
+  OpId recv(const Common& c, Rank peer, std::uint64_t bytes, std::uint32_t tag);
+
+  std::size_t size() const { return schedule_.ops.size(); }
+  const Schedule& peek() const { return schedule_; }
+  Schedule finish() &&;
+
+ private:
+  OpId push(const Common& c, Op op);
+
+  Schedule schedule_;
+  std::unordered_map<std::string, std::uint32_t> name_index_;
+};
+
+}  // namespace clustersim::engine

@@ -1,0 +1,37 @@
+// The discrete-event simulator: runs a Schedule on a Topology with a NetworkModel and a
+// ComputeModel and records when every op started and ended.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/compute_model.hpp"
+#include "engine/network/collectives.hpp"
+#include "engine/network/network_model.hpp"
+#include "engine/schedule.hpp"
+#include "engine/timeline.hpp"
+#include "engine/topology.hpp"
+
+namespace clustersim::engine {
+
+// A schedule that cannot run: mismatched collectives, unmatched send/recv, or a deadlock.
+class SimulationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SimulationOptions {
+  AlgorithmOverrides algorithms = no_overrides();
+  // Called now and then with the fraction of ops finished (0..1); may be empty.
+  std::function<void(double)> progress;
+  // Record link-rate changes into Timeline::link_rates (for trace counters).
+  bool record_link_rates = false;
+};
+
+// Rank r runs on GPU endpoint r of the topology.
+Timeline simulate(const Schedule& schedule, const Topology& topology, NetworkModel& network,
+                  const ComputeModel& compute, const SimulationOptions& options = {});
+
+}  // namespace clustersim::engine

@@ -1,0 +1,29 @@
+// What a simulation (or a real execution) produced: when each op ran and what each link carried.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/schedule.hpp"
+#include "engine/topology.hpp"
+#include "engine/units.hpp"
+
+namespace clustersim::engine {
+
+struct LinkRateSample {
+  LinkId link;
+  Time time;
+  double bytes_per_second;
+};
+
+struct Timeline {
+  std::vector<Time> start;  // indexed by OpId
+  std::vector<Time> end;
+  std::vector<double> link_bytes;          // indexed by LinkId
+  std::vector<LinkRateSample> link_rates;  // only when SimulationOptions::record_link_rates
+  std::vector<Algorithm> algorithm;        // per OpId: the algorithm a communication op used
+  Time makespan;
+  std::uint64_t events = 0;
+};
+
+}  // namespace clustersim::engine

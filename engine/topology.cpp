@@ -1,0 +1,180 @@
+#include "engine/topology.hpp"
+
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/filtered_graph.hpp>
+#include <boost/graph/reverse_graph.hpp>
+#include <boost/graph/visitors.hpp>
+#include <limits>
+#include <stdexcept>
+
+namespace clustersim::engine {
+
+namespace {
+constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
+
+// Vertex filter for routing: GPUs do not forward traffic, so only the destination GPU is kept.
+struct RoutableVertex {
+  const std::vector<VertexInfo>* vertices = nullptr;
+  VertexId dst = 0;
+  bool operator()(std::size_t v) const {
+    return v == dst || (*vertices)[v].kind != VertexKind::gpu;
+  }
+};
+
+// SplitMix64: a fixed, platform-independent hash so equal-cost choices never depend on the
+// standard library's std::hash.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+}  // namespace
+
+std::string_view to_string(VertexKind k) {
+  switch (k) {
+    case VertexKind::gpu:
+      return "gpu";
+    case VertexKind::nvswitch:
+      return "nvswitch";
+    case VertexKind::pcie_switch:
+      return "pcie-switch";
+    case VertexKind::cpu:
+      return "cpu";
+    case VertexKind::nic:
+      return "nic";
+    case VertexKind::leaf_switch:
+      return "leaf-switch";
+    case VertexKind::spine_switch:
+      return "spine-switch";
+  }
+  return "?";
+}
+
+std::string_view to_string(LinkKind k) {
+  switch (k) {
+    case LinkKind::nvlink:
+      return "nvlink";
+    case LinkKind::pcie:
+      return "pcie";
+    case LinkKind::ib:
+      return "ib";
+    case LinkKind::ethernet:
+      return "ethernet";
+    case LinkKind::cpu_interconnect:
+      return "cpu-interconnect";
+  }
+  return "?";
+}
+
+VertexId Topology::add_vertex(VertexKind kind, std::string name, int node) {
+  const auto v = static_cast<VertexId>(boost::add_vertex(graph_));
+  vertices_.push_back({kind, std::move(name), node});
+  if (node + 1 > num_nodes_) num_nodes_ = node + 1;
+  return v;
+}
+
+EndpointId Topology::add_gpu(std::string name, int node) {
+  const VertexId v = add_vertex(VertexKind::gpu, std::move(name), node);
+  gpus_.push_back(v);
+  return static_cast<EndpointId>(gpus_.size() - 1);
+}
+
+LinkId Topology::add_directed_link(VertexId src, VertexId dst, Bandwidth bandwidth, Time latency,
+                                   LinkKind kind) {
+  if (src >= vertices_.size() || dst >= vertices_.size() || src == dst)
+    throw std::invalid_argument("topology: link between invalid vertices");
+  if (!(bandwidth.bytes_per_second() > 0.0))
+    throw std::invalid_argument("topology: link " + vertices_[src].name + "->" +
+                                vertices_[dst].name + " needs a positive bandwidth");
+  const auto id = static_cast<LinkId>(links_.size());
+  links_.push_back(
+      {src, dst, bandwidth, latency, kind, vertices_[src].name + "->" + vertices_[dst].name});
+  boost::add_edge(src, dst, EdgeProps{id}, graph_);
+  hops_cache_.clear();
+  route_cache_.clear();
+  return id;
+}
+
+void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latency, LinkKind kind) {
+  add_directed_link(a, b, bandwidth, latency, kind);
+  add_directed_link(b, a, bandwidth, latency, kind);
+}
+
+// Hop count from every vertex to `dst`, over paths whose intermediate vertices are not GPUs.
+const std::vector<std::uint32_t>& Topology::hops_to(VertexId dst) const {
+  auto it = hops_cache_.find(dst);
+  if (it != hops_cache_.end()) return it->second;
+
+  std::vector<std::uint32_t> hops(vertices_.size(), kUnreached);
+  hops[dst] = 0;
+  // Search backwards from dst; GPUs other than dst are leaves: reached, never expanded.
+  const auto reversed = boost::make_reverse_graph(graph_);
+  const boost::filtered_graph<decltype(reversed), boost::keep_all, RoutableVertex> routable(
+      reversed, boost::keep_all(), RoutableVertex{&vertices_, dst});
+  boost::breadth_first_search(routable, dst,
+                              boost::visitor(boost::make_bfs_visitor(
+                                  boost::record_distances(hops.data(), boost::on_tree_edge()))));
+  // A GPU source is one hop beyond its best non-GPU neighbour.
+  for (VertexId g : gpus_) {
+    if (g == dst) continue;
+    for (auto [e, end] = boost::out_edges(g, graph_); e != end; ++e) {
+      const auto next = boost::target(*e, graph_);
+      if (hops[next] != kUnreached && (next == dst || vertices_[next].kind != VertexKind::gpu))
+        hops[g] = std::min(hops[g], hops[next] + 1);
+    }
+  }
+  return hops_cache_.emplace(dst, std::move(hops)).first->second;
+}
+
+std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
+  if (src >= gpus_.size() || dst >= gpus_.size())
+    throw std::out_of_range("topology: route between unknown GPUs");
+  if (src == dst) return {};
+  const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+  if (auto it = route_cache_.find(key); it != route_cache_.end()) return it->second;
+
+  const VertexId from = gpus_[src];
+  const VertexId to = gpus_[dst];
+  const auto& hops = hops_to(to);
+  if (hops[from] == kUnreached)
+    throw std::runtime_error("topology: " + vertices_[to].name + " cannot be reached from " +
+                             vertices_[from].name);
+
+  std::vector<LinkId> path;
+  VertexId at = from;
+  std::uint64_t h = mix(key);
+  while (at != to) {
+    // Candidates: links one hop closer to dst, in the graph's (insertion) order.
+    LinkId chosen = 0;
+    std::uint32_t candidates = 0;
+    for (auto [e, end] = boost::out_edges(at, graph_); e != end; ++e) {
+      const auto next = static_cast<VertexId>(boost::target(*e, graph_));
+      if (next != to && vertices_[next].kind == VertexKind::gpu) continue;
+      if (hops[next] + 1 != hops[at]) continue;
+      ++candidates;
+      // Reservoir choice driven by the hash keeps the pick uniform and deterministic.
+      if (h % candidates == 0) chosen = graph_[*e].link;
+      h = mix(h);
+    }
+    path.push_back(chosen);
+    at = links_[chosen].dst;
+  }
+  return route_cache_.emplace(key, std::move(path)).first->second;
+}
+
+Time Topology::route_latency(EndpointId src, EndpointId dst) const {
+  Time t = Time::zero();
+  for (LinkId l : route(src, dst))
+    t += links_[l].latency;
+  return t;
+}
+
+Bandwidth Topology::route_bandwidth(EndpointId src, EndpointId dst) const {
+  Bandwidth narrowest = Bandwidth::bytes_per_second(std::numeric_limits<double>::infinity());
+  for (LinkId l : route(src, dst))
+    narrowest = std::min(narrowest, links_[l].bandwidth);
+  return narrowest;
+}
+
+}  // namespace clustersim::engine

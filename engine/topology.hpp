@@ -1,0 +1,98 @@
+// The physical cluster as a Boost.Graph: GPUs, switches, CPUs and NICs joined by directed links.
+// Every bandwidth is per direction; add_link() adds both directions of a cable.
+//
+// Routes are shortest paths by hop count that never pass *through* a GPU (GPUs do not forward
+// traffic). Where several shortest paths exist (spines of a fat tree), a deterministic hash of
+// (source, destination) picks one, like ECMP. Routes are computed lazily and cached.
+#pragma once
+
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/units.hpp"
+
+namespace clustersim::engine {
+
+using VertexId = std::uint32_t;
+using LinkId = std::uint32_t;
+using EndpointId = std::uint32_t;  // a GPU, numbered in the order added: node-major
+
+enum class VertexKind : std::uint8_t {
+  gpu,
+  nvswitch,
+  pcie_switch,
+  cpu,
+  nic,
+  leaf_switch,
+  spine_switch,
+};
+enum class LinkKind : std::uint8_t { nvlink, pcie, ib, ethernet, cpu_interconnect };
+
+std::string_view to_string(VertexKind);
+std::string_view to_string(LinkKind);
+
+struct VertexInfo {
+  VertexKind kind = VertexKind::gpu;
+  std::string name;  // "n3.gpu2", "leaf1"
+  int node = -1;     // node index, -1 for fabric switches
+};
+
+struct LinkInfo {
+  VertexId src = 0;
+  VertexId dst = 0;
+  Bandwidth bandwidth;
+  Time latency;
+  LinkKind kind = LinkKind::nvlink;
+  std::string name;  // "n3.gpu2->n3.nvswitch"
+};
+
+class Topology {
+ public:
+  VertexId add_vertex(VertexKind kind, std::string name, int node);
+  // A GPU endpoint; endpoints are numbered 0, 1, ... in the order they are added.
+  EndpointId add_gpu(std::string name, int node);
+  // Both directions of a cable, each with `bandwidth`.
+  void add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latency, LinkKind kind);
+  LinkId add_directed_link(VertexId src, VertexId dst, Bandwidth bandwidth, Time latency,
+                           LinkKind kind);
+
+  std::size_t num_vertices() const { return vertices_.size(); }
+  std::size_t num_links() const { return links_.size(); }
+  std::size_t num_gpus() const { return gpus_.size(); }
+  int num_nodes() const { return num_nodes_; }
+  const VertexInfo& vertex(VertexId v) const { return vertices_[v]; }
+  const LinkInfo& link(LinkId l) const { return links_[l]; }
+  VertexId gpu_vertex(EndpointId e) const { return gpus_[e]; }
+  int node_of(EndpointId e) const { return vertices_[gpus_[e]].node; }
+
+  // The links from GPU `src` to GPU `dst` in order (empty when src == dst). Throws
+  // std::runtime_error when dst cannot be reached. The span stays valid for the Topology's life.
+  std::span<const LinkId> route(EndpointId src, EndpointId dst) const;
+  Time route_latency(EndpointId src, EndpointId dst) const;         // sum over the route's links
+  Bandwidth route_bandwidth(EndpointId src, EndpointId dst) const;  // its narrowest link
+
+ private:
+  struct EdgeProps {
+    LinkId link;
+  };
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
+                                      boost::no_property, EdgeProps>;
+
+  const std::vector<std::uint32_t>& hops_to(VertexId dst) const;
+
+  Graph graph_;
+  std::vector<VertexInfo> vertices_;
+  std::vector<LinkInfo> links_;
+  std::vector<VertexId> gpus_;
+  int num_nodes_ = 0;
+
+  // Lazily filled caches; the simulator is single-threaded.
+  mutable std::unordered_map<VertexId, std::vector<std::uint32_t>> hops_cache_;
+  mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> route_cache_;
+};
+
+}  // namespace clustersim::engine

@@ -1,0 +1,53 @@
+// Builders for the topologies of DESIGN.md: an NVSwitch node (DGX/HGX), a PCIe node (GPUs under
+// PCIe switches, traffic between switches through the CPU, optional NVLink bridges between pairs),
+// and the fabric between nodes: one switch, a two-level fat tree with an oversubscription ratio,
+// or rail-optimized. GPUs are numbered node-major: endpoint = node × gpus_per_node + local index.
+#pragma once
+
+#include "engine/topology.hpp"
+#include "engine/units.hpp"
+
+namespace clustersim::engine {
+
+enum class IntraNodeFabric { nvswitch, pcie };
+
+struct NodeTopologySpec {
+  IntraNodeFabric fabric = IntraNodeFabric::nvswitch;
+  int gpus = 8;
+  // nvswitch: each GPU's NVLink bandwidth to the switch fabric. pcie: each NVLink bridge's.
+  Bandwidth nvlink_bandwidth = Bandwidth::gigabytes_per_second(300);
+  Time nvlink_latency = Time::from_ps(500'000);  // per link (GPU->switch or bridge)
+  bool nvlink_bridges = false;  // pcie only: bridges between GPU pairs (0-1, 2-3, ...)
+  Bandwidth pcie_bandwidth = Bandwidth::gigabytes_per_second(25);  // per link, per direction
+  Time pcie_latency = Time::from_ps(500'000);
+  int gpus_per_pcie_switch = 2;  // 0: GPUs sit directly on the CPU's root complex
+  int cpus = 2;
+  Bandwidth cpu_interconnect_bandwidth = Bandwidth::gigabytes_per_second(40);  // UPI/xGMI
+  Time cpu_interconnect_latency = Time::from_ps(200'000);
+  // NICs: with one NIC per GPU each GPU has its own (GPUDirect RDMA through its PCIe switch);
+  // otherwise NICs hang off the PCIe switches (or the CPUs) and GPUs share them.
+  int nics = 8;
+  Bandwidth nic_bandwidth = Bandwidth::gigabits_per_second(200);
+};
+
+enum class FabricKind { single_switch, fat_tree, rail_optimized };
+
+struct FabricSpec {
+  FabricKind kind = FabricKind::fat_tree;
+  Time latency = Time::from_ps(1'000'000);  // per fabric link (NIC->leaf, leaf->spine)
+  LinkKind link_kind = LinkKind::ib;
+  double oversubscription = 1.0;  // fat tree: leaf downlink capacity / uplink capacity
+  int nics_per_leaf = 32;         // fat tree: NIC ports under one leaf switch
+  int spines = 1;                 // fat tree / rail: spine switches (ECMP picks among them)
+};
+
+struct ClusterTopologySpec {
+  int nodes = 1;
+  NodeTopologySpec node;
+  FabricSpec fabric;  // ignored for a single node
+};
+
+// Throws std::invalid_argument on impossible specs (naming the field).
+Topology build_cluster_topology(const ClusterTopologySpec& spec);
+
+}  // namespace clustersim::engine

@@ -1,0 +1,43 @@
+// GPU and node presets (DESIGN.md "Compute model"; docs/presets.md gives each figure's source).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/topology_builders.hpp"
+
+namespace clustersim::models {
+
+enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
+inline constexpr int kNumPrecisions = 5;
+std::string_view to_string(Precision);
+std::optional<Precision> parse_precision(
+    std::string_view);             // "fp32", "tf32", "fp16", "bf16", "fp8"
+int bytes_per_element(Precision);  // fp32/tf32 4, fp16/bf16 2, fp8 1
+
+struct GpuSpec {
+  std::string name;
+  // Dense peak FLOP/s per precision (0 = not supported), indexed by Precision.
+  std::array<double, kNumPrecisions> peak_flops{};
+  double hbm_bandwidth = 0.0;       // bytes/s
+  double memory_bytes = 0.0;        // bytes
+  double compute_efficiency = 0.7;  // achieved fraction of peak on large GEMMs, absent a profile
+  double memory_efficiency = 0.8;   // achieved fraction of HBM bandwidth
+  double launch_overhead_s = 4e-6;  // per op (kernel launches of one layer's op)
+};
+
+struct NodeSpec {
+  std::string name;
+  std::string gpu;  // a GpuSpec name
+  engine::NodeTopologySpec topology;
+};
+
+const GpuSpec* find_gpu(std::string_view name);
+const NodeSpec* find_node(std::string_view name);
+std::vector<std::string> gpu_names();
+std::vector<std::string> node_names();
+
+}  // namespace clustersim::models

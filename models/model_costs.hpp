@@ -1,0 +1,35 @@
+// A model expanded into the layers a schedule is built from, with their parameters, FLOPs and
+// activation memory (per sample, at a given sequence length).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/model_spec.hpp"
+
+namespace clustersim::models {
+
+struct ParamTensor {
+  std::string name;  // "L3.attn.qkv.weight"
+  double count = 0;
+};
+
+struct LayerCost {
+  std::string name;                  // "embedding", "L3.attn", "L3.mlp", "lm_head", "conv1"
+  int block = -1;                    // transformer block index, -1 otherwise
+  std::vector<ParamTensor> tensors;  // in forward (parameter registration) order
+  double params = 0;                 // sum of tensors
+  double forward_flops = 0;          // per sample
+  double backward_flops = 0;         // per sample
+  double activation_bytes = 0;       // kept for backward, per sample, 16-bit activations
+};
+
+// Transformer: per block an "attn" and an "mlp" layer, plus "embedding" first and "lm_head"
+// (final norm + logits) last. FLOPs: 24·s·h² + 4·s²·h per block for the GPT shape (generalized to
+// GQA and SwiGLU), 2·s·h·V for the logits; backward twice forward. Activations: Korthikanti et
+// al. 2022, s·h·(34 + 5·a·s/h) bytes per block and sample.
+std::vector<LayerCost> expand_model(const ModelSpec& model, int seq_len);
+
+double total_params(const std::vector<LayerCost>& layers);
+
+}  // namespace clustersim::models

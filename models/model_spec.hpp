@@ -1,0 +1,70 @@
+// What a model is: a transformer described by its shape, or a generic list of layers
+// (DESIGN.md "Scenario file"), plus the presets and the Hugging Face config.json reader.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace clustersim::models {
+
+enum class Activation { gelu, swiglu };
+enum class Norm { layernorm, rmsnorm };
+
+struct MoeSpec {
+  int num_experts = 0;
+  int top_k = 0;
+  int every = 1;  // every n-th layer is MoE
+  long expert_ffn_hidden_size = 0;
+  int shared_experts = 0;
+  double capacity_factor = 1.0;
+  double imbalance = 1.0;  // hottest expert receives this × the mean
+};
+
+struct TransformerSpec {
+  int num_layers = 0;
+  long hidden_size = 0;
+  int num_heads = 0;
+  int num_kv_heads = 0;  // grouped-query attention when < num_heads
+  long ffn_hidden_size = 0;
+  long vocab_size = 0;
+  Activation activation = Activation::gelu;
+  Norm norm = Norm::layernorm;
+  bool bias = true;               // linear layers carry biases (GPT-2/3, BERT) or not (Llama)
+  bool learned_positions = true;  // learned position embeddings (GPT, BERT) vs rotary
+  long max_positions = 2048;      // rows of the learned position table
+  bool tied_embeddings = false;   // LM head shares the embedding matrix
+  std::optional<MoeSpec> moe;
+};
+
+// A layer of the generic list; costs are per sample.
+struct LayerSpec {
+  std::string name;
+  double params = 0.0;
+  double forward_flops = 0.0;
+  double backward_flops = -1.0;   // < 0: twice the forward
+  double activation_bytes = 0.0;  // stored for backward, per sample
+  int repeat = 1;
+};
+
+struct ModelSpec {
+  std::string name;
+  std::variant<TransformerSpec, std::vector<LayerSpec>> body;
+  int default_seq_len = 0;  // 0: the scenario must say; layer lists ignore seq_len
+};
+
+const ModelSpec* find_model(std::string_view name);
+std::vector<std::string> model_names();
+
+// Reads a Hugging Face config.json (GPT-2, Llama, Mistral/Mixtral, BERT, Qwen-style keys).
+// Throws ModelSpecError naming the file and the missing or bad key.
+class ModelSpecError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+ModelSpec read_hf_config(const std::string& path);
+
+}  // namespace clustersim::models

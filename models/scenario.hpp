@@ -1,0 +1,101 @@
+// A scenario file (DESIGN.md "Scenario file") loaded, defaulted and validated. Everything a
+// schedule builder needs is resolved here: presets become specs, units become SI numbers, and the
+// plan's arithmetic (world size, dp, micro-batches) is checked. docs/scenario.md documents every
+// key and its default.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/network/collectives.hpp"
+#include "engine/network/network_model.hpp"
+#include "engine/topology_builders.hpp"
+#include "models/hardware.hpp"
+#include "models/model_spec.hpp"
+
+namespace clustersim::models {
+
+// Bad input. what() reads "FILE:LINE:COL: KEY.PATH: what is wrong; what is allowed".
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct SourceLocation {
+  std::string file;  // the scenario file, or "--set" for an override
+  int line = 0;      // 1-based; 0 when unknown
+  int column = 0;
+};
+
+enum class Recompute { none, selective, full };
+enum class Optimizer { adam, adamw, sgd };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
+
+struct ClusterConfig {
+  int nodes = 1;
+  std::string node_preset;  // empty when described explicitly
+  GpuSpec gpu;
+  engine::ClusterTopologySpec topology;  // node + fabric, bandwidths in SI
+};
+
+struct TrainingConfig {
+  long global_batch = 0;
+  int micro_batch = 1;
+  int seq_len = 0;
+  Precision precision = Precision::bf16;
+  Recompute recompute = Recompute::none;
+  Optimizer optimizer = Optimizer::adam;
+};
+
+struct ParallelConfig {
+  int tp = 1;
+  int pp = 1;
+  int ep = 1;
+  int dp = 1;  // derived: world / (tp·pp)
+  bool sequence_parallel = false;
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int virtual_stages = 1;
+  DataParallel data_parallel = DataParallel::ddp;
+  double bucket_bytes = 25.0 * 1024 * 1024;  // bucket_mb in MiB, as PyTorch's bucket_cap_mb
+  bool overlap = true;
+  std::vector<std::string> order = {"tp", "ep", "dp", "pp"};  // fastest-varying first
+};
+
+struct SimulationConfig {
+  engine::NetworkModelKind network_model = engine::NetworkModelKind::flow;
+  int iterations = 1;
+  std::string calibration;  // path of a calibration profile, empty for none
+  engine::AlgorithmOverrides algorithms = engine::no_overrides();
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // the path it was loaded from
+  ClusterConfig cluster;
+  ModelSpec model;
+  TrainingConfig training;
+  ParallelConfig parallel;
+  SimulationConfig simulation;
+  // Where each key was written ("parallel.tp" -> file:line:col), for errors raised after loading.
+  std::map<std::string, SourceLocation> locations;
+
+  int world_size() const { return cluster.nodes * cluster.topology.node.gpus; }
+  // Micro-batches per iteration on each pipeline: global_batch / (micro_batch · dp).
+  long num_microbatches() const {
+    return training.global_batch / (static_cast<long>(training.micro_batch) * parallel.dp);
+  }
+  // "FILE:LINE:COL: KEY: message" for a key of this scenario.
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+};
+
+// Loads `path`, applies `overrides` ("parallel.tp=4", YAML values) and validates. Throws
+// ScenarioError for every kind of bad input.
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// Same, from text already in memory (`origin` names it in messages).
+Scenario parse_scenario(const std::string& text, const std::string& origin,
+                        const std::vector<std::string>& overrides = {});
+
+}  // namespace clustersim::models
