@@ -143,6 +143,7 @@ OpId ScheduleBuilder::push(const Common& c, Op op) {
   op.category = c.category;
   op.name = intern(c.name);
   op.microbatch = c.microbatch;
+  op.chunk = c.chunk;
   op.deps_begin = static_cast<std::uint32_t>(schedule_.deps.size());
   op.deps_count = static_cast<std::uint32_t>(c.deps.size());
   for (OpId d : c.deps) {

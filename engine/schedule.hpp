@@ -71,6 +71,9 @@ struct Op {
   std::uint32_t group_or_peer = kNone;
   // send/recv: matching tag; broadcast/reduce/scatter/gather: root's index in the group
   std::uint32_t tag = 0;
+  // Which chunk of a larger buffer the op works on (a gradient bucket, a sharded unit); traces
+  // show it. kNone when it does not apply.
+  std::uint32_t chunk = kNone;
   StreamId stream = 0;
   OpKind kind = OpKind::compute;
   Category category = Category::forward;
@@ -120,6 +123,7 @@ class ScheduleBuilder {
     std::string_view name;
     std::uint32_t microbatch = kNone;
     std::span<const OpId> deps = {};
+    std::uint32_t chunk = kNone;
   };
   OpId compute(const Common& c, double flops, std::uint64_t bytes, std::uint8_t precision = 0);
   OpId copy(const Common& c, std::uint64_t bytes);

@@ -19,6 +19,9 @@ struct LinkRateSample {
 struct Timeline {
   std::vector<Time> start;  // indexed by OpId
   std::vector<Time> end;
+  // When the op's work could begin: its start for compute, the moment the last peer arrived for
+  // communication (before that the rank only waits).
+  std::vector<Time> launch;
   std::vector<double> link_bytes;          // indexed by LinkId
   std::vector<LinkRateSample> link_rates;  // only when SimulationOptions::record_link_rates
   std::vector<Algorithm> algorithm;        // per OpId: the algorithm a communication op used

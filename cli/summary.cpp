@@ -1,0 +1,101 @@
+#include "cli/summary.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace clustersim::cli {
+
+namespace {
+std::string printf_string(const char* fmt, double v, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v, unit);
+  return buf;
+}
+std::string percent(double fraction) {
+  return printf_string("%.1f%s", fraction * 100.0, " %");
+}
+}  // namespace
+
+std::string format_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(b) >= 1024.0 && u < 4) {
+    b /= 1024.0;
+    ++u;
+  }
+  return printf_string(u == 0 ? "%.0f %s" : "%.2f %s", b, units[u]);
+}
+
+std::string format_seconds(double s) {
+  if (s >= 1.0) return printf_string("%.3f %s", s, "s");
+  if (s >= 1e-3) return printf_string("%.3f %s", s * 1e3, "ms");
+  return printf_string("%.3f %s", s * 1e6, "us");
+}
+
+std::string format_rate(double bps) {
+  if (bps >= 1e12) return printf_string("%.2f %s", bps / 1e12, "TB/s");
+  if (bps >= 1e9) return printf_string("%.1f %s", bps / 1e9, "GB/s");
+  return printf_string("%.1f %s", bps / 1e6, "MB/s");
+}
+
+void print_summary(std::ostream& out, const models::Scenario& sc, const models::Result& r) {
+  char line[256];
+  auto row = [&](const char* label, const std::string& value) {
+    std::snprintf(line, sizeof line, "  %-24s %s\n", label, value.c_str());
+    out << line;
+  };
+  out << "clustersim " << CLUSTERSIM_VERSION << " | " << r.scenario << " | " << r.world_size
+      << " GPUs (" << sc.cluster.nodes << " x " << sc.cluster.topology.node.gpus << " "
+      << sc.cluster.gpu.name << ") | network model " << r.network_model << "\n";
+  out << "  plan: tp " << sc.parallel.tp << ", pp " << sc.parallel.pp << ", dp " << sc.parallel.dp
+      << ", ep " << sc.parallel.ep << "; global batch " << sc.training.global_batch
+      << ", micro-batch " << sc.training.micro_batch << ", " << sc.num_microbatches()
+      << " micro-batches per iteration\n\n";
+
+  row("iteration time", format_seconds(r.iteration_time_s));
+  row("throughput", printf_string("%.1f %s", r.samples_per_s, "samples/s") + ", " +
+                        printf_string("%.0f %s", r.tokens_per_s, "tokens/s"));
+  row("TFLOP/s per GPU",
+      printf_string("%.1f%s", r.tflops_per_gpu, "") + " (MFU " + percent(r.mfu) + ")");
+  const auto& b = r.breakdown_s;
+  const double t = r.iteration_time_s > 0 ? r.iteration_time_s : 1.0;
+  auto part = [&](const char* name, double s) {
+    return std::string(name) + " " + format_seconds(s) + " (" + percent(s / t) + ")";
+  };
+  row(("critical rank " + std::to_string(r.critical_rank)).c_str(),
+      part("compute", b.compute) + ", " + part("recompute", b.recompute) + ", " +
+          part("idle", b.idle));
+  const auto& e = r.exposed_comm_s;
+  row("exposed communication", "dp " + format_seconds(e.dp) + ", tp " + format_seconds(e.tp) +
+                                   ", pp " + format_seconds(e.pp) + ", ep " + format_seconds(e.ep) +
+                                   " (" + percent(r.comm_overlap_fraction) +
+                                   " of communication hidden)");
+  row("pipeline bubble", percent(r.bubble_fraction));
+
+  const auto& m = r.memory;
+  row("memory per GPU", format_bytes(m.peak.total()) + " of " + format_bytes(m.capacity) +
+                            (m.fits() ? " - fits" : " - DOES NOT FIT"));
+  row("", "weights " + format_bytes(m.peak.weights) + ", gradients " +
+              format_bytes(m.peak.gradients) + ", optimizer " + format_bytes(m.peak.optimizer) +
+              ", activations " + format_bytes(m.peak.activations) + ", buffers " +
+              format_bytes(m.peak.buffers));
+  if (!m.fits())
+    out << "  ! rank " << m.peak_rank << " needs " << format_bytes(m.peak.total()) << ", "
+        << format_bytes(m.peak.total() - m.capacity) << " more than the GPU's "
+        << format_bytes(m.capacity) << "; the largest term is " << m.largest_term() << "\n";
+
+  if (!r.links.empty()) {
+    out << "  busiest links:\n";
+    for (std::size_t i = 0; i < r.links.size() && i < 5; ++i) {
+      const auto& l = r.links[i];
+      std::snprintf(line, sizeof line, "    %-36s %-8s %6.1f %% of %s, %s per iteration\n",
+                    l.name.c_str(), l.kind.c_str(), l.utilization * 100.0,
+                    format_rate(l.bandwidth).c_str(), format_bytes(l.bytes).c_str());
+      out << line;
+    }
+  }
+  out << "  simulated " << r.events << " events in " << format_seconds(r.wall_s) << "\n";
+}
+
+}  // namespace clustersim::cli

@@ -1,0 +1,46 @@
+// A min-heap of timed events with deterministic tie-breaking: events at the same time pop in the
+// order they were pushed. Storage is one vector, so pushing never allocates once it has grown.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "engine/units.hpp"
+
+namespace clustersim::engine {
+
+template <typename Payload>
+class EventQueue {
+ public:
+  struct Event {
+    Time time;
+    std::uint64_t sequence;
+    Payload payload;
+  };
+
+  void push(Time time, Payload payload) {
+    heap_.push_back({time, next_sequence_++, payload});
+    std::push_heap(heap_.begin(), heap_.end(), later);
+  }
+  const Event& top() const { return heap_.front(); }
+  Event pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    Event e = heap_.back();
+    heap_.pop_back();
+    return e;
+  }
+  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size(); }
+  void reserve(std::size_t n) { heap_.reserve(n); }
+  Time next_time() const { return heap_.empty() ? Time::max() : heap_.front().time; }
+
+ private:
+  static bool later(const Event& a, const Event& b) {
+    return a.time != b.time ? a.time > b.time : a.sequence > b.sequence;
+  }
+  std::vector<Event> heap_;
+  std::uint64_t next_sequence_ = 0;
+};
+
+}  // namespace clustersim::engine

@@ -1,0 +1,28 @@
+// Which communication ops of different ranks meet in one transfer (DESIGN.md "The schedule IR"):
+// the n-th collective a rank issues on a group matches the n-th collective of every other member;
+// the n-th send from a to b with tag t matches the n-th recv on b from a with tag t.
+// Built once per simulation; every mismatch is reported as a SimulationError.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/schedule.hpp"
+
+namespace clustersim::engine {
+
+struct Rendezvous {
+  // One instance per collective call (all members) or send/recv pair.
+  struct Instance {
+    std::uint32_t ops_begin = 0;  // into `ops`: the member ops in group order (send, then recv)
+    std::uint32_t size = 0;       // number of member ops that must arrive
+    GroupId group = kNone;        // kNone for a send/recv pair
+  };
+  std::vector<Instance> instances;
+  std::vector<OpId> ops;
+  std::vector<std::uint32_t> instance_of;  // per OpId; kNone for compute/copy ops
+};
+
+Rendezvous match_communication(const Schedule& schedule);
+
+}  // namespace clustersim::engine

@@ -1,0 +1,253 @@
+#include "engine/simulator.hpp"
+
+#include <deque>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "engine/event_queue.hpp"
+#include "engine/rendezvous.hpp"
+
+namespace clustersim::engine {
+
+namespace {
+
+// The state of one run. Streams are FIFO: an op starts when it heads its stream, the stream is
+// idle and its dependencies are done; a communication op then waits on its stream (as an NCCL
+// kernel does) until every peer has arrived and the network has carried the transfer.
+class Run {
+ public:
+  Run(const Schedule& s, const Topology& topo, NetworkModel& net, const ComputeModel& compute,
+      const SimulationOptions& options)
+      : s_(s), topo_(topo), net_(net), options_(options), rendezvous_(match_communication(s)) {
+    if (s.num_ranks > topo.num_gpus())
+      throw SimulationError("simulate: the schedule has " + std::to_string(s.num_ranks) +
+                            " ranks but the topology only " + std::to_string(topo.num_gpus()) +
+                            " GPUs");
+    const std::size_t n = s.ops.size();
+    timeline_.start.assign(n, Time::zero());
+    timeline_.end.assign(n, Time::zero());
+    timeline_.launch.assign(n, Time::zero());
+    timeline_.algorithm.assign(n, Algorithm::automatic);
+    duration_.assign(n, Time::zero());
+    remaining_deps_.resize(n);
+    for (OpId id = 0; id < n; ++id) {
+      const Op& op = s.ops[id];
+      remaining_deps_[id] = op.deps_count;
+      if (op.kind == OpKind::compute || op.kind == OpKind::copy)
+        duration_[id] = compute.duration(op);
+    }
+    build_successors();
+    build_streams();
+    arrived_.assign(rendezvous_.instances.size(), 0);
+    if (options.record_link_rates)
+      net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
+        timeline_.link_rates.push_back({l, t, rate});
+      });
+  }
+
+  Timeline run() {
+    for (std::uint32_t st = 0; st + 1 < stream_begin_.size(); ++st)
+      try_start(st);
+    std::vector<TransferId> completed;
+    const std::uint64_t report_every = 1u << 16;
+    while (true) {
+      const Time tn = net_.next_event_time();
+      const Time te = events_.next_time();
+      if (tn == Time::max() && te == Time::max()) break;
+      ++timeline_.events;
+      if (tn <= te) {
+        now_ = tn;
+        completed.clear();
+        net_.advance(tn, completed);
+        for (TransferId t : completed)
+          finish_instance(t);
+      } else {
+        const auto e = events_.pop();
+        now_ = e.time;
+        finish(e.payload);
+      }
+      if (options_.progress && finished_ops_ / report_every != reported_ / report_every) {
+        reported_ = finished_ops_;
+        options_.progress(static_cast<double>(finished_ops_) / static_cast<double>(s_.ops.size()));
+      }
+    }
+    if (finished_ops_ != s_.ops.size()) report_deadlock();
+    timeline_.makespan = now_;
+    timeline_.link_bytes = net_.link_bytes();
+    return std::move(timeline_);
+  }
+
+ private:
+  std::uint32_t stream_index(const Op& op) const {
+    return op.rank * static_cast<std::uint32_t>(num_streams_) + op.stream;
+  }
+
+  void build_successors() {
+    succ_begin_.assign(s_.ops.size() + 1, 0);
+    for (OpId d : s_.deps)
+      ++succ_begin_[d + 1];
+    for (std::size_t i = 1; i < succ_begin_.size(); ++i)
+      succ_begin_[i] += succ_begin_[i - 1];
+    succ_.resize(s_.deps.size());
+    std::vector<std::uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+    for (OpId id = 0; id < s_.ops.size(); ++id)
+      for (OpId d : s_.dependencies(s_.ops[id]))
+        succ_[fill[d]++] = id;
+  }
+
+  void build_streams() {
+    num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
+    const std::size_t count = s_.num_ranks * num_streams_;
+    stream_begin_.assign(count + 1, 0);
+    for (const Op& op : s_.ops)
+      ++stream_begin_[stream_index(op) + 1];
+    for (std::size_t i = 1; i < stream_begin_.size(); ++i)
+      stream_begin_[i] += stream_begin_[i - 1];
+    stream_ops_.resize(s_.ops.size());
+    std::vector<std::uint32_t> fill(stream_begin_.begin(), stream_begin_.end() - 1);
+    for (OpId id = 0; id < s_.ops.size(); ++id)
+      stream_ops_[fill[stream_index(s_.ops[id])]++] = id;
+    cursor_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
+    busy_.assign(count, 0);
+  }
+
+  void try_start(std::uint32_t st) {
+    if (busy_[st] || cursor_[st] == stream_begin_[st + 1]) return;
+    const OpId id = stream_ops_[cursor_[st]];
+    if (remaining_deps_[id] != 0) return;
+    busy_[st] = 1;
+    timeline_.start[id] = now_;
+    const Op& op = s_.ops[id];
+    if (op.kind == OpKind::compute || op.kind == OpKind::copy) {
+      timeline_.launch[id] = now_;
+      events_.push(now_ + duration_[id], id);
+      return;
+    }
+    const std::uint32_t inst = rendezvous_.instance_of[id];
+    if (++arrived_[inst] == rendezvous_.instances[inst].size) launch(inst, op);
+  }
+
+  // Every member has arrived: hand the transfer to the network model.
+  void launch(std::uint32_t inst, const Op& op) {
+    const auto& instance = rendezvous_.instances[inst];
+    for (std::uint32_t i = 0; i < instance.size; ++i)
+      timeline_.launch[rendezvous_.ops[instance.ops_begin + i]] = now_;
+    const TransferPlan& plan = plan_for(instance, op);
+    net_.start(inst, plan, static_cast<double>(op.bytes), now_);
+  }
+
+  const TransferPlan& plan_for(const Rendezvous::Instance& instance, const Op& op) {
+    std::vector<EndpointId> members;
+    Algorithm algorithm = Algorithm::direct;
+    CollectiveType type = CollectiveType::send_recv;
+    std::uint32_t root = 0;
+    if (instance.group == kNone) {
+      const Op& snd = s_.ops[rendezvous_.ops[instance.ops_begin]];
+      members = {snd.rank, snd.group_or_peer};
+    } else {
+      const auto& ranks = s_.groups[instance.group].ranks;
+      members.assign(ranks.begin(), ranks.end());
+      type = op.collective;
+      root = op.tag;
+      algorithm = op.algorithm;
+      if (algorithm == Algorithm::automatic)
+        algorithm = options_.algorithms[static_cast<std::size_t>(type)];
+      if (algorithm == Algorithm::automatic)
+        algorithm = choose_algorithm(type, static_cast<double>(op.bytes), members, topo_);
+    }
+    for (std::uint32_t i = 0; i < instance.size; ++i)
+      timeline_.algorithm[rendezvous_.ops[instance.ops_begin + i]] = algorithm;
+
+    // Plans depend on the group, not the message size: cache them.
+    const PlanKey key{instance.group == kNone ? members[0] : instance.group,
+                      instance.group == kNone ? members[1] : kNone, type, algorithm, root};
+    auto it = plan_cache_.find(key);
+    if (it != plan_cache_.end()) return *it->second;
+    try {
+      plans_.push_back(plan_collective(type, algorithm, members, root, topo_));
+    } catch (const std::invalid_argument& e) {
+      throw SimulationError("simulate: " + s_.label(op) + ": " + e.what());
+    }
+    plan_cache_.emplace(key, &plans_.back());
+    return plans_.back();
+  }
+
+  void finish_instance(std::uint32_t inst) {
+    const auto& instance = rendezvous_.instances[inst];
+    for (std::uint32_t i = 0; i < instance.size; ++i)
+      finish(rendezvous_.ops[instance.ops_begin + i]);
+  }
+
+  void finish(OpId id) {
+    timeline_.end[id] = now_;
+    ++finished_ops_;
+    const std::uint32_t st = stream_index(s_.ops[id]);
+    busy_[st] = 0;
+    ++cursor_[st];
+    for (std::uint32_t i = succ_begin_[id]; i < succ_begin_[id + 1]; ++i) {
+      const OpId next = succ_[i];
+      if (--remaining_deps_[next] == 0) try_start(stream_index(s_.ops[next]));
+    }
+    try_start(st);
+  }
+
+  [[noreturn]] void report_deadlock() const {
+    std::string msg = "simulate: deadlock at t=" + std::to_string(now_.seconds()) + " s; " +
+                      std::to_string(s_.ops.size() - finished_ops_) + " ops never ran. Blocked:";
+    int shown = 0;
+    for (std::uint32_t st = 0; st + 1 < stream_begin_.size() && shown < 5; ++st) {
+      if (cursor_[st] == stream_begin_[st + 1]) continue;
+      const OpId id = stream_ops_[cursor_[st]];
+      const Op& op = s_.ops[id];
+      msg += "\n  rank " + std::to_string(op.rank) + " stream '" + s_.stream_names[op.stream] +
+             "' at '" + s_.label(op) + "': ";
+      if (remaining_deps_[id] != 0) {
+        msg += "waits on " + std::to_string(remaining_deps_[id]) + " dependencies";
+      } else {
+        const auto inst = rendezvous_.instance_of[id];
+        msg += std::to_string(arrived_[inst]) + " of " +
+               std::to_string(rendezvous_.instances[inst].size) + " peers arrived";
+      }
+      ++shown;
+    }
+    throw SimulationError(msg);
+  }
+
+  using PlanKey =
+      std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t>;
+
+  const Schedule& s_;
+  const Topology& topo_;
+  NetworkModel& net_;
+  const SimulationOptions& options_;
+  Rendezvous rendezvous_;
+  Timeline timeline_;
+  Time now_ = Time::zero();
+
+  std::vector<Time> duration_;
+  std::vector<std::uint32_t> remaining_deps_;
+  std::vector<std::uint32_t> succ_begin_;
+  std::vector<OpId> succ_;
+  std::size_t num_streams_ = 1;
+  std::vector<std::uint32_t> stream_begin_;
+  std::vector<OpId> stream_ops_;
+  std::vector<std::uint32_t> cursor_;
+  std::vector<std::uint8_t> busy_;
+  std::vector<std::uint32_t> arrived_;
+  std::deque<TransferPlan> plans_;  // stable addresses
+  std::map<PlanKey, const TransferPlan*> plan_cache_;
+  EventQueue<OpId> events_;
+  std::size_t finished_ops_ = 0;
+  std::size_t reported_ = 0;
+};
+
+}  // namespace
+
+Timeline simulate(const Schedule& schedule, const Topology& topology, NetworkModel& network,
+                  const ComputeModel& compute, const SimulationOptions& options) {
+  Run run(schedule, topology, network, compute, options);
+  return run.run();
+}
+
+}  // namespace clustersim::engine

@@ -1,0 +1,134 @@
+#include "engine/trace.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "engine/rendezvous.hpp"
+
+namespace clustersim::engine {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+// Trace timestamps are microseconds; picoseconds keep six decimals exact.
+double micros(Time t) {
+  return static_cast<double>(t.ps()) / 1e6;
+}
+
+class Writer {
+ public:
+  explicit Writer(std::ostream& out) : out_(out) { out_ << "{\"traceEvents\":[\n"; }
+  void event(const ordered_json& e) {
+    if (!first_) out_ << ",\n";
+    first_ = false;
+    out_ << e.dump();
+  }
+  void close() { out_ << "\n],\"displayTimeUnit\":\"ns\"}\n"; }
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+void write_metadata(Writer& w, const Schedule& s, std::uint32_t network_pid) {
+  for (std::uint32_t r = 0; r < s.num_ranks; ++r) {
+    w.event({{"name", "process_name"},
+             {"ph", "M"},
+             {"pid", r},
+             {"args", {{"name", "rank " + std::to_string(r)}}}});
+    w.event(
+        {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", r}, {"args", {{"sort_index", r}}}});
+    for (std::size_t t = 0; t < s.stream_names.size(); ++t)
+      w.event({{"name", "thread_name"},
+               {"ph", "M"},
+               {"pid", r},
+               {"tid", t},
+               {"args", {{"name", s.stream_names[t]}}}});
+  }
+  w.event({{"name", "process_name"},
+           {"ph", "M"},
+           {"pid", network_pid},
+           {"args", {{"name", "network"}}}});
+}
+
+ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
+  const Op& op = s.ops[id];
+  ordered_json args = {{"op", id}, {"kind", to_string(op.kind)}};
+  if (op.kind == OpKind::compute) args["flops"] = op.flops;
+  args["bytes"] = op.bytes;
+  if (op.kind == OpKind::collective) {
+    args["collective"] = to_string(op.collective);
+    args["group"] = s.groups[op.group_or_peer].name;
+    args["algorithm"] = to_string(tl.algorithm[id]);
+  } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
+    args[op.kind == OpKind::send ? "to" : "from"] = op.group_or_peer;
+    args["tag"] = op.tag;
+  }
+  if (op.microbatch != kNone) args["microbatch"] = op.microbatch;
+  if (op.chunk != kNone) args["chunk"] = op.chunk;
+  return args;
+}
+
+}  // namespace
+
+void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const Topology& topo,
+                 const TraceOptions& options) {
+  Writer w(out);
+  const std::uint32_t network_pid = s.num_ranks;
+  write_metadata(w, s, network_pid);
+
+  for (OpId id = 0; id < s.ops.size(); ++id) {
+    const Op& op = s.ops[id];
+    w.event({{"name", s.label(op)},
+             {"cat", to_string(op.category)},
+             {"ph", "X"},
+             {"ts", micros(tl.start[id])},
+             {"dur", micros(tl.end[id] - tl.start[id])},
+             {"pid", op.rank},
+             {"tid", op.stream},
+             {"args", op_args(s, tl, id)}});
+  }
+  // Flow arrows from each send to its recv; they bind to the enclosing slices at both ends.
+  const Rendezvous matched = match_communication(s);
+  std::uint64_t flow_id = 0;
+  for (const auto& inst : matched.instances) {
+    if (inst.group != kNone) continue;
+    const Op& snd = s.ops[matched.ops[inst.ops_begin]];
+    const OpId rcv_id = matched.ops[inst.ops_begin + 1];
+    const Op& rcv = s.ops[rcv_id];
+    const auto cat = to_string(snd.category);
+    w.event({{"name", "p2p"},
+             {"cat", cat},
+             {"ph", "s"},
+             {"id", flow_id},
+             {"ts", micros(tl.start[matched.ops[inst.ops_begin]])},
+             {"pid", snd.rank},
+             {"tid", snd.stream}});
+    w.event({{"name", "p2p"},
+             {"cat", cat},
+             {"ph", "f"},
+             {"bp", "e"},
+             {"id", flow_id},
+             {"ts", micros(tl.end[rcv_id])},
+             {"pid", rcv.rank},
+             {"tid", rcv.stream}});
+    ++flow_id;
+  }
+
+  std::vector<bool> wanted(topo.num_links(), false);
+  for (LinkId l : options.counter_links)
+    wanted[l] = true;
+  for (const LinkRateSample& sample : tl.link_rates) {
+    if (!wanted[sample.link]) continue;
+    const double capacity = topo.link(sample.link).bandwidth.bytes_per_second();
+    w.event({{"name", "util " + topo.link(sample.link).name},
+             {"ph", "C"},
+             {"ts", micros(sample.time)},
+             {"pid", network_pid},
+             {"args", {{"utilization", sample.bytes_per_second / capacity}}}});
+  }
+  w.close();
+}
+
+}  // namespace clustersim::engine

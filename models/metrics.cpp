@@ -1,0 +1,173 @@
+#include "models/metrics.hpp"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+
+namespace clustersim::models {
+
+namespace {
+
+using engine::Category;
+using engine::Time;
+
+// Classes an instant of the critical rank can be attributed to.
+enum Class { kCompute, kRecompute, kDp, kTp, kPp, kEp, kClasses };
+
+int class_of(Category c) {
+  switch (c) {
+    case Category::forward:
+    case Category::backward:
+    case Category::optimizer:
+      return kCompute;
+    case Category::recompute:
+      return kRecompute;
+    case Category::dp_comm:
+      return kDp;
+    case Category::tp_comm:
+      return kTp;
+    case Category::pp_comm:
+      return kPp;
+    case Category::ep_comm:
+      return kEp;
+  }
+  return kCompute;
+}
+
+engine::Rank critical_rank(const engine::Schedule& s, const engine::Timeline& tl) {
+  std::vector<Time> last(s.num_ranks, Time::zero());
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    last[s.ops[id].rank] = std::max(last[s.ops[id].rank], tl.end[id]);
+  return static_cast<engine::Rank>(std::max_element(last.begin(), last.end()) - last.begin());
+}
+
+struct Sweep {
+  TimeBreakdown breakdown;
+  double comm_in_flight = 0;  // time any communication was in flight
+};
+
+// Attributes every instant of [0, makespan] on `rank` to one class (see TimeBreakdown).
+Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl, engine::Rank rank) {
+  struct Edge {
+    Time t;
+    int cls;
+    int delta;
+  };
+  std::vector<Edge> edges;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const auto& op = s.ops[id];
+    if (op.rank != rank || tl.end[id] <= tl.launch[id]) continue;
+    const int cls = class_of(op.category);
+    edges.push_back({tl.launch[id], cls, +1});
+    edges.push_back({tl.end[id], cls, -1});
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) {
+    return a.t != b.t ? a.t < b.t : a.delta < b.delta;
+  });
+  std::array<int, kClasses> active{};
+  std::array<double, kClasses> seconds{};
+  Sweep out;
+  Time at = Time::zero();
+  double idle = 0;
+  auto account = [&](Time until) {
+    const double dt = (until - at).seconds();
+    if (dt <= 0) return;
+    const int comm = active[kDp] + active[kTp] + active[kPp] + active[kEp];
+    if (comm > 0) out.comm_in_flight += dt;
+    if (active[kCompute] > 0) {
+      seconds[kCompute] += dt;
+    } else if (active[kRecompute] > 0) {
+      seconds[kRecompute] += dt;
+    } else if (comm > 0) {
+      int kinds = 0;
+      for (int c = kDp; c <= kEp; ++c)
+        kinds += active[c] > 0;
+      for (int c = kDp; c <= kEp; ++c)
+        if (active[c] > 0) seconds[c] += dt / kinds;
+    } else {
+      idle += dt;
+    }
+  };
+  for (const Edge& e : edges) {
+    account(e.t);
+    at = e.t;
+    active[e.cls] += e.delta;
+  }
+  account(tl.makespan);
+  out.breakdown = {seconds[kCompute], seconds[kRecompute], seconds[kDp], seconds[kTp],
+                   seconds[kPp],      seconds[kEp],        idle};
+  return out;
+}
+
+std::vector<std::pair<engine::LinkId, double>> busiest_links(const engine::Timeline& tl,
+                                                             const engine::Topology& topo,
+                                                             std::size_t max_links) {
+  std::vector<std::pair<engine::LinkId, double>> used;
+  const double span = tl.makespan.seconds();
+  for (engine::LinkId l = 0; l < tl.link_bytes.size(); ++l) {
+    if (tl.link_bytes[l] <= 0 || span <= 0) continue;
+    used.emplace_back(l, tl.link_bytes[l] / (topo.link(l).bandwidth.bytes_per_second() * span));
+  }
+  std::stable_sort(used.begin(), used.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (used.size() > max_links) used.resize(max_links);
+  return used;
+}
+
+}  // namespace
+
+Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const engine::Timeline& tl,
+                       const engine::Topology& topo, std::size_t max_links) {
+  const auto& s = built.schedule;
+  const double iterations = sc.simulation.iterations;
+  Result r;
+  r.scenario = sc.name;
+  r.world_size = sc.world_size();
+  r.iteration_time_s = tl.makespan.seconds() / iterations;
+  r.events = tl.events;
+  const double t = r.iteration_time_s;
+  if (t > 0) {
+    r.samples_per_s = static_cast<double>(sc.training.global_batch) / t;
+    r.tokens_per_s = r.samples_per_s * std::max(1, sc.training.seq_len);
+  }
+
+  double model_flops = 0, executed_flops = 0;
+  for (const auto& op : s.ops) {
+    if (op.category == Category::forward || op.category == Category::backward)
+      model_flops += op.flops;
+    if (op.category == Category::forward || op.category == Category::backward ||
+        op.category == Category::recompute)
+      executed_flops += op.flops;
+  }
+  const double per_gpu_second = iterations * r.world_size * t;
+  if (per_gpu_second > 0) {
+    r.tflops_per_gpu = executed_flops / per_gpu_second / 1e12;
+    const double peak = sc.cluster.gpu.peak_flops[static_cast<std::size_t>(sc.training.precision)];
+    r.mfu = model_flops / per_gpu_second / peak;
+  }
+
+  r.critical_rank = critical_rank(s, tl);
+  const Sweep sweep = sweep_rank(s, tl, r.critical_rank);
+  TimeBreakdown b = sweep.breakdown;
+  for (double* v :
+       {&b.compute, &b.recompute, &b.dp_comm, &b.tp_comm, &b.pp_comm, &b.ep_comm, &b.idle})
+    *v /= iterations;
+  r.breakdown_s = b;
+  r.exposed_comm_s = {b.dp_comm, b.tp_comm, b.pp_comm, b.ep_comm,
+                      b.dp_comm + b.tp_comm + b.pp_comm + b.ep_comm};
+  const double in_flight = sweep.comm_in_flight / iterations;
+  r.comm_overlap_fraction = in_flight > 0 ? 1.0 - r.exposed_comm_s.total / in_flight : 0.0;
+  r.bubble_fraction = t > 0 ? b.idle / t : 0.0;
+
+  r.memory = estimate_memory(sc, built);
+
+  for (const auto& [id, util] : busiest_links(tl, topo, max_links)) {
+    const auto& link = topo.link(id);
+    r.links.push_back({link.name, std::string(to_string(link.kind)), tl.link_bytes[id] / iterations,
+                       link.bandwidth.bytes_per_second(), util});
+    r.busiest_link_ids.push_back(id);
+  }
+  return r;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,59 @@
+// From a timeline to the figures users plan with (DESIGN.md "Result JSON"): iteration time,
+// throughput, TFLOP/s and MFU, where the critical rank's time goes, exposed communication, the
+// pipeline bubble, the busiest links and memory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/timeline.hpp"
+#include "engine/topology.hpp"
+#include "models/memory_model.hpp"
+#include "models/scenario.hpp"
+#include "models/schedule_builder.hpp"
+
+namespace clustersim::models {
+
+struct LinkUsage {
+  std::string name;
+  std::string kind;
+  double bytes = 0;        // per iteration
+  double bandwidth = 0;    // bytes/s per direction
+  double utilization = 0;  // bytes / (bandwidth × iteration time)
+};
+
+// Seconds of one iteration of the critical rank, each instant attributed once: compute
+// (forward, backward, optimizer) first, then recompute, then communication in flight (split
+// evenly between kinds in flight together), else idle (waiting on other ranks).
+struct TimeBreakdown {
+  double compute = 0, recompute = 0, dp_comm = 0, tp_comm = 0, pp_comm = 0, ep_comm = 0, idle = 0;
+};
+
+struct Result {
+  std::string scenario;
+  int world_size = 0;
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double samples_per_s = 0;
+  double tflops_per_gpu = 0;   // executed FLOPs (recompute included) per GPU per second / 1e12
+  double mfu = 0;              // model FLOPs (no recompute) / (time × GPUs × peak)
+  double bubble_fraction = 0;  // idle share of the critical rank
+  struct {
+    double dp = 0, tp = 0, pp = 0, ep = 0, total = 0;
+  } exposed_comm_s;
+  double comm_overlap_fraction = 0;  // share of communication time hidden behind compute
+  MemoryEstimate memory;
+  TimeBreakdown breakdown_s;
+  engine::Rank critical_rank = 0;
+  std::vector<LinkUsage> links;  // busiest first
+  std::vector<engine::LinkId> busiest_link_ids;
+  std::string network_model;
+  std::uint64_t events = 0;
+  double wall_s = 0;
+};
+
+Result compute_metrics(const Scenario& scenario, const BuiltSchedule& built,
+                       const engine::Timeline& timeline, const engine::Topology& topology,
+                       std::size_t max_links = 10);
+
+}  // namespace clustersim::models

@@ -1,0 +1,58 @@
+#include "models/result_json.hpp"
+
+namespace clustersim::models {
+
+nlohmann::ordered_json result_to_json(const Result& r, bool reproducible) {
+  using nlohmann::ordered_json;
+  ordered_json links = ordered_json::array();
+  for (const auto& l : r.links)
+    links.push_back({{"name", l.name},
+                     {"kind", l.kind},
+                     {"bytes", l.bytes},
+                     {"bandwidth_bytes_per_s", l.bandwidth},
+                     {"utilization", l.utilization}});
+  const auto& m = r.memory;
+  const auto& b = r.breakdown_s;
+  return {
+      {"scenario", r.scenario},
+      {"world_size", r.world_size},
+      {"iteration_time_s", r.iteration_time_s},
+      {"tokens_per_s", r.tokens_per_s},
+      {"samples_per_s", r.samples_per_s},
+      {"tflops_per_gpu", r.tflops_per_gpu},
+      {"mfu", r.mfu},
+      {"bubble_fraction", r.bubble_fraction},
+      {"exposed_comm_s",
+       {{"dp", r.exposed_comm_s.dp},
+        {"tp", r.exposed_comm_s.tp},
+        {"pp", r.exposed_comm_s.pp},
+        {"ep", r.exposed_comm_s.ep},
+        {"total", r.exposed_comm_s.total}}},
+      {"comm_overlap_fraction", r.comm_overlap_fraction},
+      {"memory",
+       {{"peak_bytes_per_gpu", m.peak.total()},
+        {"capacity_bytes", m.capacity},
+        {"fits", m.fits()},
+        {"peak_rank", m.peak_rank},
+        {"breakdown",
+         {{"weights", m.peak.weights},
+          {"gradients", m.peak.gradients},
+          {"optimizer", m.peak.optimizer},
+          {"activations", m.peak.activations},
+          {"buffers", m.peak.buffers}}}}},
+      {"breakdown_s",
+       {{"compute", b.compute},
+        {"recompute", b.recompute},
+        {"dp_comm", b.dp_comm},
+        {"tp_comm", b.tp_comm},
+        {"pp_comm", b.pp_comm},
+        {"ep_comm", b.ep_comm},
+        {"idle", b.idle}}},
+      {"critical_rank", r.critical_rank},
+      {"links", links},
+      {"network_model", r.network_model},
+      {"simulator", {{"events", r.events}, {"wall_s", reproducible ? 0.0 : r.wall_s}}},
+  };
+}
+
+}  // namespace clustersim::models

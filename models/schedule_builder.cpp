@@ -1,0 +1,42 @@
+#include "models/schedule_builder.hpp"
+
+#include <variant>
+
+namespace clustersim::models {
+
+BuiltSchedule build_ddp_schedule(const Scenario& scenario);
+
+double recompute_flops(const Scenario& sc, const LayerCost& layer) {
+  switch (sc.training.recompute) {
+    case Recompute::none:
+      return 0.0;
+    // Megatron checkpoints each layer's input and recomputes the layer; the embedding and the
+    // logits are not recomputed.
+    case Recompute::full:
+      return layer.name == "embedding" || layer.name == "lm_head" ? 0.0 : layer.forward_flops;
+    case Recompute::selective: {
+      const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
+      const bool attention = layer.block >= 0 && layer.name.ends_with(".attn");
+      if (t == nullptr || !attention) return 0.0;
+      const double s = sc.training.seq_len;
+      return 4.0 * s * s * static_cast<double>(t->hidden_size);  // QKᵀ and attention·V
+    }
+  }
+  return 0.0;
+}
+
+BuiltSchedule build_schedule(const Scenario& sc) {
+  const auto& p = sc.parallel;
+  if (p.tp > 1)
+    sc.fail("parallel.tp", "tensor parallelism is not simulated by this version yet; use tp: 1");
+  if (p.pp > 1)
+    sc.fail("parallel.pp", "pipeline parallelism is not simulated by this version yet; use pp: 1");
+  if (p.ep > 1)
+    sc.fail("parallel.ep", "expert parallelism is not simulated by this version yet; use ep: 1");
+  if (p.data_parallel != DataParallel::ddp)
+    sc.fail("parallel.data_parallel",
+            "sharded data parallelism is not simulated by this version yet; use ddp");
+  return build_ddp_schedule(sc);
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,26 @@
+// Turns a scenario into the per-rank op graphs of the schedule IR (DESIGN.md "Data flow").
+#pragma once
+
+#include <vector>
+
+#include "engine/schedule.hpp"
+#include "models/gradient_buckets.hpp"
+#include "models/model_costs.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+
+struct BuiltSchedule {
+  engine::Schedule schedule;
+  std::vector<LayerCost> layers;        // the model as costed, forward order
+  std::vector<GradientBucket> buckets;  // DDP buckets (empty when there is no DP reduction)
+};
+
+// Throws ScenarioError (naming the key) for plans this version cannot build.
+BuiltSchedule build_schedule(const Scenario& scenario);
+
+// FLOPs the backward pass re-spends on recomputing `layer` (per sample): the whole forward with
+// full recompute, the attention core (4·s²·h) with selective recompute, nothing otherwise.
+double recompute_flops(const Scenario& scenario, const LayerCost& layer);
+
+}  // namespace clustersim::models
