@@ -1,5 +1,6 @@
 #include "engine/topology.hpp"
 
+#include <algorithm>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
@@ -101,8 +102,9 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
   add_directed_link(b, a, bandwidth, latency, kind);
 }
 
-// Hop count from every vertex to `dst`, over paths whose intermediate vertices are not GPUs.
-const std::vector<std::uint32_t>& Topology::hops_to(VertexId dst) const {
+// Hop count from every vertex to `dst`, over paths whose intermediate vertices are not GPUs, and
+// the widest bottleneck over those shortest paths (the tie-break that keeps NVLink ahead of PCIe).
+const Topology::Distances& Topology::distances_to(VertexId dst) const {
   auto it = hops_cache_.find(dst);
   if (it != hops_cache_.end()) return it->second;
 
@@ -124,7 +126,29 @@ const std::vector<std::uint32_t>& Topology::hops_to(VertexId dst) const {
         hops[g] = std::min(hops[g], hops[next] + 1);
     }
   }
-  return hops_cache_.emplace(dst, std::move(hops)).first->second;
+
+  // Widest bottleneck, layer by layer outwards from dst: a vertex depends only on the next layer.
+  std::vector<VertexId> order;
+  for (VertexId v = 0; v < vertices_.size(); ++v)
+    if (hops[v] != kUnreached && v != dst) order.push_back(v);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](VertexId a, VertexId b) { return hops[a] < hops[b]; });
+  std::vector<double> widest(vertices_.size(), 0.0);
+  widest[dst] = std::numeric_limits<double>::infinity();
+  for (VertexId v : order)
+    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
+      const auto next = static_cast<VertexId>(boost::target(*e, graph_));
+      if (!on_shortest_path(hops, v, next, dst)) continue;
+      const double bw = links_[graph_[*e].link].bandwidth.bytes_per_second();
+      widest[v] = std::max(widest[v], std::min(bw, widest[next]));
+    }
+  return hops_cache_.emplace(dst, Distances{std::move(hops), std::move(widest)}).first->second;
+}
+
+bool Topology::on_shortest_path(const std::vector<std::uint32_t>& hops, VertexId at, VertexId next,
+                                VertexId dst) const {
+  if (next != dst && vertices_[next].kind == VertexKind::gpu) return false;
+  return hops[next] != kUnreached && hops[next] + 1 == hops[at];
 }
 
 std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
@@ -136,7 +160,8 @@ std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
 
   const VertexId from = gpus_[src];
   const VertexId to = gpus_[dst];
-  const auto& hops = hops_to(to);
+  const Distances& dist = distances_to(to);
+  const auto& hops = dist.hops;
   if (hops[from] == kUnreached)
     throw std::runtime_error("topology: " + vertices_[to].name + " cannot be reached from " +
                              vertices_[from].name);
@@ -145,13 +170,15 @@ std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
   VertexId at = from;
   std::uint64_t h = mix(key);
   while (at != to) {
-    // Candidates: links one hop closer to dst, in the graph's (insertion) order.
+    // Candidates: links one hop closer to dst that keep the widest bottleneck, in the graph's
+    // (insertion) order.
     LinkId chosen = 0;
     std::uint32_t candidates = 0;
     for (auto [e, end] = boost::out_edges(at, graph_); e != end; ++e) {
       const auto next = static_cast<VertexId>(boost::target(*e, graph_));
-      if (next != to && vertices_[next].kind == VertexKind::gpu) continue;
-      if (hops[next] + 1 != hops[at]) continue;
+      if (!on_shortest_path(hops, at, next, to)) continue;
+      const double bw = links_[graph_[*e].link].bandwidth.bytes_per_second();
+      if (std::min(bw, dist.widest[next]) != dist.widest[at]) continue;
       ++candidates;
       // Reservoir choice driven by the hash keeps the pick uniform and deterministic.
       if (h % candidates == 0) chosen = graph_[*e].link;

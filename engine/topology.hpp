@@ -2,7 +2,8 @@
 // Every bandwidth is per direction; add_link() adds both directions of a cable.
 //
 // Routes are shortest paths by hop count that never pass *through* a GPU (GPUs do not forward
-// traffic). Where several shortest paths exist (spines of a fat tree), a deterministic hash of
+// traffic). Among shortest paths the widest (largest narrowest link) wins, so NVLink beats a PCIe
+// path of equal length; where several remain (spines of a fat tree), a deterministic hash of
 // (source, destination) picks one, like ECMP. Routes are computed lazily and cached.
 #pragma once
 
@@ -82,7 +83,16 @@ class Topology {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
                                       boost::no_property, EdgeProps>;
 
-  const std::vector<std::uint32_t>& hops_to(VertexId dst) const;
+  // Towards one destination: every vertex's hop count and the widest bottleneck (bytes/s) over
+  // its shortest paths.
+  struct Distances {
+    std::vector<std::uint32_t> hops;
+    std::vector<double> widest;
+  };
+  const Distances& distances_to(VertexId dst) const;
+  // Whether the link at->next leads one hop closer to dst without forwarding through a GPU.
+  bool on_shortest_path(const std::vector<std::uint32_t>& hops, VertexId at, VertexId next,
+                        VertexId dst) const;
 
   Graph graph_;
   std::vector<VertexInfo> vertices_;
@@ -91,7 +101,7 @@ class Topology {
   int num_nodes_ = 0;
 
   // Lazily filled caches; the simulator is single-threaded.
-  mutable std::unordered_map<VertexId, std::vector<std::uint32_t>> hops_cache_;
+  mutable std::unordered_map<VertexId, Distances> hops_cache_;
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> route_cache_;
 };
 
