@@ -1,0 +1,100 @@
+// Speed of the engine and of whole scenarios (run with `cmake --build build --target bench`).
+// Scenario benchmarks run first so that their peak RSS is not the synthetic DAG's.
+//   BM_EngineSyntheticDag: events per second on a synthetic DAG of ~1 M ops (target >= 5 M/s).
+//   BM_Resnet50Ddp1024Gpus: wall time and peak RSS of resnet50 DDP on 128 DGX-A100 (target < 1 s,
+//   < 1 GB) with the flow model.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include "engine/simulator.hpp"
+#include "models/run_scenario.hpp"
+
+namespace {
+
+using namespace clustersim;
+
+class UnitCompute : public engine::ComputeModel {
+ public:
+  engine::Time duration(const engine::Op& op) const override {
+    return engine::Time::from_ps(1'000'000 + static_cast<std::int64_t>(op.flops));
+  }
+};
+
+// 64 ranks x 16,384 ops: per rank a compute chain on stream 0 with a copy stream fed every
+// fourth op, and an all-reduce over all ranks every 256 ops (ideal network).
+engine::Schedule synthetic_dag(std::uint32_t ranks, std::uint32_t ops_per_rank) {
+  engine::ScheduleBuilder b(ranks);
+  const auto s0 = b.stream("compute");
+  const auto s1 = b.stream("copy");
+  std::vector<engine::Rank> all(ranks);
+  for (std::uint32_t r = 0; r < ranks; ++r) all[r] = r;
+  const auto g = b.add_group(all, "all");
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    engine::OpId prev = engine::kNone;
+    for (std::uint32_t i = 0; i < ops_per_rank; ++i) {
+      const std::span<const engine::OpId> deps =
+          prev == engine::kNone ? std::span<const engine::OpId>{} : std::span(&prev, 1);
+      if (i % 256 == 255) {
+        prev = b.collective({r, s0, engine::Category::dp_comm, "ar", engine::kNone, deps},
+                            engine::CollectiveType::all_reduce, g, 1 << 20);
+      } else if (i % 4 == 3) {
+        prev = b.copy({r, s1, engine::Category::forward, "copy", engine::kNone, deps}, 4096);
+      } else {
+        prev = b.compute({r, s0, engine::Category::forward, "op", engine::kNone, deps},
+                         static_cast<double>((i * 7919u) % 1000), 0);
+      }
+    }
+  }
+  return std::move(b).finish();
+}
+
+engine::Topology switch_of(std::uint32_t gpus) {
+  engine::ClusterTopologySpec spec;
+  spec.nodes = static_cast<int>(gpus / 8);
+  return engine::build_cluster_topology(spec);
+}
+
+double peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024.0;
+}
+
+void BM_Scenario(benchmark::State& state, const std::string& file,
+                 const std::vector<std::string>& overrides) {
+  const auto scenario = models::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/" + file, overrides);
+  double events = 0;
+  for (auto _ : state) {
+    const auto out = models::run_scenario(scenario);
+    events = static_cast<double>(out.result.events);
+    benchmark::DoNotOptimize(out.result.iteration_time_s);
+  }
+  state.counters["events"] = events;
+  state.counters["peak_rss_MB"] = peak_rss_bytes() / 1e6;
+}
+BENCHMARK_CAPTURE(BM_Scenario, resnet50_ddp_1024_gpus, "scenarios/resnet50-ddp-dgx-a100.yaml",
+                  {"cluster.nodes=128", "training.global_batch=262144",
+                   "cluster.network={topology: fat-tree, nic_bandwidth: 200Gb/s, nics_per_node: 8}"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+
+void BM_EngineSyntheticDag(benchmark::State& state) {
+  const auto schedule = synthetic_dag(64, 16384);
+  const auto topology = switch_of(64);
+  const UnitCompute compute;
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    auto network = engine::make_network_model(engine::NetworkModelKind::ideal, topology);
+    const auto tl = engine::simulate(schedule, topology, *network, compute);
+    events += tl.events;
+    benchmark::DoNotOptimize(tl.makespan);
+  }
+  state.counters["ops"] = static_cast<double>(schedule.ops.size());
+  state.counters["events_per_s"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EngineSyntheticDag)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+}  // namespace
+
+BENCHMARK_MAIN();

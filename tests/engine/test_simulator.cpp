@@ -1,0 +1,250 @@
+// The event loop's semantics on hand-computed timelines: FIFO streams, overlap across streams,
+// dependencies, collectives that wait for every member, send/recv matching, and the errors a
+// broken schedule must produce. A fake network (every transfer takes bytes / 1 GB/s) and a fake
+// compute model (1 TFLOP/s, no overhead) keep the arithmetic exact.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "engine/simulator.hpp"
+
+namespace clustersim::engine {
+namespace {
+
+constexpr double kFlopsPerSecond = 1e12;
+constexpr double kBytesPerSecond = 1e9;
+
+class OneTeraflop : public ComputeModel {
+ public:
+  Time duration(const Op& op) const override {
+    return Time::from_seconds(op.kind == OpKind::copy ? static_cast<double>(op.bytes) / kBytesPerSecond
+                                                      : op.flops / kFlopsPerSecond);
+  }
+};
+
+// Every transfer takes payload / 1 GB/s regardless of the plan.
+class FixedRateNetwork : public NetworkModel {
+ public:
+  std::string_view name() const override { return "fixed"; }
+  void start(TransferId id, const TransferPlan&, double bytes, Time now) override {
+    pending_.emplace(std::make_pair(now + Time::from_seconds(bytes / kBytesPerSecond), id), id);
+    ++started;
+  }
+  Time next_event_time() const override {
+    return pending_.empty() ? Time::max() : pending_.begin()->first.first;
+  }
+  void advance(Time t, std::vector<TransferId>& done) override {
+    while (!pending_.empty() && pending_.begin()->first.first == t) {
+      done.push_back(pending_.begin()->second);
+      pending_.erase(pending_.begin());
+    }
+  }
+  const std::vector<double>& link_bytes() const override { return bytes_; }
+  void set_link_rate_sink(LinkRateSink) override {}
+  int started = 0;
+
+ private:
+  std::map<std::pair<Time, TransferId>, TransferId> pending_;
+  std::vector<double> bytes_;
+};
+
+Topology gpus_on_a_switch(int n) {
+  Topology t;
+  const VertexId sw = t.add_vertex(VertexKind::nvswitch, "sw", 0);
+  for (int i = 0; i < n; ++i) {
+    t.add_gpu("gpu" + std::to_string(i), 0);
+    t.add_link(t.gpu_vertex(static_cast<EndpointId>(i)), sw, Bandwidth::gigabytes_per_second(100),
+               Time::zero(), LinkKind::nvlink);
+  }
+  return t;
+}
+
+double sec(Time t) { return t.seconds(); }
+
+struct Fixture : ::testing::Test {
+  Timeline run(const Schedule& s, int gpus = 2) {
+    topology = gpus_on_a_switch(gpus);
+    return simulate(s, topology, network, compute);
+  }
+  Topology topology;
+  FixedRateNetwork network;
+  OneTeraflop compute;
+};
+
+TEST_F(Fixture, OpsOnOneStreamRunInIssueOrder) {
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("compute");
+  const OpId a = b.compute({0, s0, Category::forward, "a"}, 1e12, 0);  // 1 s
+  const OpId c = b.compute({0, s0, Category::forward, "b"}, 2e12, 0);  // 2 s, no dependency
+  const auto tl = run(std::move(b).finish(), 1);
+  EXPECT_DOUBLE_EQ(sec(tl.start[a]), 0.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[a]), 1.0);
+  EXPECT_DOUBLE_EQ(sec(tl.start[c]), 1.0);  // FIFO: waits for a although independent
+  EXPECT_DOUBLE_EQ(sec(tl.makespan), 3.0);
+}
+
+TEST_F(Fixture, StreamsOfOneRankOverlapUnlessDependent) {
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("compute");
+  const auto s1 = b.stream("copy");
+  const OpId a = b.compute({0, s0, Category::forward, "a"}, 2e12, 0);  // [0, 2]
+  const OpId c = b.copy({0, s1, Category::forward, "c"}, 1'000'000'000);  // [0, 1], independent
+  const OpId deps[] = {a};
+  const OpId d = b.copy({0, s1, Category::forward, "d", kNone, deps}, 500'000'000);  // after a
+  const auto tl = run(std::move(b).finish(), 1);
+  EXPECT_DOUBLE_EQ(sec(tl.start[c]), 0.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[c]), 1.0);
+  EXPECT_DOUBLE_EQ(sec(tl.start[d]), 2.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[d]), 2.5);
+  EXPECT_DOUBLE_EQ(sec(tl.makespan), 2.5);
+}
+
+TEST_F(Fixture, CollectiveStartsWhenTheLastMemberArrives) {
+  ScheduleBuilder b(2);
+  const auto s0 = b.stream("compute");
+  const GroupId g = b.add_group({0, 1}, "dp");
+  const OpId c0 = b.compute({0, s0, Category::backward, "bwd"}, 1e12, 0);  // rank 0 ready at 1 s
+  const OpId c1 = b.compute({1, s0, Category::backward, "bwd"}, 3e12, 0);  // rank 1 ready at 3 s
+  const OpId ar0 = b.collective({0, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g,
+                                2'000'000'000);  // 2 s on the fixed network
+  const OpId ar1 =
+      b.collective({1, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g, 2'000'000'000);
+  const auto tl = run(std::move(b).finish());
+  EXPECT_DOUBLE_EQ(sec(tl.end[c0]), 1.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[c1]), 3.0);
+  EXPECT_DOUBLE_EQ(sec(tl.start[ar0]), 1.0);   // rank 0 posts at 1 s and waits on its stream
+  EXPECT_DOUBLE_EQ(sec(tl.launch[ar0]), 3.0);  // the transfer begins with the last member
+  EXPECT_DOUBLE_EQ(sec(tl.end[ar0]), 5.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[ar1]), 5.0);
+  EXPECT_EQ(network.started, 1);  // one transfer for the whole group
+}
+
+TEST_F(Fixture, NthCollectiveOnAGroupMatchesTheNthOfEveryMember) {
+  // Both ranks issue two all-reduces of different sizes on the same group; rank 1 issues them
+  // late. Call k of rank 0 must pair with call k of rank 1: 1 GB (1 s) then 3 GB (3 s).
+  ScheduleBuilder b(2);
+  const auto s0 = b.stream("compute");
+  const GroupId g = b.add_group({0, 1}, "dp");
+  const OpId a0 = b.collective({0, s0, Category::dp_comm, "a"}, CollectiveType::all_reduce, g, 1'000'000'000);
+  const OpId b0 = b.collective({0, s0, Category::dp_comm, "b"}, CollectiveType::all_reduce, g, 3'000'000'000);
+  b.compute({1, s0, Category::forward, "late"}, 2e12, 0);
+  b.collective({1, s0, Category::dp_comm, "a"}, CollectiveType::all_reduce, g, 1'000'000'000);
+  b.collective({1, s0, Category::dp_comm, "b"}, CollectiveType::all_reduce, g, 3'000'000'000);
+  const auto tl = run(std::move(b).finish());
+  EXPECT_DOUBLE_EQ(sec(tl.end[a0]), 3.0);  // 2 s late start + 1 s
+  EXPECT_DOUBLE_EQ(sec(tl.end[b0]), 6.0);  // then 3 s
+}
+
+TEST_F(Fixture, SendMatchesRecvByPeerAndTag) {
+  ScheduleBuilder b(2);
+  const auto s0 = b.stream("compute");
+  const auto s1 = b.stream("p2p");
+  const OpId work = b.compute({0, s0, Category::forward, "fwd"}, 1e12, 0);
+  const OpId deps[] = {work};
+  // Rank 0 sends tag 7 then tag 9; rank 1 posts its receives the other way round on two streams.
+  const OpId send7 = b.send({0, s0, Category::pp_comm, "send act", 0, deps}, 1, 1'000'000'000, 7);
+  const OpId send9 = b.send({0, s0, Category::pp_comm, "send act", 1}, 1, 2'000'000'000, 9);
+  const OpId recv9 = b.recv({1, s1, Category::pp_comm, "recv act", 1}, 0, 2'000'000'000, 9);
+  const OpId recv7 = b.recv({1, s0, Category::pp_comm, "recv act", 0}, 0, 1'000'000'000, 7);
+  const auto tl = run(std::move(b).finish());
+  EXPECT_DOUBLE_EQ(sec(tl.end[send7]), 2.0);  // 1 s compute + 1 GB
+  EXPECT_DOUBLE_EQ(sec(tl.end[recv7]), 2.0);
+  EXPECT_DOUBLE_EQ(sec(tl.launch[send9]), 2.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[send9]), 4.0);  // then 2 GB
+  EXPECT_DOUBLE_EQ(sec(tl.end[recv9]), 4.0);
+  EXPECT_DOUBLE_EQ(sec(tl.start[recv9]), 0.0);  // posted at once, waited for the sender
+}
+
+TEST_F(Fixture, MismatchedCollectivesAreErrors) {
+  {
+    ScheduleBuilder b(2);
+    const auto s0 = b.stream("compute");
+    const GroupId g = b.add_group({0, 1}, "dp");
+    b.collective({0, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g, 100);
+    EXPECT_THROW(run(std::move(b).finish()), SimulationError);  // rank 1 never issues it
+  }
+  {
+    ScheduleBuilder b(2);
+    const auto s0 = b.stream("compute");
+    const GroupId g = b.add_group({0, 1}, "dp");
+    b.collective({0, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g, 100);
+    b.collective({1, s0, Category::dp_comm, "ag"}, CollectiveType::all_gather, g, 100);
+    try {
+      run(std::move(b).finish());
+      FAIL() << "expected a mismatch";
+    } catch (const SimulationError& e) {
+      EXPECT_NE(std::string(e.what()).find("does not match"), std::string::npos) << e.what();
+    }
+  }
+  {
+    ScheduleBuilder b(2);
+    const auto s0 = b.stream("compute");
+    b.send({0, s0, Category::pp_comm, "send"}, 1, 100, 3);
+    b.recv({1, s0, Category::pp_comm, "recv"}, 0, 100, 4);  // wrong tag
+    EXPECT_THROW(run(std::move(b).finish()), SimulationError);
+  }
+}
+
+TEST_F(Fixture, CrossedCollectivesDeadlockWithADiagnosis) {
+  ScheduleBuilder b(2);
+  const auto s0 = b.stream("compute");
+  const GroupId g1 = b.add_group({0, 1}, "g1");
+  const GroupId g2 = b.add_group({0, 1}, "g2");
+  b.collective({0, s0, Category::dp_comm, "first"}, CollectiveType::all_reduce, g1, 100);
+  b.collective({0, s0, Category::dp_comm, "second"}, CollectiveType::all_reduce, g2, 100);
+  b.collective({1, s0, Category::dp_comm, "second"}, CollectiveType::all_reduce, g2, 100);
+  b.collective({1, s0, Category::dp_comm, "first"}, CollectiveType::all_reduce, g1, 100);
+  try {
+    run(std::move(b).finish());
+    FAIL() << "expected a deadlock";
+  } catch (const SimulationError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("deadlock"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1 of 2 peers arrived"), std::string::npos) << msg;
+  }
+}
+
+TEST_F(Fixture, ScheduleLargerThanTopologyIsAnError) {
+  ScheduleBuilder b(4);
+  const auto s0 = b.stream("compute");
+  b.compute({3, s0, Category::forward, "x"}, 1, 0);
+  EXPECT_THROW(run(std::move(b).finish(), 2), SimulationError);
+}
+
+TEST(ScheduleBuilder, RejectsDependenciesOnOtherRanksAndLaterOps) {
+  ScheduleBuilder b(2);
+  const auto s0 = b.stream("compute");
+  const OpId a = b.compute({0, s0, Category::forward, "a"}, 1, 0);
+  const OpId other_rank[] = {a};
+  EXPECT_THROW(b.compute({1, s0, Category::forward, "b", kNone, other_rank}, 1, 0),
+               std::invalid_argument);
+  const OpId future[] = {a + 5};
+  EXPECT_THROW(b.compute({0, s0, Category::forward, "c", kNone, future}, 1, 0),
+               std::invalid_argument);
+  EXPECT_THROW(b.add_group({0, 0}, "dup"), std::invalid_argument);
+  EXPECT_THROW(b.add_group({0, 2}, "out of range"), std::invalid_argument);
+}
+
+TEST_F(Fixture, SameScheduleGivesTheSameTimeline) {
+  auto make = [] {
+    ScheduleBuilder b(4);
+    const auto s0 = b.stream("compute");
+    const auto s1 = b.stream("comm");
+    const GroupId g = b.add_group({0, 1, 2, 3}, "dp");
+    for (Rank r = 0; r < 4; ++r) {
+      const OpId c = b.compute({r, s0, Category::backward, "bwd"}, 1e11 * (r + 1), 0);
+      const OpId deps[] = {c};
+      b.collective({r, s1, Category::dp_comm, "ar", kNone, deps}, CollectiveType::all_reduce, g, 1000);
+      b.compute({r, s0, Category::forward, "next"}, 5e10, 0);
+    }
+    return std::move(b).finish();
+  };
+  const auto a = run(make(), 4);
+  const auto c = run(make(), 4);
+  EXPECT_EQ(a.start, c.start);
+  EXPECT_EQ(a.end, c.end);
+  EXPECT_EQ(a.events, c.events);
+}
+
+}  // namespace
+}  // namespace clustersim::engine
