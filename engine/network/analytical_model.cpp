@@ -1,0 +1,112 @@
+// Analytical model: no contention. A transfer lasts Σ over phases of (latency + the slowest
+// flow's bytes / its route's narrowest bandwidth); one completion event per transfer.
+#include <algorithm>
+
+#include "engine/network/model_parts.hpp"
+
+namespace clustersim::engine::detail {
+
+namespace {
+
+class AnalyticalModel final : public NetworkModel {
+ public:
+  explicit AnalyticalModel(const Topology& topology)
+      : topology_(topology),
+        link_bytes_(topology.num_links(), 0.0),
+        rate_(topology.num_links(), 0.0),
+        active_(topology.num_links(), 0),
+        reported_(topology.num_links(), 0.0),
+        touched_mark_(topology.num_links(), 0) {}
+
+  std::string_view name() const override { return "analytical"; }
+
+  void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
+    Time t = now;
+    for (const Phase& phase : plan.phases) {
+      t += phase.latency;
+      Time longest = Time::zero();
+      for (const FlowSpec& f : phase.flows) {
+        const double bytes = f.bytes_per_payload_byte * payload_bytes;
+        if (bytes <= 0.0 || f.src == f.dst) continue;
+        const Bandwidth bw = topology_.route_bandwidth(f.src, f.dst);
+        const Time d = transfer_time(bytes, bw);
+        longest = std::max(longest, d);
+        // Rate changes are only worth events when someone listens.
+        if (sink_) {
+          queue_.push(t, Event{Event::rate, id, f.src, f.dst, bw.bytes_per_second(), nullptr, 0});
+          queue_.push(t + d,
+                      Event{Event::rate, id, f.src, f.dst, -bw.bytes_per_second(), nullptr, 0});
+        }
+      }
+      t += longest;
+    }
+    queue_.push(t, Event{Event::done, id, 0, 0, 0.0, &plan, payload_bytes});
+  }
+
+  Time next_event_time() const override { return queue_.empty() ? Time::max() : queue_.top_time(); }
+
+  void advance(Time t, std::vector<TransferId>& completed) override {
+    const auto begin = static_cast<std::ptrdiff_t>(completed.size());
+    while (!queue_.empty() && queue_.top_time() <= t) {
+      const Event e = queue_.pop();
+      if (e.kind == Event::done) {
+        add_plan_link_bytes(topology_, *e.plan, e.payload, link_bytes_);
+        completed.push_back(e.id);
+        continue;
+      }
+      for (LinkId l : topology_.route(e.src, e.dst)) {
+        rate_[l] += e.delta;
+        active_[l] += e.delta > 0 ? 1 : -1;
+        if (touched_mark_[l] == 0) {
+          touched_mark_[l] = 1;
+          touched_.push_back(l);
+        }
+      }
+    }
+    report(t);
+    std::sort(completed.begin() + begin, completed.end());
+  }
+
+  const std::vector<double>& link_bytes() const override { return link_bytes_; }
+  void set_link_rate_sink(LinkRateSink sink) override { sink_ = std::move(sink); }
+
+ private:
+  struct Event {
+    enum Kind : std::uint8_t { done, rate } kind;
+    TransferId id;
+    EndpointId src, dst;
+    double delta;  // rate: bytes/s added to each link of the route
+    const TransferPlan* plan;
+    double payload;
+  };
+
+  // One report per link whose aggregate rate changed at t, in ascending link order.
+  void report(Time t) {
+    std::sort(touched_.begin(), touched_.end());
+    for (LinkId l : touched_) {
+      touched_mark_[l] = 0;
+      if (active_[l] == 0) rate_[l] = 0.0;  // no residue from adding and subtracting doubles
+      if (rate_[l] != reported_[l] && sink_) sink_(l, t, rate_[l]);
+      reported_[l] = rate_[l];
+    }
+    touched_.clear();
+  }
+
+  const Topology& topology_;
+  std::vector<double> link_bytes_;
+  std::vector<double> rate_;
+  std::vector<int> active_;
+  std::vector<double> reported_;
+  std::vector<std::uint8_t> touched_mark_;
+  std::vector<LinkId> touched_;
+  EventQueue<Event> queue_;
+  LinkRateSink sink_;
+};
+
+}  // namespace
+
+std::unique_ptr<NetworkModel> make_analytical_model(const Topology& topology) {
+  return std::make_unique<AnalyticalModel>(topology);
+}
+
+}  // namespace clustersim::engine::detail

@@ -1,0 +1,339 @@
+// Flow model: every flow of a running phase is a fluid flow on its route, and links are shared
+// max-min fairly (progressive filling). Rates are recomputed once per timestamp, and only for the
+// connected component of links and flows that a start or finish touched.
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include "engine/network/model_parts.hpp"
+
+namespace clustersim::engine::detail {
+
+namespace {
+
+// Longest route a flow may take (a three-level fat tree through PCIe needs about 10 links).
+constexpr std::size_t kMaxHops = 16;
+
+struct FlowState {
+  std::array<LinkId, kMaxHops> links{};
+  std::array<std::uint32_t, kMaxHops> pos{};  // index of this flow in each link's flow list
+  double bytes = 0.0;
+  double remaining = 0.0;  // as of `last`
+  double rate = 0.0;       // bytes/s
+  double new_rate = 0.0;
+  Time last;
+  std::uint32_t transfer = 0;
+  std::uint32_t version = 0;  // bumped whenever the pending completion event becomes stale
+  std::uint32_t seen = 0;     // epoch of the last component search that reached it
+  std::uint32_t frozen = 0;   // epoch in which progressive filling fixed its rate
+  std::uint8_t hops = 0;
+  bool active = false;
+};
+
+struct TransferState {
+  TransferId id = 0;
+  const TransferPlan* plan = nullptr;
+  double payload = 0.0;
+  std::uint32_t phase = 0;
+  std::uint32_t flows_left = 0;
+};
+
+struct Event {
+  enum Kind : std::uint8_t { phase_start, flow_done, transfer_done } kind;
+  std::uint32_t target;   // transfer slot, or flow slot for flow_done
+  std::uint32_t version;  // flow_done only
+};
+
+struct FillEntry {
+  double share;
+  LinkId link;
+};
+
+class FlowModel final : public NetworkModel {
+ public:
+  explicit FlowModel(const Topology& topology)
+      : topology_(topology),
+        link_flows_(topology.num_links()),
+        link_bytes_(topology.num_links(), 0.0),
+        reported_(topology.num_links(), 0.0),
+        cap_(topology.num_links(), 0.0),
+        cnt_(topology.num_links(), 0),
+        link_seen_(topology.num_links(), 0),
+        dirty_mark_(topology.num_links(), 0) {}
+
+  std::string_view name() const override { return "flow"; }
+
+  void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
+    const std::uint32_t slot = alloc(transfers_, free_transfers_);
+    transfers_[slot] = TransferState{id, &plan, payload_bytes, 0, 0};
+    // Flows join in advance(), so transfers started at one time share one recomputation.
+    if (plan.phases.empty()) {
+      push(now, {Event::transfer_done, slot, 0});
+    } else {
+      push(now + plan.phases.front().latency, {Event::phase_start, slot, 0});
+    }
+  }
+
+  Time next_event_time() const override { return queue_.empty() ? Time::max() : queue_.top_time(); }
+
+  void advance(Time t, std::vector<TransferId>& completed) override {
+    const auto begin = static_cast<std::ptrdiff_t>(completed.size());
+    while (!queue_.empty() && queue_.top_time() <= t) {
+      const Event e = queue_.pop();
+      switch (e.kind) {
+        case Event::flow_done:
+          if (e.version == flows_[e.target].version) finish_flow(e.target, t, completed);
+          break;
+        case Event::phase_start:
+          --pending_;
+          start_phase(e.target, t, completed);
+          break;
+        case Event::transfer_done:
+          --pending_;
+          completed.push_back(transfers_[e.target].id);
+          free_transfers_.push_back(e.target);
+          break;
+      }
+    }
+    recompute(t);
+    drop_stale();
+    std::sort(completed.begin() + begin, completed.end());
+  }
+
+  const std::vector<double>& link_bytes() const override { return link_bytes_; }
+  void set_link_rate_sink(LinkRateSink sink) override { sink_ = std::move(sink); }
+
+ private:
+  template <class T>
+  static std::uint32_t alloc(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
+    if (!free.empty()) {
+      const std::uint32_t i = free.back();
+      free.pop_back();
+      return i;
+    }
+    pool.emplace_back();
+    return static_cast<std::uint32_t>(pool.size() - 1);
+  }
+
+  void push(Time t, Event e) {
+    if (e.kind != Event::flow_done) ++pending_;
+    queue_.push(t, e);
+  }
+
+  bool valid(const Event& e) const {
+    return e.kind != Event::flow_done || e.version == flows_[e.target].version;
+  }
+
+  // Keeps the heap's top valid (next_event_time() is const) and its stale share bounded.
+  void drop_stale() {
+    if (queue_.size() > 64 && queue_.size() > 4 * (active_flows_ + pending_)) {
+      queue_.compact([this](const Event& e) { return valid(e); });
+    }
+    while (!queue_.empty() && !valid(queue_.top()))
+      queue_.pop();
+  }
+
+  void mark_dirty(LinkId l) {
+    if (dirty_mark_[l]) return;
+    dirty_mark_[l] = 1;
+    dirty_.push_back(l);
+  }
+
+  // The phase's latency has elapsed: its non-empty flows join the network.
+  void start_phase(std::uint32_t slot, Time t, std::vector<TransferId>& completed) {
+    TransferState& tr = transfers_[slot];
+    const Phase& phase = tr.plan->phases[tr.phase];
+    for (const FlowSpec& f : phase.flows) {
+      const double bytes = f.bytes_per_payload_byte * tr.payload;
+      const auto route = topology_.route(f.src, f.dst);
+      if (bytes <= 0.0 || route.empty()) continue;
+      add_flow(slot, route, bytes, t);
+      ++tr.flows_left;
+    }
+    if (tr.flows_left == 0) next_phase(slot, t, completed);
+  }
+
+  void next_phase(std::uint32_t slot, Time t, std::vector<TransferId>& completed) {
+    TransferState& tr = transfers_[slot];
+    if (++tr.phase == tr.plan->phases.size()) {
+      completed.push_back(tr.id);
+      free_transfers_.push_back(slot);
+      return;
+    }
+    push(t + tr.plan->phases[tr.phase].latency, {Event::phase_start, slot, 0});
+  }
+
+  void add_flow(std::uint32_t transfer, std::span<const LinkId> route, double bytes, Time t) {
+    if (route.size() > kMaxHops) {
+      throw std::runtime_error("flow model: a route of " + std::to_string(route.size()) +
+                               " links exceeds the supported maximum of " +
+                               std::to_string(kMaxHops));
+    }
+    const std::uint32_t i = alloc(flows_, free_flows_);
+    FlowState& f = flows_[i];
+    f.hops = static_cast<std::uint8_t>(route.size());
+    f.bytes = f.remaining = bytes;
+    f.rate = 0.0;
+    f.last = t;
+    f.transfer = transfer;
+    f.active = true;
+    for (std::size_t h = 0; h < route.size(); ++h) {
+      f.links[h] = route[h];
+      f.pos[h] = static_cast<std::uint32_t>(link_flows_[route[h]].size());
+      link_flows_[route[h]].push_back(i);
+      mark_dirty(route[h]);
+    }
+    ++active_flows_;
+  }
+
+  void finish_flow(std::uint32_t i, Time t, std::vector<TransferId>& completed) {
+    FlowState& f = flows_[i];
+    for (std::size_t h = 0; h < f.hops; ++h) {
+      const LinkId l = f.links[h];
+      link_bytes_[l] += f.bytes;
+      // Swap-remove, then tell the moved flow where it now sits in this link's list.
+      auto& list = link_flows_[l];
+      const std::uint32_t moved = list.back();
+      list[f.pos[h]] = moved;
+      list.pop_back();
+      if (moved != i) {
+        FlowState& m = flows_[moved];
+        for (std::size_t k = 0; k < m.hops; ++k) {
+          if (m.links[k] == l) m.pos[k] = f.pos[h];
+        }
+      }
+      mark_dirty(l);
+    }
+    f.active = false;
+    ++f.version;
+    --active_flows_;
+    free_flows_.push_back(i);
+    if (--transfers_[f.transfer].flows_left == 0) next_phase(f.transfer, t, completed);
+  }
+
+  // Max-min fair rates for every flow connected to a link whose flow set changed.
+  void recompute(Time t) {
+    if (dirty_.empty()) return;
+    ++epoch_;
+    collect_component();
+    fill();
+    for (std::uint32_t i : comp_flows_) {
+      FlowState& f = flows_[i];
+      if (f.new_rate == f.rate) continue;  // its completion event still holds
+      f.remaining = std::max(0.0, f.remaining - f.rate * (t - f.last).seconds());
+      f.last = t;
+      f.rate = f.new_rate;
+      ++f.version;
+      if (f.rate <= 0.0) {
+        throw std::runtime_error("flow model: a flow got no bandwidth on link " +
+                                 std::to_string(f.links[0]) + " (zero-bandwidth link?)");
+      }
+      const Time d = transfer_time(f.remaining, Bandwidth::bytes_per_second(f.rate));
+      queue_.push(t + std::max(d, Time::from_ps(1)), {Event::flow_done, i, f.version});
+    }
+    if (sink_) {
+      for (LinkId l : comp_links_) {
+        double sum = 0.0;
+        for (std::uint32_t i : link_flows_[l])
+          sum += flows_[i].rate;
+        if (sum != reported_[l]) sink_(l, t, sum);
+        reported_[l] = sum;
+      }
+    }
+  }
+
+  // Breadth-first over link -> flows on it -> their links, from the dirty links.
+  void collect_component() {
+    comp_links_.clear();
+    comp_flows_.clear();
+    for (LinkId l : dirty_) {
+      dirty_mark_[l] = 0;
+      link_seen_[l] = epoch_;
+      comp_links_.push_back(l);
+    }
+    dirty_.clear();
+    for (std::size_t q = 0; q < comp_links_.size(); ++q) {
+      for (std::uint32_t i : link_flows_[comp_links_[q]]) {
+        FlowState& f = flows_[i];
+        if (f.seen == epoch_) continue;
+        f.seen = epoch_;
+        comp_flows_.push_back(i);
+        for (std::size_t h = 0; h < f.hops; ++h) {
+          const LinkId l = f.links[h];
+          if (link_seen_[l] == epoch_) continue;
+          link_seen_[l] = epoch_;
+          comp_links_.push_back(l);
+        }
+      }
+    }
+  }
+
+  double share(LinkId l) const { return std::max(cap_[l], 0.0) / static_cast<double>(cnt_[l]); }
+
+  // Progressive filling: the link with the smallest fair share is the bottleneck of all its
+  // unfixed flows; fix them at that share, take it off their other links, repeat.
+  void fill() {
+    const auto later = [](const FillEntry& a, const FillEntry& b) {
+      return a.share != b.share ? a.share > b.share : a.link > b.link;
+    };
+    fill_heap_.clear();
+    for (LinkId l : comp_links_) {
+      cap_[l] = topology_.link(l).bandwidth.bytes_per_second();
+      cnt_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
+      if (cnt_[l] > 0) fill_heap_.push_back({share(l), l});
+    }
+    std::make_heap(fill_heap_.begin(), fill_heap_.end(), later);
+    while (!fill_heap_.empty()) {
+      std::pop_heap(fill_heap_.begin(), fill_heap_.end(), later);
+      const FillEntry e = fill_heap_.back();
+      fill_heap_.pop_back();
+      if (cnt_[e.link] == 0 || e.share != share(e.link)) continue;  // stale entry
+      for (std::uint32_t i : link_flows_[e.link]) {
+        FlowState& f = flows_[i];
+        if (f.frozen == epoch_) continue;
+        f.frozen = epoch_;
+        f.new_rate = e.share;
+        for (std::size_t h = 0; h < f.hops; ++h) {
+          const LinkId l = f.links[h];
+          cap_[l] -= e.share;
+          if (--cnt_[l] > 0 && l != e.link) {
+            fill_heap_.push_back({share(l), l});
+            std::push_heap(fill_heap_.begin(), fill_heap_.end(), later);
+          }
+        }
+      }
+    }
+  }
+
+  const Topology& topology_;
+  std::vector<FlowState> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::vector<TransferState> transfers_;
+  std::vector<std::uint32_t> free_transfers_;
+  std::vector<std::vector<std::uint32_t>> link_flows_;  // active flows on each link
+  std::vector<double> link_bytes_;
+  std::vector<double> reported_;
+  EventQueue<Event> queue_;
+  std::size_t active_flows_ = 0;
+  std::size_t pending_ = 0;  // phase_start and transfer_done events in the queue
+  LinkRateSink sink_;
+
+  // Reused work buffers: nothing below allocates once they have grown.
+  std::vector<double> cap_;
+  std::vector<std::uint32_t> cnt_;
+  std::vector<std::uint32_t> link_seen_;
+  std::vector<std::uint8_t> dirty_mark_;
+  std::vector<LinkId> dirty_;
+  std::vector<LinkId> comp_links_;
+  std::vector<std::uint32_t> comp_flows_;
+  std::vector<FillEntry> fill_heap_;
+  std::uint32_t epoch_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<NetworkModel> make_flow_model(const Topology& topology) {
+  return std::make_unique<FlowModel>(topology);
+}
+
+}  // namespace clustersim::engine::detail
