@@ -41,6 +41,7 @@ TEST(ModelCosts, PublishedParameterCounts) {
   EXPECT_DOUBLE_EQ(params("llama2-70b"), 68'976'648'192.0);
   EXPECT_DOUBLE_EQ(params("llama3-8b"), 8'030'261'248.0);
   EXPECT_DOUBLE_EQ(params("llama3-70b"), 70'553'706'496.0);
+  EXPECT_DOUBLE_EQ(params("llama3-405b"), 405'853'388'800.0);
   EXPECT_DOUBLE_EQ(params("mixtral-8x7b"), 46'702'792'704.0);
   // BertModel (bert-large-uncased) has 335,141,888 parameters; ours leaves out the pooler
   // (1024² + 1024, used only by the NSP/classification head) and the 2×1024 token-type table.
