@@ -226,8 +226,8 @@ ModelSpec read_hf_config(const std::string& path) {
   t.tied_embeddings = cfg.optional_bool("tie_word_embeddings").value_or(!rotary_family);
 
   if (t.hidden_size % t.num_heads != 0)
-    cfg.fail("hidden size " + std::to_string(t.hidden_size) + " is not a multiple of " +
-             std::to_string(t.num_heads) + " attention heads");
+    cfg.fail("key 'hidden_size' (" + std::to_string(t.hidden_size) +
+             ") must be a multiple of 'num_attention_heads' (" + std::to_string(t.num_heads) + ")");
   if (t.num_kv_heads > t.num_heads || t.num_heads % t.num_kv_heads != 0)
     cfg.fail("key 'num_key_value_heads' (" + std::to_string(t.num_kv_heads) +
              ") must divide the number of attention heads (" + std::to_string(t.num_heads) + ")");

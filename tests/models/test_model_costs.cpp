@@ -321,10 +321,13 @@ TEST_F(HfConfigTest, NotJsonAndMissingFile) {
   expect_error(missing, {missing, "cannot open"});
 }
 
-TEST_F(HfConfigTest, KvHeadsMustDivideHeads) {
+TEST_F(HfConfigTest, HeadCountsMustDivide) {
   const auto path = write("gqa.json", R"({"num_hidden_layers": 2, "hidden_size": 64,
     "num_attention_heads": 4, "num_key_value_heads": 3, "vocab_size": 10})");
   expect_error(path, {path, "num_key_value_heads"});
+  const auto odd = write("odd.json", R"({"num_hidden_layers": 2, "hidden_size": 65,
+    "num_attention_heads": 4, "vocab_size": 10})");
+  expect_error(odd, {odd, "hidden_size", "num_attention_heads"});
 }
 
 }  // namespace
