@@ -78,7 +78,7 @@ class Topology {
 
  private:
   struct EdgeProps {
-    LinkId link;
+    LinkId link = 0;
   };
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
                                       boost::no_property, EdgeProps>;
