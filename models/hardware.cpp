@@ -1,0 +1,192 @@
+// GPU and node presets. Every figure and its source is listed in docs/presets.md; the comments
+// here only say which datasheet a row comes from.
+#include "models/hardware.hpp"
+
+#include <algorithm>
+
+namespace clustersim::models {
+namespace {
+
+constexpr double kTera = 1e12;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Dense peaks in TFLOP/s, in Precision order: fp32, tf32, fp16, bf16, fp8 (0 = unsupported).
+GpuSpec gpu(std::string name, std::array<double, kNumPrecisions> tflops, double hbm_gb_per_s,
+            double memory_gib, double compute_efficiency) {
+  GpuSpec g;
+  g.name = std::move(name);
+  for (int i = 0; i < kNumPrecisions; ++i)
+    g.peak_flops[i] = tflops[i] * kTera;
+  g.hbm_bandwidth = hbm_gb_per_s * 1e9;
+  g.memory_bytes = memory_gib * kGiB;
+  g.compute_efficiency = compute_efficiency;
+  return g;
+}
+
+// Per-op GEMM efficiency absent a calibration profile (docs/presets.md "Efficiency"): 0.7 on
+// Volta/Ampere/Ada, where cuBLAS reaches 80-90 % of peak on large GEMMs and a layer's smaller
+// kernels pull it down; 0.6 on Hopper/Blackwell, whose larger peaks are harder to feed.
+constexpr double kEffAmpere = 0.7;
+constexpr double kEffHopper = 0.6;
+
+std::vector<GpuSpec> make_gpus() {
+  std::vector<GpuSpec> gpus;
+  //                     fp32   tf32    fp16    bf16    fp8      HBM GB/s  GiB
+  // NVIDIA V100 datasheet (SXM2): 15.7 fp32, 125 tensor fp16; no tf32/bf16/fp8.
+  gpus.push_back(gpu("V100-SXM2-32GB", {15.7, 0, 125, 0, 0}, 900, 32, kEffAmpere));
+  // NVIDIA A100 datasheet: 19.5 fp32, 156 tf32, 312 fp16/bf16 (dense); no fp8.
+  gpus.push_back(gpu("A100-SXM4-40GB", {19.5, 156, 312, 312, 0}, 1555, 40, kEffAmpere));
+  gpus.push_back(gpu("A100-SXM4-80GB", {19.5, 156, 312, 312, 0}, 2039, 80, kEffAmpere));
+  // NVIDIA H100 datasheet (SXM5): sparse figures halved for dense.
+  gpus.push_back(gpu("H100-SXM5-80GB", {67, 494.5, 989, 989, 1979}, 3350, 80, kEffHopper));
+  // NVIDIA H200 datasheet: same compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s.
+  gpus.push_back(gpu("H200-SXM-141GB", {67, 494.5, 989, 989, 1979}, 4800, 141, kEffHopper));
+  // NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved): 180 GB HBM3e, 8 TB/s.
+  gpus.push_back(gpu("B200", {75, 1125, 2250, 2250, 4500}, 8000, 180, kEffHopper));
+  // NVIDIA L40S datasheet: 91.6 fp32, 183 tf32, 362.05 fp16/bf16, 733 fp8; 48 GB GDDR6.
+  gpus.push_back(gpu("L40S", {91.6, 183, 362.05, 362.05, 733}, 864, 48, kEffAmpere));
+  // A host core pool: one 32-core AVX-512 socket with two FMA units per core at 2.0 GHz
+  // all-core: 32 × 2 FMA × 16 fp32 lanes × 2 FLOP × 2.0 GHz = 4.096 TFLOP/s fp32; AVX512_BF16
+  // dot products double that for bf16. 8 × DDR5-4800 channels = 307.2 GB/s, 256 GiB.
+  GpuSpec cpu = gpu("cpu", {4.096, 0, 0, 8.192, 0}, 307.2, 256, 0.5);
+  cpu.memory_efficiency = 0.7;   // STREAM triad on such sockets reaches ~70 % of DDR peak
+  cpu.launch_overhead_s = 1e-6;  // a function call and a thread-pool wake-up, no kernel launch
+  gpus.push_back(cpu);
+  std::sort(gpus.begin(), gpus.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return gpus;
+}
+
+using engine::Bandwidth;
+using engine::IntraNodeFabric;
+using engine::NodeTopologySpec;
+
+// PCIe per direction, effective: Gen4 x16 is 31.5 GB/s raw after 128b/130b encoding, ~25 GB/s
+// after TLP/DLLP overhead (what cudaMemcpy and nccl-tests reach); Gen5 doubles both.
+constexpr double kPcieGen4 = 25;
+constexpr double kPcieGen5 = 50;
+
+NodeTopologySpec nvswitch_node(double nvlink_gb_per_s, double pcie_gb_per_s, double cpu_link_gb,
+                               double nic_gbit) {
+  NodeTopologySpec t;
+  t.fabric = IntraNodeFabric::nvswitch;
+  t.gpus = 8;
+  t.nvlink_bandwidth = Bandwidth::gigabytes_per_second(nvlink_gb_per_s);
+  t.pcie_bandwidth = Bandwidth::gigabytes_per_second(pcie_gb_per_s);
+  t.gpus_per_pcie_switch = 2;  // 4 PCIe switches, each with 2 GPUs and their 2 NICs
+  t.cpus = 2;
+  t.cpu_interconnect_bandwidth = Bandwidth::gigabytes_per_second(cpu_link_gb);
+  t.nics = 8;  // one compute NIC per GPU
+  t.nic_bandwidth = Bandwidth::gigabits_per_second(nic_gbit);
+  return t;
+}
+
+NodeSpec node(std::string name, std::string gpu_name, NodeTopologySpec t) {
+  return NodeSpec{std::move(name), std::move(gpu_name), t};
+}
+
+std::vector<NodeSpec> make_nodes() {
+  std::vector<NodeSpec> nodes;
+  // DGX A100 user guide: NVLink 3 600 GB/s bidirectional per GPU, 4 PCIe Gen4 switches,
+  // 2× EPYC 7742 (4 xGMI-2 x16 links, ~128 GB/s raw, 96 GB/s taken), 8× 200 Gb/s HDR.
+  nodes.push_back(node("dgx-a100", "A100-SXM4-80GB", nvswitch_node(300, kPcieGen4, 96, 200)));
+  // DGX H100 user guide: NVLink 4 900 GB/s bidirectional per GPU, PCIe Gen5, 2× Xeon 8480C
+  // (4 UPI 2.0 links at 16 GT/s, ~128 GB/s raw, 96 GB/s taken), 8× 400 Gb/s NDR.
+  nodes.push_back(node("dgx-h100", "H100-SXM5-80GB", nvswitch_node(450, kPcieGen5, 96, 400)));
+  nodes.push_back(node("hgx-h200", "H200-SXM-141GB", nvswitch_node(450, kPcieGen5, 96, 400)));
+
+  // A typical 8× L40S PCIe server: 4 Gen4 switches of 2 GPUs, 2 Xeon sockets joined by 3 UPI
+  // links at 11.2 GT/s (~67 GB/s raw, 50 GB/s taken), 2× 200 Gb/s NICs (one per socket side).
+  NodeTopologySpec pcie8;
+  pcie8.fabric = IntraNodeFabric::pcie;
+  pcie8.gpus = 8;
+  pcie8.nvlink_bridges = false;  // L40S has no NVLink
+  pcie8.pcie_bandwidth = Bandwidth::gigabytes_per_second(kPcieGen4);
+  pcie8.gpus_per_pcie_switch = 2;
+  pcie8.cpus = 2;
+  pcie8.cpu_interconnect_bandwidth = Bandwidth::gigabytes_per_second(50);
+  pcie8.nics = 2;
+  pcie8.nic_bandwidth = Bandwidth::gigabits_per_second(200);
+  nodes.push_back(node("pcie-8gpu", "L40S", pcie8));
+
+  // A 4-GPU workstation: each GPU on its own Gen4 x16 root port of one CPU, no switch, no
+  // bridges, one 100 Gb/s NIC.
+  NodeTopologySpec ws = pcie8;
+  ws.gpus = 4;
+  ws.gpus_per_pcie_switch = 0;
+  ws.cpus = 1;
+  ws.nics = 1;
+  ws.nic_bandwidth = Bandwidth::gigabits_per_second(100);
+  nodes.push_back(node("pcie-4gpu-workstation", "L40S", ws));
+  std::sort(nodes.begin(), nodes.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return nodes;
+}
+
+const std::vector<GpuSpec>& all_gpus() {
+  static const std::vector<GpuSpec> gpus = make_gpus();
+  return gpus;
+}
+
+const std::vector<NodeSpec>& all_nodes() {
+  static const std::vector<NodeSpec> nodes = make_nodes();
+  return nodes;
+}
+
+template <typename T>
+const T* find_by_name(const std::vector<T>& items, std::string_view name) {
+  for (const auto& item : items)
+    if (item.name == name) return &item;
+  return nullptr;
+}
+
+template <typename T>
+std::vector<std::string> names_of(const std::vector<T>& items) {
+  std::vector<std::string> names;
+  for (const auto& item : items)
+    names.push_back(item.name);
+  return names;  // already sorted
+}
+
+constexpr std::array<std::string_view, kNumPrecisions> kPrecisionNames = {"fp32", "tf32", "fp16",
+                                                                          "bf16", "fp8"};
+
+}  // namespace
+
+std::string_view to_string(Precision p) {
+  return kPrecisionNames.at(static_cast<std::size_t>(p));
+}
+
+std::optional<Precision> parse_precision(std::string_view text) {
+  for (int i = 0; i < kNumPrecisions; ++i)
+    if (kPrecisionNames[static_cast<std::size_t>(i)] == text) return static_cast<Precision>(i);
+  return std::nullopt;
+}
+
+int bytes_per_element(Precision p) {
+  switch (p) {
+    case Precision::fp32:
+    case Precision::tf32:
+      return 4;
+    case Precision::fp16:
+    case Precision::bf16:
+      return 2;
+    case Precision::fp8:
+      return 1;
+  }
+  return 4;  // unreachable: every enumerator is handled above
+}
+
+const GpuSpec* find_gpu(std::string_view name) {
+  return find_by_name(all_gpus(), name);
+}
+const NodeSpec* find_node(std::string_view name) {
+  return find_by_name(all_nodes(), name);
+}
+std::vector<std::string> gpu_names() {
+  return names_of(all_gpus());
+}
+std::vector<std::string> node_names() {
+  return names_of(all_nodes());
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,259 @@
+// Model presets (published shapes; docs/presets.md gives each source and parameter count) and the
+// Hugging Face config.json reader.
+#include "models/model_spec.hpp"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace clustersim::models {
+namespace detail {
+std::vector<LayerSpec> resnet50_layers();  // models/resnet50.cpp
+}  // namespace detail
+
+namespace {
+
+TransformerSpec shape(int layers, long hidden, int heads, int kv_heads, long ffn, long vocab,
+                      long positions) {
+  TransformerSpec t;
+  t.num_layers = layers;
+  t.hidden_size = hidden;
+  t.num_heads = heads;
+  t.num_kv_heads = kv_heads;
+  t.ffn_hidden_size = ffn;
+  t.vocab_size = vocab;
+  t.max_positions = positions;
+  return t;
+}
+
+// GPT-2/GPT-3/BERT: GeLU MLP of 4h, LayerNorm, biases, learned positions, tied LM head.
+TransformerSpec gpt_like(int layers, long hidden, int heads, long vocab, long positions) {
+  TransformerSpec t = shape(layers, hidden, heads, heads, 4 * hidden, vocab, positions);
+  t.activation = Activation::gelu;
+  t.norm = Norm::layernorm;
+  t.bias = true;
+  t.learned_positions = true;
+  t.tied_embeddings = true;
+  return t;
+}
+
+// Llama/Mistral: SwiGLU, RMSNorm, no biases, rotary positions, untied LM head.
+TransformerSpec llama_like(int layers, long hidden, int heads, int kv_heads, long ffn, long vocab,
+                           long positions) {
+  TransformerSpec t = shape(layers, hidden, heads, kv_heads, ffn, vocab, positions);
+  t.activation = Activation::swiglu;
+  t.norm = Norm::rmsnorm;
+  t.bias = false;
+  t.learned_positions = false;
+  t.tied_embeddings = false;
+  return t;
+}
+
+std::vector<ModelSpec> make_models() {
+  std::vector<ModelSpec> m;
+  m.push_back({"resnet50", detail::resnet50_layers(), 0});
+  // BERT-large (Devlin et al. 2018): 24 layers, 1024, 16 heads, WordPiece 30522, 512 positions.
+  m.push_back({"bert-large", gpt_like(24, 1024, 16, 30522, 512), 512});
+  // GPT-2 XL (Radford et al. 2019; HF gpt2-xl config): 48 layers, 1600, 25 heads, 1024 positions.
+  m.push_back({"gpt2-xl", gpt_like(48, 1600, 25, 50257, 1024), 1024});
+  // GPT-3 175B (Brown et al. 2020, Table 2.1), vocab padded to 51200 as Megatron-LM does.
+  m.push_back({"gpt3-175b", gpt_like(96, 12288, 96, 51200, 2048), 2048});
+  // Llama 2 (Touvron et al. 2023; HF configs): 4096 context.
+  m.push_back({"llama2-7b", llama_like(32, 4096, 32, 32, 11008, 32000, 4096), 4096});
+  m.push_back({"llama2-70b", llama_like(80, 8192, 64, 8, 28672, 32000, 4096), 4096});
+  // Llama 3 / 3.1 (Dubey et al. 2024, Table 3; HF configs): 8192 pre-training context.
+  m.push_back({"llama3-8b", llama_like(32, 4096, 32, 8, 14336, 128256, 8192), 8192});
+  m.push_back({"llama3-70b", llama_like(80, 8192, 64, 8, 28672, 128256, 8192), 8192});
+  m.push_back({"llama3-405b", llama_like(126, 16384, 128, 8, 53248, 128256, 131072), 8192});
+  // Mixtral 8x7B (Jiang et al. 2024; HF config): Mistral-7B attention, 8 experts top-2 per layer.
+  TransformerSpec mixtral = llama_like(32, 4096, 32, 8, 14336, 32000, 32768);
+  MoeSpec moe;
+  moe.num_experts = 8;
+  moe.top_k = 2;
+  moe.every = 1;
+  moe.expert_ffn_hidden_size = 14336;
+  mixtral.moe = moe;
+  m.push_back({"mixtral-8x7b", mixtral, 4096});
+  std::sort(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return m;
+}
+
+const std::vector<ModelSpec>& all_models() {
+  static const std::vector<ModelSpec> models = make_models();
+  return models;
+}
+
+// ---- Hugging Face config.json ----
+
+using nlohmann::json;
+
+class HfConfig {
+ public:
+  HfConfig(std::string path, json j) : path_(std::move(path)), j_(std::move(j)) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ModelSpecError(path_ + ": " + what);
+  }
+
+  // The first of `keys` that is present and not null.
+  const json* find(std::initializer_list<const char*> keys, std::string* found) const {
+    for (const char* k : keys) {
+      auto it = j_.find(k);
+      if (it != j_.end() && !it->is_null()) {
+        *found = k;
+        return &*it;
+      }
+    }
+    return nullptr;
+  }
+
+  static std::string alternatives(std::initializer_list<const char*> keys) {
+    std::string s;
+    for (const char* k : keys)
+      s += (s.empty() ? "'" : " or '") + std::string(k) + "'";
+    return s;
+  }
+
+  std::optional<long> optional_int(std::initializer_list<const char*> keys) const {
+    std::string key;
+    const json* v = find(keys, &key);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_number_integer() || v->get<long>() <= 0)
+      fail("key '" + key + "' must be a positive integer, got " + v->dump());
+    return v->get<long>();
+  }
+
+  long required_int(std::initializer_list<const char*> keys) const {
+    auto v = optional_int(keys);
+    if (!v) fail("missing key " + alternatives(keys) + " (a positive integer)");
+    return *v;
+  }
+
+  std::optional<std::string> optional_string(const char* key) const {
+    std::string found;
+    const json* v = find({key}, &found);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_string()) fail("key '" + found + "' must be a string, got " + v->dump());
+    return v->get<std::string>();
+  }
+
+  std::optional<bool> optional_bool(const char* key) const {
+    std::string found;
+    const json* v = find({key}, &found);
+    if (v == nullptr) return std::nullopt;
+    if (!v->is_boolean()) fail("key '" + found + "' must be true or false, got " + v->dump());
+    return v->get<bool>();
+  }
+
+ private:
+  std::string path_;
+  json j_;
+};
+
+json parse_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ModelSpecError(path + ": cannot open the Hugging Face config file");
+  try {
+    json j = json::parse(in);
+    if (!j.is_object()) throw ModelSpecError(path + ": not a JSON object");
+    return j;
+  } catch (const json::exception& e) {
+    throw ModelSpecError(path + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+// Families with rotary positions, RMSNorm, no linear biases and an untied LM head by default.
+bool llama_family(const std::string& model_type) {
+  static constexpr std::array<std::string_view, 6> kTypes = {"llama", "mistral",   "mixtral",
+                                                             "qwen2", "qwen2_moe", "qwen3"};
+  return std::find(kTypes.begin(), kTypes.end(), model_type) != kTypes.end();
+}
+
+Activation parse_activation(const HfConfig& cfg, bool gated_default) {
+  for (const char* key : {"hidden_act", "activation_function"}) {
+    auto act = cfg.optional_string(key);
+    if (!act) continue;
+    if (*act == "silu" || *act == "swish") return Activation::swiglu;
+    static constexpr std::array<std::string_view, 6> kGelu = {
+        "gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "quick_gelu", "relu"};
+    if (std::find(kGelu.begin(), kGelu.end(), *act) != kGelu.end()) return Activation::gelu;
+    cfg.fail("key '" + std::string(key) + "' is \"" + *act +
+             "\"; allowed: silu, swish (SwiGLU MLP) or gelu, gelu_new, gelu_fast, "
+             "gelu_pytorch_tanh, quick_gelu, relu (two-matrix MLP)");
+  }
+  return gated_default ? Activation::swiglu : Activation::gelu;
+}
+
+}  // namespace
+
+const ModelSpec* find_model(std::string_view name) {
+  for (const auto& m : all_models())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::vector<std::string> model_names() {
+  std::vector<std::string> names;
+  for (const auto& m : all_models())
+    names.push_back(m.name);
+  return names;
+}
+
+ModelSpec read_hf_config(const std::string& path) {
+  const HfConfig cfg(path, parse_file(path));
+  const std::string model_type = cfg.optional_string("model_type").value_or("");
+  const bool llama = llama_family(model_type);
+
+  TransformerSpec t;
+  t.num_layers = static_cast<int>(cfg.required_int({"num_hidden_layers", "n_layer"}));
+  t.hidden_size = cfg.required_int({"hidden_size", "n_embd"});
+  t.num_heads = static_cast<int>(cfg.required_int({"num_attention_heads", "n_head"}));
+  t.num_kv_heads =
+      static_cast<int>(cfg.optional_int({"num_key_value_heads"}).value_or(t.num_heads));
+  t.vocab_size = cfg.required_int({"vocab_size"});
+  // GPT-2 writes n_inner: null for the default 4h.
+  t.ffn_hidden_size =
+      cfg.optional_int({"intermediate_size", "n_inner"}).value_or(4 * t.hidden_size);
+  t.activation = parse_activation(cfg, llama);
+  const bool rotary_family = llama || (model_type.empty() && t.activation == Activation::swiglu);
+  t.norm = rotary_family ? Norm::rmsnorm : Norm::layernorm;
+  t.bias = !rotary_family;
+  t.learned_positions = !rotary_family;
+  t.max_positions = cfg.optional_int({"max_position_embeddings", "n_positions"}).value_or(2048);
+  // PretrainedConfig ties by default; the Llama/Mistral/Qwen configs default to untied.
+  t.tied_embeddings = cfg.optional_bool("tie_word_embeddings").value_or(!rotary_family);
+
+  if (t.hidden_size % t.num_heads != 0)
+    cfg.fail("key 'hidden_size' (" + std::to_string(t.hidden_size) +
+             ") must be a multiple of 'num_attention_heads' (" + std::to_string(t.num_heads) + ")");
+  if (t.num_kv_heads > t.num_heads || t.num_heads % t.num_kv_heads != 0)
+    cfg.fail("key 'num_key_value_heads' (" + std::to_string(t.num_kv_heads) +
+             ") must divide the number of attention heads (" + std::to_string(t.num_heads) + ")");
+
+  if (auto experts = cfg.optional_int({"num_local_experts", "num_experts"})) {
+    MoeSpec moe;
+    moe.num_experts = static_cast<int>(*experts);
+    moe.top_k = static_cast<int>(cfg.required_int({"num_experts_per_tok"}));
+    if (moe.top_k > moe.num_experts)
+      cfg.fail("key 'num_experts_per_tok' (" + std::to_string(moe.top_k) +
+               ") exceeds the number of experts (" + std::to_string(moe.num_experts) + ")");
+    moe.expert_ffn_hidden_size =
+        cfg.optional_int({"moe_intermediate_size"}).value_or(t.ffn_hidden_size);
+    t.moe = moe;
+  }
+
+  ModelSpec spec;
+  spec.name = cfg.optional_string("_name_or_path").value_or("");
+  if (spec.name.empty()) {
+    const std::filesystem::path p(path);
+    const auto dir = p.parent_path().filename().string();
+    spec.name = p.stem() == "config" && !dir.empty() ? dir : p.stem().string();
+  }
+  spec.body = t;
+  spec.default_seq_len = 0;  // the scenario's training.seq_len decides
+  return spec;
+}
+
+}  // namespace clustersim::models
