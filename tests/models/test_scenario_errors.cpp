@@ -89,7 +89,7 @@ TEST(ScenarioErrors, UnknownPresetsListTheKnownOnes) {
   expect_error(base().replace(base().find("gpt3-175b"), 9, "gpt5"), "bad.yaml:5:8", "model",
                "unknown model preset 'gpt5'");
   expect_error("cluster: {nodes: 1, gpus_per_node: 8, gpu: B9000}\n", "bad.yaml:1:44",
-               "cluster.gpu", "unknown GPU preset 'B9000'; allowed: ");
+               "cluster.gpu", "unknown GPU preset 'B9000' (did you mean 'B200'?); allowed: ");
 }
 
 TEST(ScenarioErrors, MissingFiles) {
