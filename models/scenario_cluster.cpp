@@ -1,5 +1,7 @@
 // The `cluster` section: a node preset and/or an explicit GPU, intra-node fabric and network.
 // Explicit keys override the preset's fields one by one.
+#include <cmath>
+
 #include "models/scenario_detail.hpp"
 
 namespace clustersim::models::detail {
@@ -54,10 +56,11 @@ GpuSpec read_gpu(const yaml::Value& v, const GpuSpec* base) {
   return *gpu;
 }
 
-// PCIe x16 per direction: GT/s × 16 lanes × 128/130 encoding / 8 bits (gen3 15.75 GB/s).
+// PCIe x16 per direction, effective (what cudaMemcpy and nccl-tests reach): Gen4 is 31.5 GB/s
+// after 128b/130b encoding and ~25 GB/s after TLP/DLLP overhead; each generation doubles. The
+// same figures as the node presets (docs/presets.md).
 engine::Bandwidth pcie_x16(int gen) {
-  const double gigatransfers = gen == 3 ? 8.0 : gen == 4 ? 16.0 : 32.0;
-  return engine::Bandwidth::bytes_per_second(gigatransfers * 1e9 * 16 * 128.0 / 130.0 / 8.0);
+  return engine::Bandwidth::gigabytes_per_second(25.0 * std::pow(2.0, gen - 4));
 }
 
 engine::Bandwidth positive_bandwidth(const yaml::Value& v) {

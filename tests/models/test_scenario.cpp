@@ -73,8 +73,9 @@ TEST(Scenario, ExplicitPcieClusterAndLayerList) {
   EXPECT_DOUBLE_EQ(s.cluster.gpu.memory_bytes, 85899345920.0);  // 80 GiB = 80 · 1024³
   EXPECT_EQ(node.gpus, 4);
   EXPECT_EQ(node.fabric, engine::IntraNodeFabric::pcie);
-  // PCIe 4.0 x16: 16 GT/s · 16 lanes · 128/130 encoding / 8 bits = 31.51 GB/s per direction.
-  EXPECT_DOUBLE_EQ(node.pcie_bandwidth.bytes_per_second(), 16e9 * 16 * (128.0 / 130.0) / 8);
+  // PCIe 4.0 x16: 16 GT/s · 16 lanes · 128/130 / 8 = 31.5 GB/s raw, ~25 GB/s effective after
+  // packet overhead (the figure nccl-tests and cudaMemcpy reach; docs/presets.md).
+  EXPECT_DOUBLE_EQ(node.pcie_bandwidth.bytes_per_second(), 25e9);
   EXPECT_EQ(node.gpus_per_pcie_switch, 2);
   EXPECT_TRUE(node.nvlink_bridges);
   EXPECT_DOUBLE_EQ(node.nvlink_bandwidth.bytes_per_second(), 56.25e9);
