@@ -1,0 +1,165 @@
+// The `cluster` section: a node preset and/or an explicit GPU, intra-node fabric and network.
+// Explicit keys override the preset's fields one by one.
+#include <cmath>
+
+#include "models/scenario_detail.hpp"
+
+namespace clustersim::models::detail {
+namespace {
+
+constexpr double kTera = 1e12;
+
+GpuSpec gpu_preset(const yaml::Value& v) {
+  const std::string name = v.text();
+  const GpuSpec* gpu = find_gpu(name);
+  if (gpu == nullptr) v.fail_choice(name, gpu_names(), "GPU preset");
+  return *gpu;
+}
+
+// `gpu: NAME` or `gpu: {preset: NAME, peak_tflops: {bf16: 312}, hbm_bandwidth: 2TB/s, ...}`.
+// `base` is the node preset's GPU, if any; a map without any base must give every figure.
+GpuSpec read_gpu(const yaml::Value& v, const GpuSpec* base) {
+  if (!v.is_map()) return gpu_preset(v);
+  yaml::MapReader m = v.map();
+  std::optional<GpuSpec> gpu;
+  if (auto p = m.get("preset")) gpu = gpu_preset(*p);
+  if (!gpu && base != nullptr) gpu = *base;
+  const bool complete = gpu.has_value();
+  if (!gpu) gpu = GpuSpec{.name = "custom"};
+  if (auto x = m.get("name")) gpu->name = x->text();
+  // A stated table replaces the preset's whole table: precisions not listed are unsupported.
+  auto peak = complete ? m.get("peak_tflops")
+                       : std::optional(m.require("peak_tflops",
+                                                 "dense peak TFLOP/s per precision, "
+                                                 "e.g. {bf16: 312, fp32: 19.5}"));
+  if (peak) {
+    yaml::MapReader table = peak->map();
+    gpu->peak_flops.fill(0.0);
+    for (int i = 0; i < kNumPrecisions; ++i) {
+      const auto p = static_cast<Precision>(i);
+      if (auto x = table.get(to_string(p)))
+        gpu->peak_flops[static_cast<std::size_t>(i)] = x->number(0.0) * kTera;
+    }
+    table.finish();
+  }
+  auto hbm =
+      complete ? m.get("hbm_bandwidth") : m.require("hbm_bandwidth", "a bandwidth, e.g. 2TB/s");
+  if (hbm) gpu->hbm_bandwidth = hbm->bandwidth().bytes_per_second();
+  auto memory = complete ? m.get("memory") : m.require("memory", "a size, e.g. 80GB");
+  if (memory) gpu->memory_bytes = memory->size();
+  if (auto x = m.get("compute_efficiency")) gpu->compute_efficiency = x->number(1e-6, 1.0);
+  if (auto x = m.get("memory_efficiency")) gpu->memory_efficiency = x->number(1e-6, 1.0);
+  if (auto x = m.get("launch_overhead")) gpu->launch_overhead_s = x->time().seconds();
+  m.finish();
+  if (gpu->hbm_bandwidth <= 0.0) v.fail("hbm_bandwidth must be positive");
+  if (gpu->memory_bytes <= 0.0) v.fail("memory must be positive");
+  return *gpu;
+}
+
+// PCIe x16 per direction, effective (what cudaMemcpy and nccl-tests reach): Gen4 is 31.5 GB/s
+// after 128b/130b encoding and ~25 GB/s after TLP/DLLP overhead; each generation doubles. The
+// same figures as the node presets (docs/presets.md).
+engine::Bandwidth pcie_x16(int gen) {
+  return engine::Bandwidth::gigabytes_per_second(25.0 * std::pow(2.0, gen - 4));
+}
+
+engine::Bandwidth positive_bandwidth(const yaml::Value& v) {
+  const engine::Bandwidth bw = v.bandwidth();
+  if (bw.bytes_per_second() <= 0.0) v.fail("a bandwidth must be positive");
+  return bw;
+}
+
+void read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
+  yaml::MapReader m = v.map();
+  if (auto x = m.get("fabric"))
+    node.fabric = x->choice<engine::IntraNodeFabric>(
+        {{"nvswitch", engine::IntraNodeFabric::nvswitch}, {"pcie", engine::IntraNodeFabric::pcie}});
+  if (auto x = m.get("nvlink_bandwidth")) node.nvlink_bandwidth = positive_bandwidth(*x);
+  if (auto x = m.get("nvlink_latency")) node.nvlink_latency = x->time();
+  auto gen = m.get("pcie_gen");
+  auto pcie_bw = m.get("pcie_bandwidth");
+  if (gen && pcie_bw) pcie_bw->fail("give pcie_gen or pcie_bandwidth, not both");
+  if (gen) node.pcie_bandwidth = pcie_x16(gen->count(3, 5));
+  if (pcie_bw) node.pcie_bandwidth = positive_bandwidth(*pcie_bw);
+  if (auto x = m.get("pcie_latency")) node.pcie_latency = x->time();
+  if (auto x = m.get("gpus_per_switch")) node.gpus_per_pcie_switch = x->count(0);
+  auto bridges = m.get("nvlink_bridges");
+  if (bridges) node.nvlink_bridges = bridges->boolean();
+  if (auto x = m.get("cpus")) node.cpus = x->count(1);
+  if (auto x = m.get("cpu_interconnect_bandwidth"))
+    node.cpu_interconnect_bandwidth = positive_bandwidth(*x);
+  m.finish();
+  if (node.nvlink_bridges && node.fabric != engine::IntraNodeFabric::pcie)
+    bridges->fail(
+        "NVLink bridges exist only between GPU pairs of a PCIe node; allowed: "
+        "nvlink_bridges: true with fabric: pcie");
+}
+
+// Returns nics_per_node when stated.
+std::optional<yaml::Value> read_network(const yaml::Value& v,
+                                        engine::ClusterTopologySpec& topology) {
+  yaml::MapReader m = v.map();
+  if (auto x = m.get("topology"))
+    topology.fabric.kind =
+        x->choice<engine::FabricKind>({{"single-switch", engine::FabricKind::single_switch},
+                                       {"fat-tree", engine::FabricKind::fat_tree},
+                                       {"rail-optimized", engine::FabricKind::rail_optimized}});
+  if (auto x = m.get("nic_bandwidth")) topology.node.nic_bandwidth = positive_bandwidth(*x);
+  auto nics = m.get("nics_per_node");
+  if (nics) topology.node.nics = nics->count(1);
+  if (auto x = m.get("latency")) topology.fabric.latency = x->time();
+  if (auto x = m.get("link"))
+    topology.fabric.link_kind = x->choice<engine::LinkKind>(
+        {{"ib", engine::LinkKind::ib}, {"ethernet", engine::LinkKind::ethernet}});
+  if (auto x = m.get("oversubscription")) topology.fabric.oversubscription = x->number(1.0);
+  if (auto x = m.get("nics_per_leaf")) topology.fabric.nics_per_leaf = x->count(1);
+  if (auto x = m.get("spines")) topology.fabric.spines = x->count(1);
+  m.finish();
+  return nics;
+}
+
+}  // namespace
+
+ClusterConfig read_cluster(const yaml::Value& value) {
+  yaml::MapReader m = value.map();
+  ClusterConfig c;
+  if (auto x = m.get("nodes")) c.nodes = x->count(1);
+  const NodeSpec* preset = nullptr;
+  if (auto x = m.get("node")) {
+    const std::string name = x->text();
+    preset = find_node(name);
+    if (preset == nullptr) x->fail_choice(name, node_names(), "node preset");
+    c.node_preset = preset->name;
+    c.topology.node = preset->topology;
+  }
+  const char* need = "a node preset (node: dgx-a100) or gpus_per_node and gpu";
+  auto gpus = preset != nullptr ? m.get("gpus_per_node") : m.require("gpus_per_node", need);
+  if (gpus) c.topology.node.gpus = gpus->count(1);
+  const GpuSpec* base = preset != nullptr ? find_gpu(preset->gpu) : nullptr;
+  auto gpu = preset != nullptr ? m.get("gpu") : m.require("gpu", need);
+  if (gpu) {
+    c.gpu = read_gpu(*gpu, base);
+  } else if (base != nullptr) {
+    c.gpu = *base;
+  } else {
+    m.fail("node preset '" + preset->name + "' names GPU '" + preset->gpu +
+           "', which is not a GPU preset; give gpu explicitly");
+  }
+  if (auto x = m.get("intra_node")) read_intra_node(*x, c.topology.node);
+  std::optional<yaml::Value> nics;
+  if (auto x = m.get("network")) nics = read_network(*x, c.topology);
+  m.finish();
+  c.topology.nodes = c.nodes;
+  engine::NodeTopologySpec& node = c.topology.node;
+  if (node.nics > node.gpus) {
+    // Unstated: a smaller node than the preset (or the default 8) keeps one NIC per GPU.
+    if (!nics)
+      node.nics = node.gpus;
+    else
+      nics->fail(std::to_string(node.nics) + " NICs for " + std::to_string(node.gpus) +
+                 " GPUs per node; allowed: nics_per_node <= gpus_per_node");
+  }
+  return c;
+}
+
+}  // namespace clustersim::models::detail

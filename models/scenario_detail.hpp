@@ -1,0 +1,38 @@
+// Internal to the scenario loader: one reader per section of the file (scenario_cluster.cpp,
+// scenario_model.cpp, scenario_sections.cpp), the --set overrides (scenario_overrides.cpp) and
+// the plan checks (scenario_validate.cpp). Only scenario.cpp and those files include this.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "models/scenario.hpp"
+#include "models/yaml_reader.hpp"
+
+namespace clustersim::models::detail {
+
+// Applies one "path.to.key=value" override (the value parsed as YAML) to `root`, creating
+// intermediate maps, and tells `source` so errors in that value cite the flag.
+void apply_override(YAML::Node& root, const std::string& flag, yaml::Source& source);
+
+// An existing file named by `value`: relative paths are taken from `base_dir` (the scenario's
+// folder), or from the current directory when the value came from a --set override.
+std::string existing_file(const yaml::Value& value, const std::filesystem::path& base_dir);
+
+ClusterConfig read_cluster(const yaml::Value& value);
+ModelSpec read_model(const yaml::Value& value, const std::filesystem::path& base_dir);
+// `model` decides whether seq_len is required (transformers without a default_seq_len).
+TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model);
+// dp is returned as written (0 when absent); validate() derives and checks it.
+ParallelConfig read_parallel(const yaml::Value& value);
+SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
+                                 const std::filesystem::path& base_dir);
+
+// The plan's arithmetic (world size, dp, batches, layers per stage, heads per TP rank, ...).
+// Sets scenario.parallel.dp. Errors go through Scenario::fail, so they cite the key's line.
+void validate(Scenario& scenario);
+
+}  // namespace clustersim::models::detail

@@ -1,0 +1,132 @@
+// The plan's arithmetic, checked once everything is read (docs/scenario.md "Validation"). The
+// rules follow Megatron-LM's argument checks, so a plan accepted here is one Megatron would run.
+#include "models/scenario_detail.hpp"
+
+namespace clustersim::models::detail {
+namespace {
+
+std::string str(long v) {
+  return std::to_string(v);
+}
+
+std::string divisors(long n) {
+  std::string out;
+  for (long d = 1; d <= n; ++d)
+    if (n % d == 0) out += (out.empty() ? "" : ", ") + str(d);
+  return out;
+}
+
+void validate_transformer(const Scenario& s, const TransformerSpec& t) {
+  const ParallelConfig& p = s.parallel;
+  const long stages = static_cast<long>(p.pp) * p.virtual_stages;
+  if (t.num_layers % stages != 0) {
+    const std::string what = p.virtual_stages > 1 ? "pp · virtual_stages = " + str(p.pp) + " · " +
+                                                        str(p.virtual_stages) + " = " + str(stages)
+                                                  : "pp = " + str(p.pp);
+    s.fail(p.virtual_stages > 1 ? "parallel.virtual_stages" : "parallel.pp",
+           "num_layers = " + str(t.num_layers) + " is not divisible by " + what +
+               " (every pipeline stage holds the same number of layers)");
+  }
+  if (t.num_heads % p.tp != 0)
+    s.fail("parallel.tp", "tp = " + str(p.tp) + " does not divide num_heads = " + str(t.num_heads) +
+                              "; allowed: tp in " + divisors(t.num_heads));
+  if (t.num_kv_heads % p.tp != 0)
+    s.fail("parallel.tp", "tp = " + str(p.tp) + " does not divide num_kv_heads = " +
+                              str(t.num_kv_heads) + "; allowed: tp in " + divisors(t.num_kv_heads));
+  if (t.ffn_hidden_size % p.tp != 0)
+    s.fail("parallel.tp",
+           "tp = " + str(p.tp) + " does not divide ffn_hidden_size = " + str(t.ffn_hidden_size));
+  if (p.sequence_parallel && s.training.seq_len % p.tp != 0)
+    s.fail("training.seq_len", "seq_len = " + str(s.training.seq_len) +
+                                   " is not divisible by tp = " + str(p.tp) +
+                                   ", which sequence_parallel requires");
+  if (p.ep > 1 && !t.moe)
+    s.fail("parallel.ep", "ep = " + str(p.ep) +
+                              " needs a mixture-of-experts model; allowed: ep: 1 "
+                              "for a dense model");
+  if (t.moe && t.moe->num_experts % p.ep != 0)
+    s.fail("parallel.ep", "ep = " + str(p.ep) +
+                              " does not divide num_experts = " + str(t.moe->num_experts) +
+                              "; allowed: ep in " + divisors(t.moe->num_experts));
+}
+
+void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
+  const ParallelConfig& p = s.parallel;
+  long total = 0;
+  for (const LayerSpec& l : layers)
+    total += l.repeat;
+  const long stages = static_cast<long>(p.pp) * p.virtual_stages;
+  if (total < stages)
+    s.fail(p.virtual_stages > 1 ? "parallel.virtual_stages" : "parallel.pp",
+           "the model has " + str(total) + " layers, fewer than the " + str(stages) +
+               " pipeline stages; allowed: pp · virtual_stages <= " + str(total));
+  // A generic layer has no shape to split across tensor-parallel ranks or experts.
+  if (p.tp > 1) s.fail("parallel.tp", "tensor parallelism needs a transformer model; allowed: 1");
+  if (p.ep > 1) s.fail("parallel.ep", "expert parallelism needs a MoE transformer; allowed: 1");
+  if (p.sequence_parallel)
+    s.fail("parallel.sequence_parallel", "needs a transformer model; allowed: false");
+}
+
+}  // namespace
+
+void validate(Scenario& s) {
+  ParallelConfig& p = s.parallel;
+  const int gpus = s.cluster.topology.node.gpus;
+  const long world = s.world_size();
+  const std::string world_text =
+      str(world) + " (" + str(s.cluster.nodes) + " nodes × " + str(gpus) + " GPUs)";
+  if (world % p.tp != 0)
+    s.fail("parallel.tp", "tp = " + str(p.tp) + " does not divide the world size " + world_text +
+                              "; allowed: tp in " + divisors(world));
+  if (world % (static_cast<long>(p.tp) * p.pp) != 0)
+    s.fail("parallel.pp", "tp · pp = " + str(p.tp) + " · " + str(p.pp) + " = " + str(p.tp * p.pp) +
+                              " does not divide the world size " + world_text +
+                              "; allowed: pp in " + divisors(world / p.tp));
+  const int dp = static_cast<int>(world / (static_cast<long>(p.tp) * p.pp));
+  if (p.dp != 0 && p.dp != dp)
+    s.fail("parallel.dp", "dp = " + str(p.dp) + " disagrees with world / (tp · pp) = " +
+                              str(world) + " / (" + str(p.tp) + " · " + str(p.pp) +
+                              ") = " + str(dp) + "; allowed: " + str(dp) + ", or leave dp out");
+  p.dp = dp;
+  // Megatron: the expert-parallel group is carved out of the data-parallel group.
+  if (dp % p.ep != 0)
+    s.fail("parallel.ep", "ep = " + str(p.ep) + " does not divide dp = " + str(dp) +
+                              " (expert parallelism splits the data-parallel group); allowed: ep "
+                              "in " +
+                              divisors(dp));
+  const long per_step = static_cast<long>(s.training.micro_batch) * dp;
+  if (s.training.global_batch % per_step != 0)
+    s.fail("training.global_batch", "global_batch = " + str(s.training.global_batch) +
+                                        " is not divisible by micro_batch · "
+                                        "dp = " +
+                                        str(s.training.micro_batch) + " · " + str(dp) + " = " +
+                                        str(per_step) + "; allowed: multiples of " + str(per_step));
+  if (p.schedule == PipelineSchedule::interleaved) {
+    if (p.pp < 2) s.fail("parallel.pp", "schedule interleaved needs pp >= 2");
+    if (p.virtual_stages < 2)
+      s.fail("parallel.virtual_stages", "schedule interleaved needs virtual_stages >= 2");
+    if (s.num_microbatches() % p.pp != 0)
+      s.fail("training.global_batch",
+             "the interleaved schedule needs the micro-batch count (" + str(s.num_microbatches()) +
+                 " = global_batch / (micro_batch · dp)) to be a multiple of pp = " + str(p.pp));
+  } else if (p.virtual_stages != 1) {
+    s.fail("parallel.virtual_stages", "virtual_stages = " + str(p.virtual_stages) +
+                                          " needs schedule: interleaved; allowed: 1");
+  }
+  const auto precision = static_cast<std::size_t>(s.training.precision);
+  if (s.cluster.gpu.peak_flops[precision] <= 0.0) {
+    std::vector<std::string> supported;
+    for (int i = 0; i < kNumPrecisions; ++i)
+      if (s.cluster.gpu.peak_flops[static_cast<std::size_t>(i)] > 0.0)
+        supported.emplace_back(to_string(static_cast<Precision>(i)));
+    s.fail("training.precision", "GPU " + s.cluster.gpu.name + " has no " +
+                                     std::string(to_string(s.training.precision)) +
+                                     " peak; allowed: " + yaml::join(supported, " | "));
+  }
+  if (const auto* t = std::get_if<TransformerSpec>(&s.model.body))
+    validate_transformer(s, *t);
+  else
+    validate_layers(s, std::get<std::vector<LayerSpec>>(s.model.body));
+}
+
+}  // namespace clustersim::models::detail
