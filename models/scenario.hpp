@@ -58,6 +58,9 @@ struct ParallelConfig {
   bool sequence_parallel = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;
+  // Transformer blocks (or list layers) per pipeline chunk, pp × virtual_stages entries; empty:
+  // split evenly (transformers) or balanced by time (layer lists).
+  std::vector<int> stage_layers;
   DataParallel data_parallel = DataParallel::ddp;
   double bucket_bytes = 25.0 * 1024 * 1024;  // bucket_mb in MiB, as PyTorch's bucket_cap_mb
   bool overlap = true;

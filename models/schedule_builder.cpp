@@ -4,7 +4,7 @@
 
 namespace clustersim::models {
 
-BuiltSchedule build_ddp_schedule(const Scenario& scenario);
+BuiltSchedule build_training_schedule(const Scenario& scenario);
 
 double recompute_flops(const Scenario& sc, const LayerCost& layer) {
   switch (sc.training.recompute) {
@@ -27,16 +27,12 @@ double recompute_flops(const Scenario& sc, const LayerCost& layer) {
 
 BuiltSchedule build_schedule(const Scenario& sc) {
   const auto& p = sc.parallel;
-  if (p.tp > 1)
-    sc.fail("parallel.tp", "tensor parallelism is not simulated by this version yet; use tp: 1");
-  if (p.pp > 1)
-    sc.fail("parallel.pp", "pipeline parallelism is not simulated by this version yet; use pp: 1");
   if (p.ep > 1)
     sc.fail("parallel.ep", "expert parallelism is not simulated by this version yet; use ep: 1");
   if (p.data_parallel != DataParallel::ddp)
     sc.fail("parallel.data_parallel",
             "sharded data parallelism is not simulated by this version yet; use ddp");
-  return build_ddp_schedule(sc);
+  return build_training_schedule(sc);
 }
 
 }  // namespace clustersim::models

@@ -13,7 +13,8 @@ namespace clustersim::models {
 struct BuiltSchedule {
   engine::Schedule schedule;
   std::vector<LayerCost> layers;        // the model as costed, forward order
-  std::vector<GradientBucket> buckets;  // DDP buckets (empty when there is no DP reduction)
+  std::vector<GradientBucket> buckets;       // rank 0's DDP buckets (empty without DP reduction)
+  std::vector<std::vector<int>> partition;  // layer indices of each pipeline chunk
 };
 
 // Throws ScenarioError (naming the key) for plans this version cannot build.

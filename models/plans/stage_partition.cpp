@@ -1,0 +1,124 @@
+#include "models/plans/stage_partition.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <variant>
+
+namespace clustersim::models {
+
+namespace {
+
+// Units a stage boundary may fall between: transformer blocks (attn + mlp, the embedding glued to
+// the first, the LM head to the last) or the layers of a list.
+std::vector<std::vector<int>> units_of(const std::vector<LayerCost>& layers, bool transformer) {
+  std::vector<std::vector<int>> units;
+  std::vector<int> pending;  // the embedding waits for the first block
+  for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
+    const auto& l = layers[static_cast<std::size_t>(i)];
+    if (transformer && l.name == "embedding") {
+      pending.push_back(i);
+      continue;
+    }
+    const bool same_block =
+        l.block >= 0 && !units.empty() &&
+        layers[static_cast<std::size_t>(units.back().back())].block == l.block;
+    if (transformer && !units.empty() && (l.name == "lm_head" || same_block)) {
+      units.back().push_back(i);
+      continue;
+    }
+    pending.push_back(i);
+    units.push_back(std::move(pending));
+    pending.clear();
+  }
+  if (!pending.empty()) units.push_back(std::move(pending));
+  return units;
+}
+
+double unit_cost(const std::vector<LayerCost>& layers, const std::vector<int>& unit) {
+  double c = 0;
+  for (int i : unit) c += layers[static_cast<std::size_t>(i)].forward_flops + layers[static_cast<std::size_t>(i)].backward_flops;
+  return c;
+}
+
+// Contiguous split of `costs` into `parts` ranges minimizing the largest range (binary search on
+// the bound, greedy fill); returns the number of units per range.
+std::vector<int> balance(const std::vector<double>& costs, int parts) {
+  auto fill = [&](double bound, std::vector<int>* counts) {
+    int used = 1;
+    double acc = 0;
+    int n = 0;
+    for (std::size_t i = 0; i < costs.size(); ++i) {
+      const int left_units = static_cast<int>(costs.size() - i);
+      const int left_parts = parts - used;
+      if (n > 0 && (acc + costs[i] > bound || left_units <= left_parts)) {
+        if (counts) counts->push_back(n);
+        ++used;
+        acc = 0;
+        n = 0;
+      }
+      acc += costs[i];
+      ++n;
+    }
+    if (counts) counts->push_back(n);
+    return used <= parts;
+  };
+  double lo = 0, hi = 0;
+  for (double c : costs) {
+    lo = std::max(lo, c);
+    hi += c;
+  }
+  for (int iter = 0; iter < 100 && hi - lo > 1e-9 * hi; ++iter) {
+    const double mid = 0.5 * (lo + hi);
+    (fill(mid, nullptr) ? hi : lo) = mid;
+  }
+  std::vector<int> counts;
+  fill(hi, &counts);
+  while (static_cast<int>(counts.size()) < parts) counts.push_back(0);
+  return counts;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> partition_layers(const Scenario& sc,
+                                               const std::vector<LayerCost>& layers) {
+  const int chunks = sc.parallel.pp * sc.parallel.virtual_stages;
+  const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
+  const auto units = units_of(layers, t != nullptr);
+  const int n = static_cast<int>(units.size());
+
+  std::vector<int> counts;
+  if (!sc.parallel.stage_layers.empty()) {
+    counts = sc.parallel.stage_layers;
+    if (static_cast<int>(counts.size()) != chunks)
+      sc.fail("parallel.stage_layers", "lists " + std::to_string(counts.size()) +
+                                           " stages but pp × virtual_stages is " +
+                                           std::to_string(chunks));
+    if (std::accumulate(counts.begin(), counts.end(), 0) != n ||
+        std::any_of(counts.begin(), counts.end(), [](int c) { return c < 1; }))
+      sc.fail("parallel.stage_layers", "must give every stage at least one of the model's " +
+                                           std::to_string(n) + (t ? " blocks" : " layers") +
+                                           " and add up to that");
+  } else if (n < chunks) {
+    sc.fail("parallel.pp", "the model has " + std::to_string(n) + (t ? " blocks" : " layers") +
+                               ", fewer than pp × virtual_stages = " + std::to_string(chunks));
+  } else if (t != nullptr) {
+    if (n % chunks != 0)
+      sc.fail("parallel.pp", std::to_string(n) + " transformer blocks do not split evenly into " +
+                                 "pp × virtual_stages = " + std::to_string(chunks) +
+                                 " stages; choose a divisor or give parallel.stage_layers");
+    counts.assign(static_cast<std::size_t>(chunks), n / chunks);
+  } else {
+    std::vector<double> costs;
+    for (const auto& u : units) costs.push_back(unit_cost(layers, u));
+    counts = balance(costs, chunks);
+  }
+
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(chunks));
+  int u = 0;
+  for (int g = 0; g < chunks; ++g)
+    for (int k = 0; k < counts[static_cast<std::size_t>(g)]; ++k, ++u)
+      for (int layer : units[static_cast<std::size_t>(u)]) out[static_cast<std::size_t>(g)].push_back(layer);
+  return out;
+}
+
+}  // namespace clustersim::models
