@@ -30,9 +30,10 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
   } catch (const YAML::Exception& e) {
     yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);
   }
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);  // empty file
+  if (!root.IsMap()) yaml::Value(source, root, "").map();  // fails: "expected a map ..."
   for (const std::string& flag : overrides)
     detail::apply_override(root, flag, source);
-  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);  // empty file
 
   const std::filesystem::path base_dir = std::filesystem::path(origin).parent_path();
   try {

@@ -14,7 +14,7 @@
 
 namespace clustersim::models::detail {
 
-// Applies one "path.to.key=value" override (the value parsed as YAML) to `root`, creating
+// Applies one "path.to.key=value" override (the value parsed as YAML) to `root` (a map), creating
 // intermediate maps, and tells `source` so errors in that value cite the flag.
 void apply_override(YAML::Node& root, const std::string& flag, yaml::Source& source);
 

@@ -44,7 +44,6 @@ void apply_override(YAML::Node& root, const std::string& flag, yaml::Source& sou
   }
   source.add_override(path, "--set " + flag);
 
-  if (!root.IsMap()) root = YAML::Node(YAML::NodeType::Map);
   YAML::Node current = root;
   std::string walked;
   for (std::size_t i = 0; i + 1 < segments.size(); ++i) {

@@ -238,6 +238,17 @@ TEST(Scenario, SetOverridesReplaceAndCreateKeys) {
   EXPECT_EQ(s.locations.at("parallel.pp").line, 10);
 }
 
+TEST(Scenario, SetOverrideWithAMapValue) {
+  const Scenario s = parse_scenario(kBase, "base.yaml",
+                                    {"cluster.gpu={preset: H100-SXM5-80GB, memory: 40GB}",
+                                     "parallel.schedule=interleaved", "parallel.virtual_stages=2"});
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.memory_bytes, 40e9);
+  EXPECT_DOUBLE_EQ(s.cluster.gpu.peak_flops[static_cast<int>(Precision::bf16)], 989e12);  // H100
+  // Interleaved: 96 layers over pp 2 · 2 chunks, 64 micro-batches a multiple of pp.
+  EXPECT_EQ(s.parallel.schedule, PipelineSchedule::interleaved);
+  EXPECT_EQ(s.parallel.virtual_stages, 2);
+}
+
 TEST(Scenario, SetOverrideTurnsAPresetIntoAMap) {
   const Scenario s = parse_scenario(kBase, "base.yaml", {"model.num_layers=4"});
   EXPECT_EQ(std::get<TransformerSpec>(s.model.body).num_layers, 4);
