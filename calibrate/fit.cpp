@@ -163,6 +163,7 @@ engine::CollectiveProfile fit_collectives(const std::vector<CollectiveMeasuremen
     std::vector<double> ratios;
     for (const auto* m : members) {
       if (m->in_place && any_out_of_place) continue;
+      if (m->wrong > 0) continue;  // a result that failed its check measured something else
       points.push_back({m->bytes, m->seconds});
       if (m->algbw > 0.0 && m->busbw > 0.0) ratios.push_back(m->busbw / m->algbw);
     }
