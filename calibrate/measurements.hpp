@@ -1,0 +1,66 @@
+// Raw microbenchmark results (DESIGN.md "Calibration profile"), as every backend and the nccl-tests
+// import produce them. Plain structs with standard types only, so CUDA sources can include them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace clustersim::calibrate {
+
+// Who measured, where and with what.
+struct Provenance {
+  std::string host;
+  std::string gpu;              // device name, "cpu" for the MPI backend
+  std::string driver_version;   // CUDA driver, empty when none
+  std::string runtime_version;  // CUDA runtime, empty when none
+  std::string nccl_version;
+  std::string mpi_version;
+  std::string date;     // ISO 8601 UTC
+  std::string backend;  // "cuda", "mpi" or "nccl-tests"
+  std::uint32_t ranks = 1;
+  std::uint32_t nodes = 1;
+  std::vector<std::string> sources;  // imported files
+};
+
+// A memory copy of `bytes` in direction d2d | h2d | d2h | peer | host.
+struct CopyMeasurement {
+  std::string direction;
+  double bytes = 0.0;
+  double seconds = 0.0;
+  double bandwidth() const { return bytes / seconds; }
+};
+
+// C[m×n] = A[m×k]·B[k×n] in `dtype` (fp32, tf32, fp16, bf16).
+struct GemmMeasurement {
+  std::uint64_t m = 0, n = 0, k = 0;
+  std::string dtype;
+  double seconds = 0.0;
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
+  double flops_per_s() const { return flops() / seconds; }
+};
+
+// One row of an nccl-tests-like sweep. `collective` uses engine's names (all_reduce, ...).
+struct CollectiveMeasurement {
+  std::string collective;
+  std::uint32_t ranks = 0;
+  std::uint32_t nodes = 1;
+  double bytes = 0.0;  // nccl-tests' "size": the buffer size (DESIGN.md payload convention)
+  std::uint64_t count = 0;
+  std::string dtype;
+  bool in_place = false;
+  double seconds = 0.0;
+  double algbw = 0.0;       // bytes/s
+  double busbw = 0.0;       // bytes/s
+  std::int64_t wrong = -1;  // elements found wrong; -1 = not checked (nccl-tests "N/A")
+};
+
+struct Measurements {
+  std::vector<CopyMeasurement> copies;
+  std::vector<GemmMeasurement> gemms;
+  std::vector<CollectiveMeasurement> collectives;
+};
+
+}  // namespace clustersim::calibrate

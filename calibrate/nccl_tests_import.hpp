@@ -1,0 +1,40 @@
+// Import of nccl-tests text output (all_reduce_perf, all_gather_perf, ...) into profile
+// measurements (DESIGN.md "Calibration profile": "nccl-tests text output imports into the same
+// format"). The table is read by its header's column names, so logs with or without the in-place
+// half, with leading per-line prefixes (mpirun --tag-output, timestamps) or extra trailing columns
+// import alike; docs/calibration.md lists the layouts covered.
+#pragma once
+
+#include <istream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "calibrate/measurements.hpp"
+#include "calibrate/profile.hpp"
+
+namespace clustersim::calibrate {
+
+// Bad or foreign input: the message starts with "<file>:<line>: ".
+class ImportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct NcclTestsLog {
+  std::vector<CollectiveMeasurement> rows;  // ranks and nodes filled from the "# Rank" lines
+  std::string gpu;                          // device name of rank 0
+  std::vector<std::string> hosts;           // distinct, in order of appearance
+  std::string nccl_version;                 // "2.21.5" when the log says, else empty
+  std::string tests_version;                // nccl-tests' own version, else empty
+};
+
+// `name` labels errors and infers the collective from a file named after the binary when the log
+// has no "# Collective test starting:" line.
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name);
+NcclTestsLog read_nccl_tests_log(const std::string& path);
+
+// Reads every log, fits, and returns a profile with backend "nccl-tests".
+Profile import_nccl_tests(const std::vector<std::string>& paths);
+
+}  // namespace clustersim::calibrate

@@ -1,0 +1,14 @@
+// `clustersim calibrate` (DESIGN.md "Commands"):
+//   clustersim calibrate --backend cuda|mpi [--quick] --out PROFILE
+//   clustersim calibrate import-nccl-tests LOG... --out PROFILE
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/command.hpp"
+
+namespace clustersim::cli {
+
+void add_calibrate_command(CLI::App& app, Action& action);
+
+}  // namespace clustersim::cli

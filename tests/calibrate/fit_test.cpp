@@ -1,0 +1,121 @@
+// Fitting: recovers α and busbw from synthetic noisy sweeps and finds a protocol breakpoint.
+#include "calibrate/fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace clustersim::calibrate {
+namespace {
+
+using engine::CollectiveType;
+
+// An nccl-tests-like sweep 8 B .. 1 GiB (×2 steps) of t = α + S·factor/busbw with multiplicative
+// Gaussian noise of `noise` (relative), from a fixed seed.
+std::vector<SizeTime> sweep(double alpha, double busbw, double factor, double noise, unsigned seed,
+                            double from = 8, double to = 1 << 30) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> gauss(0.0, noise);
+  std::vector<SizeTime> out;
+  for (double s = from; s <= to; s *= 2)
+    out.push_back({s, (alpha + s * factor / busbw) * (1.0 + gauss(rng))});
+  return out;
+}
+
+TEST(Fit, BusFactorsFollowNcclTests) {
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("all_reduce", 8), 14.0 / 8.0);  // 2(n-1)/n
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("all_gather", 4), 3.0 / 4.0);   // (n-1)/n
+  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("broadcast", 16), 1.0);
+  EXPECT_THROW((void)nccl_tests_bus_factor("allreduce", 2), std::invalid_argument);
+}
+
+TEST(Fit, ExactLineIsRecoveredExactly) {
+  const auto pts = sweep(25e-6, 2e11, 1.75, 0.0, 1);
+  const auto r = fit_range(pts, 1.75);
+  EXPECT_NEAR(r.alpha_s, 25e-6, 25e-6 * 1e-9);
+  EXPECT_NEAR(r.busbw, 2e11, 2e11 * 1e-9);
+  EXPECT_LT(r.rms_relative_error, 1e-9);
+  EXPECT_EQ(r.min_bytes, 8);
+  EXPECT_EQ(r.max_bytes, 1 << 30);
+}
+
+TEST(Fit, RecoversAlphaAndBusbwFromNoisyDataWithinTwoPercent) {
+  // Several seeds, 1 % noise: an H100-node-like all-reduce (α 20 µs, busbw 150 GB/s, 8 ranks).
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    const auto pts = sweep(20e-6, 150e9, 1.75, 0.01, seed);
+    const auto f = fit_collective(CollectiveType::all_reduce, {8, 1}, 1.75, pts);
+    ASSERT_EQ(f.ranges.size(), 1u) << "noise alone must not split the range (seed " << seed << ")";
+    EXPECT_NEAR(f.ranges[0].alpha_s, 20e-6, 0.02 * 20e-6) << "seed " << seed;
+    EXPECT_NEAR(f.ranges[0].busbw, 150e9, 0.02 * 150e9) << "seed " << seed;
+    // The fit error reports the noise: about 1 % rms.
+    EXPECT_GT(f.ranges[0].rms_relative_error, 0.005);
+    EXPECT_LT(f.ranges[0].rms_relative_error, 0.02);
+  }
+}
+
+TEST(Fit, FindsABreakpointPlacedInTheData) {
+  // Two protocols: up to 256 KiB a low-latency one (α 4 µs, 20 GB/s), from 512 KiB a bandwidth
+  // one (α 30 µs, 180 GB/s); 1 % noise. The breakpoint lies between 256 KiB and 512 KiB.
+  for (unsigned seed = 11; seed <= 15; ++seed) {
+    auto pts = sweep(4e-6, 20e9, 1.75, 0.01, seed, 8, 262144);
+    const auto large = sweep(30e-6, 180e9, 1.75, 0.01, seed + 100, 524288, 1 << 30);
+    pts.insert(pts.end(), large.begin(), large.end());
+    const auto f = fit_collective(CollectiveType::all_reduce, {8, 1}, 1.75, pts);
+    ASSERT_EQ(f.ranges.size(), 2u) << "seed " << seed;
+    EXPECT_EQ(f.ranges[0].max_bytes, 262144);
+    EXPECT_EQ(f.ranges[1].min_bytes, 524288);
+    EXPECT_NEAR(f.ranges[0].alpha_s, 4e-6, 0.02 * 4e-6);
+    EXPECT_NEAR(f.ranges[0].busbw, 20e9, 0.02 * 20e9);
+    EXPECT_NEAR(f.ranges[1].alpha_s, 30e-6, 0.02 * 30e-6);
+    EXPECT_NEAR(f.ranges[1].busbw, 180e9, 0.02 * 180e9);
+  }
+}
+
+TEST(Fit, LatencyOnlyDataGetsNoNegativeBandwidth) {
+  std::vector<SizeTime> flat = {{8, 10e-6}, {16, 10.1e-6}, {32, 9.9e-6}, {64, 10e-6}};
+  const auto r = fit_range(flat, 1.0);
+  EXPECT_GT(r.busbw, 0.0);
+  EXPECT_NEAR(r.alpha_s, 10e-6, 0.02 * 10e-6);
+}
+
+TEST(Fit, GroupsRowsByShapeAndPrefersOutOfPlace) {
+  std::vector<CollectiveMeasurement> rows;
+  // 2 ranks, all_gather: t = 5 µs + S·0.5/10 GB/s out of place; in-place rows are 10× slower and
+  // must be ignored when out-of-place rows exist.
+  for (double s = 1024; s <= (1 << 24); s *= 2) {
+    const double t = 5e-6 + s * 0.5 / 10e9;
+    rows.push_back({"all_gather", 2, 1, s, 0, "float", false, t, s / t, s / t * 0.5, 0});
+    rows.push_back({"all_gather", 2, 1, s, 0, "float", true, 10 * t, s / t, s / t * 0.5, 0});
+    rows.push_back({"broadcast", 4, 2, s, 0, "float", true, 2 * t, s / t, s / t, 0});
+  }
+  const auto prof = fit_collectives(rows);
+  ASSERT_EQ(prof.fits().size(), 2u);
+  const auto ag = prof.lookup(CollectiveType::all_gather, {2, 1});
+  ASSERT_TRUE(ag.exact);
+  EXPECT_DOUBLE_EQ(ag.fit->bus_factor, 0.5);
+  EXPECT_NEAR(ag.fit->ranges[0].busbw, 10e9, 1e-6 * 10e9);
+  EXPECT_NEAR(ag.fit->ranges[0].alpha_s, 5e-6, 1e-6 * 5e-6);
+  // broadcast: only in-place rows, t doubled -> α 10 µs, slope 2·0.5/10 GB/s, factor 1 -> 10 GB/s.
+  const auto bc = prof.lookup(CollectiveType::broadcast, {4, 2});
+  EXPECT_NEAR(bc.fit->ranges[0].busbw, 10e9, 1e-6 * 10e9);
+}
+
+TEST(Fit, ComputeKeepsTheBestShapePerSize) {
+  std::vector<GemmMeasurement> g = {{1024, 1024, 1024, "bf16", 1e-5},
+                                    {4096, 256, 1024, "bf16", 2e-5},  // same 2mnk, slower
+                                    {2048, 2048, 2048, "bf16", 4e-5}};
+  const auto c = fit_compute(g);
+  // 2·1024³ = 2.147e9 FLOP in 10 µs = 2.147e14 FLOP/s; 2·2048³ in 40 µs = 4.295e14 FLOP/s.
+  EXPECT_NEAR(c.throughput("bf16", 2.0 * 1024 * 1024 * 1024), 2.147483648e14, 1e3);
+  EXPECT_NEAR(c.throughput("bf16", 2.0 * 2048 * 2048 * 2048), 4.294967296e14, 1e3);
+}
+
+TEST(Fit, TooFewPointsIsAClearError) {
+  std::vector<SizeTime> one = {{8, 1e-5}};
+  EXPECT_THROW((void)fit_collective(CollectiveType::all_reduce, {2, 1}, 1.0, one),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace clustersim::calibrate

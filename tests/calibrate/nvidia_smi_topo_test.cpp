@@ -1,0 +1,88 @@
+// `nvidia-smi topo -m` parsing on matrices written after DGX A100 and PCIe servers
+// (tests/data/topo/).
+#include "calibrate/nvidia_smi_topo.hpp"
+
+#include <gtest/gtest.h>
+
+namespace clustersim::calibrate {
+namespace {
+
+const std::string kDir = std::string(CLUSTERSIM_TEST_DATA) + "/topo/";
+
+const TopoPair& pair(const TopoDescription& d, const std::string& a, const std::string& b) {
+  for (const auto& p : d.gpu_pairs)
+    if (p.a == a && p.b == b) return p;
+  throw std::runtime_error("no pair " + a + "-" + b);
+}
+
+TEST(NvidiaSmiTopo, DgxA100IsAnNvswitchNode) {
+  const auto d = read_nvidia_smi_topo(kDir + "dgx_a100.txt");
+  ASSERT_EQ(d.gpus.size(), 8u);
+  ASSERT_EQ(d.nics.size(), 8u);
+  EXPECT_EQ(d.gpu_pairs.size(), 28u);      // 8·7/2
+  EXPECT_EQ(d.gpu_nic_pairs.size(), 64u);  // 8 GPUs × 8 NICs
+  for (const auto& p : d.gpu_pairs) {
+    EXPECT_EQ(p.link, TopoLink::nvlink);
+    EXPECT_EQ(p.nvlinks, 12);  // A100: 12 NVLink3 links to the NVSwitches
+  }
+  EXPECT_EQ(d.recommended_fabric(), "nvswitch");
+  EXPECT_TRUE(d.pcie_only_pairs().empty());
+  EXPECT_EQ(d.nics[3].nic_device, "mlx5_3");  // from the NIC legend
+  EXPECT_EQ(d.gpus[0].cpu_affinity, "48-63,176-191");
+  EXPECT_EQ(d.gpus[0].numa_affinity, "3");
+  // GPU0 and GPU1 share a PCIe switch with NIC0 and NIC1 (PXB).
+  EXPECT_EQ(d.nearest_nics("GPU0"), (std::vector<std::string>{"NIC0", "NIC1"}));
+  EXPECT_EQ(d.nearest_nics("GPU7"), (std::vector<std::string>{"NIC6", "NIC7"}));
+}
+
+TEST(NvidiaSmiTopo, PcieServerFlagsPcieOnlyPairs) {
+  const auto d = read_nvidia_smi_topo(kDir + "pcie_server.txt");
+  ASSERT_EQ(d.gpus.size(), 8u);
+  EXPECT_TRUE(d.nics.empty());
+  EXPECT_EQ(d.recommended_fabric(), "pcie");
+  // One NVLink bridge (GPU0-GPU1, NV4): the other 27 of the 28 pairs go over PCIe.
+  EXPECT_EQ(d.pcie_only_pairs().size(), 27u);
+  EXPECT_EQ(pair(d, "GPU0", "GPU1").link, TopoLink::nvlink);
+  EXPECT_EQ(pair(d, "GPU0", "GPU1").nvlinks, 4);
+  EXPECT_EQ(pair(d, "GPU2", "GPU3").link, TopoLink::pix);
+  EXPECT_EQ(pair(d, "GPU0", "GPU2").link, TopoLink::node);
+  EXPECT_EQ(pair(d, "GPU3", "GPU4").link, TopoLink::sys);
+  EXPECT_EQ(d.gpus[5].cpu_affinity, "32-63");
+}
+
+TEST(NvidiaSmiTopo, OldStyleNicColumns) {
+  const auto d = read_nvidia_smi_topo(kDir + "pcie_with_nics.txt");
+  ASSERT_EQ(d.gpus.size(), 4u);
+  ASSERT_EQ(d.nics.size(), 2u);
+  EXPECT_EQ(d.nics[1].nic_device, "mlx5_1");
+  EXPECT_EQ(pair(d, "GPU0", "GPU1").link, TopoLink::pxb);
+  EXPECT_EQ(d.nearest_nics("GPU2"), std::vector<std::string>{"mlx5_1"});
+  EXPECT_EQ(d.recommended_fabric(), "pcie");
+  EXPECT_EQ(d.pcie_only_pairs().size(), 6u);
+}
+
+std::string error_of(const std::string& file) {
+  try {
+    (void)read_nvidia_smi_topo(kDir + file);
+  } catch (const TopoParseError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(NvidiaSmiTopo, ErrorsNameFileLineAndWhatIsAllowed) {
+  EXPECT_NE(error_of("not_topo.txt").find("not_topo.txt:1: not `nvidia-smi topo -m` output"),
+            std::string::npos);
+  const auto bad = error_of("bad_cell.txt");
+  EXPECT_NE(bad.find("bad_cell.txt:4: unknown connection 'PCI' between GPU2 and GPU3 (allowed: X, "
+                     "NV#, PIX, PXB, PHB, NODE, SYS)"),
+            std::string::npos)
+      << bad;
+  std::istringstream asym("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV8\t X \n");
+  EXPECT_THROW((void)parse_nvidia_smi_topo(asym, "m.txt"), TopoParseError);
+  std::istringstream missing_row("\tGPU0\tGPU1\nGPU0\t X \tNV4\n");
+  EXPECT_THROW((void)parse_nvidia_smi_topo(missing_row, "m.txt"), TopoParseError);
+}
+
+}  // namespace
+}  // namespace clustersim::calibrate
