@@ -1,6 +1,7 @@
 // clustersim: predict how one training iteration runs on a GPU cluster (DESIGN.md "Commands").
 #include <iostream>
 
+#include "cli/calibrate_command.hpp"
 #include "cli/command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   cli::Action action;
   cli::add_run_command(app, action);
   cli::add_presets_command(app, action);
+  cli::add_calibrate_command(app, action);
 
   try {
     app.parse(argc, argv);
