@@ -47,6 +47,9 @@ struct Result {
   engine::Rank critical_rank = 0;
   std::vector<LinkUsage> links;  // busiest first
   std::vector<engine::LinkId> busiest_link_ids;
+  // Things the user should know about how the figures were made: warnings about the plan (a TP
+  // group spanning nodes) and which figures came from a calibration profile.
+  std::vector<std::string> notes;
   std::string network_model;
   std::uint64_t events = 0;
   double wall_s = 0;

@@ -51,6 +51,7 @@ nlohmann::ordered_json result_to_json(const Result& r, bool reproducible) {
       {"critical_rank", r.critical_rank},
       {"links", links},
       {"network_model", r.network_model},
+      {"notes", r.notes},
       {"simulator", {{"events", r.events}, {"wall_s", reproducible ? 0.0 : r.wall_s}}},
   };
 }
