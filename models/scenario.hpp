@@ -50,6 +50,15 @@ struct TrainingConfig {
   Optimizer optimizer = Optimizer::adam;
 };
 
+// PyTorch FSDP's knobs (parallel.fsdp); they apply to zero3, fsdp and hsdp.
+struct FsdpConfig {
+  int unit_blocks = 1;                // transformer blocks per FSDP unit (fsdp.unit)
+  bool reshard_after_forward = true;  // false: SHARD_GRAD_OP, parameters stay gathered until backward
+  int prefetch = 1;                   // backward prefetch depth: units all-gathered ahead
+  bool forward_prefetch = false;      // also prefetch the next unit in forward
+  int shard_group = 0;                // hsdp: ranks per sharding group; 0 = one node
+};
+
 struct ParallelConfig {
   int tp = 1;
   int pp = 1;
@@ -64,6 +73,7 @@ struct ParallelConfig {
   DataParallel data_parallel = DataParallel::ddp;
   double bucket_bytes = 25.0 * 1024 * 1024;  // bucket_mb in MiB, as PyTorch's bucket_cap_mb
   bool overlap = true;
+  FsdpConfig fsdp;
   std::vector<std::string> order = {"tp", "ep", "dp", "pp"};  // fastest-varying first
 };
 

@@ -71,6 +71,15 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   // MiB, as PyTorch's bucket_cap_mb.
   if (auto x = m.get("bucket_mb")) p.bucket_bytes = x->number(1e-6) * 1024.0 * 1024.0;
   if (auto x = m.get("overlap")) p.overlap = x->boolean();
+  if (auto x = m.get("fsdp")) {
+    yaml::MapReader f = x->map();
+    if (auto y = f.get("unit")) p.fsdp.unit_blocks = y->count(1);
+    if (auto y = f.get("reshard_after_forward")) p.fsdp.reshard_after_forward = y->boolean();
+    if (auto y = f.get("prefetch")) p.fsdp.prefetch = y->count(0);
+    if (auto y = f.get("forward_prefetch")) p.fsdp.forward_prefetch = y->boolean();
+    if (auto y = f.get("shard_group")) p.fsdp.shard_group = y->count(1);
+    f.finish();
+  }
   if (auto x = m.get("order")) {
     const std::vector<std::string> all = {"tp", "ep", "dp", "pp"};
     std::vector<std::string> order;
