@@ -162,9 +162,8 @@ class Builder {
       for (std::size_t k = 0; k < buckets.size(); ++k) {
         const int first = index[static_cast<std::size_t>(buckets[k].first_layer)];
         const OpId ready[] = {sc_.parallel.overlap ? last_backward.at(first) : end_of_backward};
-        engine::ScheduleBuilder::Common c{r, comm_, Category::dp_comm,
-                                          "ddp bucket " + std::to_string(k) + " all_reduce",
-                                          engine::kNone, ready};
+        const std::string name = "ddp bucket " + std::to_string(k) + " all_reduce";
+        engine::ScheduleBuilder::Common c{r, comm_, Category::dp_comm, name, engine::kNone, ready};
         c.chunk = static_cast<std::uint32_t>(k);
         reduce_ops.push_back(b_.collective(c, CollectiveType::all_reduce, dp, buckets[k].bytes));
       }
