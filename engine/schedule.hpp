@@ -141,8 +141,13 @@ class ScheduleBuilder {
  private:
   OpId push(const Common& c, Op op);
 
+  // Transparent hashing: interning looks a name up without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   Schedule schedule_;
-  std::unordered_map<std::string, std::uint32_t> name_index_;
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
 };
 
 }  // namespace clustersim::engine

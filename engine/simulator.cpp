@@ -118,14 +118,13 @@ class Run {
     if (remaining_deps_[id] != 0) return;
     busy_[st] = 1;
     timeline_.start[id] = now_;
-    const Op& op = s_.ops[id];
-    if (op.kind == OpKind::compute || op.kind == OpKind::copy) {
+    if (runs_on_gpu_[id]) {
       timeline_.launch[id] = now_;
       events_.push(now_ + duration_[id], id);
       return;
     }
     const std::uint32_t inst = rendezvous_.instance_of[id];
-    if (++arrived_[inst] == rendezvous_.instances[inst].size) launch(inst, op);
+    if (++arrived_[inst] == rendezvous_.instances[inst].size) launch(inst, s_.ops[id]);
   }
 
   // Every member has arrived: hand the transfer to the network model.
@@ -137,12 +136,30 @@ class Run {
     net_.start(inst, plan, static_cast<double>(op.bytes), now_);
   }
 
+  // The plan of an instance. The same collective recurs thousands of times (every layer, every
+  // micro-batch), so the result is cached per (group or pair, type, requested algorithm, root,
+  // bytes) and the plan itself per (group or pair, type, algorithm, root).
   const TransferPlan& plan_for(const Rendezvous::Instance& instance, const Op& op) {
+    const bool p2p = instance.group == kNone;
+    const Op& first = s_.ops[rendezvous_.ops[instance.ops_begin]];
+    const std::uint32_t a = p2p ? first.rank : instance.group;
+    const std::uint32_t b = p2p ? first.group_or_peer : kNone;
+    const CallKey call{a, b, op.collective, op.algorithm, op.tag, op.bytes};
+    auto hit = call_cache_.find(call);
+    if (hit == call_cache_.end()) hit = call_cache_.emplace(call, resolve(instance, op, p2p)).first;
+    const auto [plan, algorithm] = hit->second;
+    for (std::uint32_t i = 0; i < instance.size; ++i)
+      timeline_.algorithm[rendezvous_.ops[instance.ops_begin + i]] = algorithm;
+    return *plan;
+  }
+
+  std::pair<const TransferPlan*, Algorithm> resolve(const Rendezvous::Instance& instance,
+                                                    const Op& op, bool p2p) {
     std::vector<EndpointId> members;
     Algorithm algorithm = Algorithm::direct;
     CollectiveType type = CollectiveType::send_recv;
     std::uint32_t root = 0;
-    if (instance.group == kNone) {
+    if (p2p) {
       const Op& snd = s_.ops[rendezvous_.ops[instance.ops_begin]];
       members = {snd.rank, snd.group_or_peer};
     } else {
@@ -156,21 +173,17 @@ class Run {
       if (algorithm == Algorithm::automatic)
         algorithm = choose_algorithm(type, static_cast<double>(op.bytes), members, topo_);
     }
-    for (std::uint32_t i = 0; i < instance.size; ++i)
-      timeline_.algorithm[rendezvous_.ops[instance.ops_begin + i]] = algorithm;
-
-    // Plans depend on the group, not the message size: cache them.
-    const PlanKey key{instance.group == kNone ? members[0] : instance.group,
-                      instance.group == kNone ? members[1] : kNone, type, algorithm, root};
+    const PlanKey key{p2p ? members[0] : instance.group, p2p ? members[1] : kNone, type,
+                      algorithm, root};
     auto it = plan_cache_.find(key);
-    if (it != plan_cache_.end()) return *it->second;
+    if (it != plan_cache_.end()) return {it->second, algorithm};
     try {
       plans_.push_back(plan_collective(type, algorithm, members, root, topo_));
     } catch (const std::invalid_argument& e) {
       throw SimulationError("simulate: " + s_.label(op) + ": " + e.what());
     }
     plan_cache_.emplace(key, &plans_.back());
-    return plans_.back();
+    return {&plans_.back(), algorithm};
   }
 
   void finish_instance(std::uint32_t inst) {
@@ -182,12 +195,12 @@ class Run {
   void finish(OpId id) {
     timeline_.end[id] = now_;
     ++finished_ops_;
-    const std::uint32_t st = stream_index(s_.ops[id]);
+    const std::uint32_t st = stream_of_[id];
     busy_[st] = 0;
     ++cursor_[st];
     for (std::uint32_t i = succ_begin_[id]; i < succ_begin_[id + 1]; ++i) {
       const OpId next = succ_[i];
-      if (--remaining_deps_[next] == 0) try_start(stream_index(s_.ops[next]));
+      if (--remaining_deps_[next] == 0) try_start(stream_of_[next]);
     }
     try_start(st);
   }
@@ -216,6 +229,8 @@ class Run {
 
   using PlanKey =
       std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t>;
+  using CallKey = std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm,
+                             std::uint32_t, std::uint64_t>;
 
   const Schedule& s_;
   const Topology& topo_;
@@ -225,7 +240,10 @@ class Run {
   Timeline timeline_;
   Time now_ = Time::zero();
 
+  // Hot per-op state in compact arrays: the loop touches these, not the 56-byte Ops.
   std::vector<Time> duration_;
+  std::vector<std::uint8_t> runs_on_gpu_;
+  std::vector<std::uint32_t> stream_of_;
   std::vector<std::uint32_t> remaining_deps_;
   std::vector<std::uint32_t> succ_begin_;
   std::vector<OpId> succ_;
@@ -237,6 +255,7 @@ class Run {
   std::vector<std::uint32_t> arrived_;
   std::deque<TransferPlan> plans_;  // stable addresses
   std::map<PlanKey, const TransferPlan*> plan_cache_;
+  std::map<CallKey, std::pair<const TransferPlan*, Algorithm>> call_cache_;
   EventQueue<OpId> events_;
   std::size_t finished_ops_ = 0;
   std::size_t reported_ = 0;
