@@ -47,5 +47,28 @@ TEST(EndToEnd, IdealNetworkMakesExposedCommunicationZero) {
   EXPECT_LE(ideal.iteration_time_s, flow.iteration_time_s);
 }
 
+// BUG (models/memory_model.cpp, not owned here): estimate_memory() sums the parameters of the
+// whole model (built.layers) for every rank, ignoring the pipeline partition (and the TP split),
+// so a pipeline stage is charged for every stage's weights. Expected by hand: 4 layers of 1e6
+// parameters on pp = 2 stages of one GPU each (dp = 1) put 2 layers = 2e6 parameters on each GPU:
+// weights and gradients 2e6 × 2 B (bf16) = 4e6 B each, Adam state 2e6 × 12 B (m, v and an fp32
+// master copy; DESIGN.md "Memory model") = 2.4e7 B; no activations stated, no DDP buckets. The
+// code reports twice each (8e6, 8e6, 4.8e7). Enable once the memory model is per stage.
+TEST(EndToEnd, DISABLED_MemoryCountsOnlyTheStagesOwnParameters) {
+  const Scenario sc = parse_scenario(R"(
+cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 2}
+model:
+  layers: [{name: block, params: 1e6, forward_flops: 1e9, repeat: 4}]
+training: {global_batch: 2, micro_batch: 1, precision: bf16, optimizer: adam}
+parallel: {pp: 2}
+)",
+                                     "pp-memory.yaml");
+  const Result r = run_scenario(sc).result;
+  EXPECT_DOUBLE_EQ(r.memory.peak.weights, 4e6);
+  EXPECT_DOUBLE_EQ(r.memory.peak.gradients, 4e6);
+  EXPECT_DOUBLE_EQ(r.memory.peak.optimizer, 2.4e7);
+  EXPECT_DOUBLE_EQ(r.memory.peak.buffers, 0.0);
+}
+
 }  // namespace
 }  // namespace clustersim::models
