@@ -26,13 +26,21 @@ struct RunArgs {
   bool reproducible = false;
 };
 
-// Outputs never replace what the user wrote: refuse a path that is the scenario itself.
+// Outputs never replace what the user wrote: refuse a path that is the scenario itself. A path
+// whose directory does not exist is refused too, before a long simulation rather than after it.
 void check_output(const std::string& out, const std::string& scenario, const char* flag) {
   if (out.empty()) return;
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::equivalent(out, scenario, ec))
+  if (fs::equivalent(out, scenario, ec))
     throw BadInput(std::string(flag) + " " + out +
                    " is the scenario file; refusing to overwrite it");
+  const fs::path dir = fs::path(out).has_parent_path() ? fs::path(out).parent_path() : ".";
+  if (!fs::is_directory(dir, ec))
+    throw BadInput(std::string(flag) + " " + out + ": directory '" + dir.string() +
+                   "' does not exist; allowed: a file in an existing directory");
+  if (fs::is_directory(out, ec))
+    throw BadInput(std::string(flag) + " " + out + " is a directory; allowed: a file path");
 }
 
 int run(const RunArgs& a) {

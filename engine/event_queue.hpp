@@ -30,6 +30,22 @@ class EventQueue {
     heap_.pop_back();
     return e;
   }
+  // Pops the top and pushes (time, payload) in one sift-down: the same heap contents, hence the
+  // same pop order, as pop() followed by push(), at about half the cost.
+  void replace_top(Time time, Payload payload) {
+    const Event e{time, next_sequence_++, payload};
+    const std::size_t n = heap_.size();
+    std::size_t i = 0;
+    while (true) {
+      std::size_t c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && later(heap_[c], heap_[c + 1])) ++c;  // the earlier child
+      if (!later(e, heap_[c])) break;
+      heap_[i] = heap_[c];
+      i = c;
+    }
+    heap_[i] = e;
+  }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   void reserve(std::size_t n) { heap_.reserve(n); }

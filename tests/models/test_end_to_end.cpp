@@ -1,0 +1,74 @@
+// Whole scenarios through models::run_scenario: the network models agree where they must
+// (DESIGN.md "Network models"): `analytical` and `flow` differ only by contention, so on a
+// contention-free scenario they agree within 2 %; `ideal` makes communication free.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "models/run_scenario.hpp"
+
+namespace clustersim::models {
+namespace {
+
+const std::string kScenarios = CLUSTERSIM_SCENARIOS_DIR "/";
+
+Result run_with(const std::string& file, engine::NetworkModelKind kind) {
+  RunOptions options;
+  options.network = kind;
+  return run_scenario(load_scenario(kScenarios + file), options).result;
+}
+
+// ResNet-50 DDP on one DGX A100: the all-reduces run one at a time on the comm stream and a ring
+// over an NVSwitch puts one flow on each GPU's uplink and downlink, so nothing contends.
+TEST(EndToEnd, AnalyticalAndFlowAgreeWithoutContention) {
+  for (const char* file : {"resnet50-ddp-dgx-a100.yaml", "resnet50-ddp-pcie-8gpu.yaml"}) {
+    SCOPED_TRACE(file);
+    const Result a = run_with(file, engine::NetworkModelKind::analytical);
+    const Result f = run_with(file, engine::NetworkModelKind::flow);
+    ASSERT_GT(f.iteration_time_s, 0.0);
+    EXPECT_LT(std::abs(a.iteration_time_s - f.iteration_time_s) / f.iteration_time_s, 0.02)
+        << "analytical " << a.iteration_time_s << " s, flow " << f.iteration_time_s << " s";
+    EXPECT_EQ(a.network_model, "analytical");
+    EXPECT_EQ(f.network_model, "flow");
+  }
+}
+
+// Free communication: nothing is exposed, and the iteration is no longer than with a real
+// network (communication can only add waiting).
+TEST(EndToEnd, IdealNetworkMakesExposedCommunicationZero) {
+  const std::string file = "bert-large-ddp-4xdgx-a100.yaml";
+  const Result ideal = run_with(file, engine::NetworkModelKind::ideal);
+  const Result flow = run_with(file, engine::NetworkModelKind::flow);
+  EXPECT_EQ(ideal.exposed_comm_s.total, 0.0);
+  EXPECT_EQ(ideal.exposed_comm_s.dp, 0.0);
+  EXPECT_EQ(ideal.breakdown_s.idle, 0.0);
+  EXPECT_GT(flow.exposed_comm_s.total, 0.0);  // 32 GPUs over 200 Gb/s NICs cannot hide it all
+  EXPECT_LE(ideal.iteration_time_s, flow.iteration_time_s);
+}
+
+// BUG (models/memory_model.cpp, not owned here): estimate_memory() sums the parameters of the
+// whole model (built.layers) for every rank, ignoring the pipeline partition (and the TP split),
+// so a pipeline stage is charged for every stage's weights. Expected by hand: 4 layers of 1e6
+// parameters on pp = 2 stages of one GPU each (dp = 1) put 2 layers = 2e6 parameters on each GPU:
+// weights and gradients 2e6 × 2 B (bf16) = 4e6 B each, Adam state 2e6 × 12 B (m, v and an fp32
+// master copy; DESIGN.md "Memory model") = 2.4e7 B; no activations stated, no DDP buckets. The
+// code reports twice each (8e6, 8e6, 4.8e7). Enable once the memory model is per stage.
+TEST(EndToEnd, DISABLED_MemoryCountsOnlyTheStagesOwnParameters) {
+  const Scenario sc = parse_scenario(R"(
+cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 2}
+model:
+  layers: [{name: block, params: 1e6, forward_flops: 1e9, repeat: 4}]
+training: {global_batch: 2, micro_batch: 1, precision: bf16, optimizer: adam}
+parallel: {pp: 2}
+)",
+                                     "pp-memory.yaml");
+  const Result r = run_scenario(sc).result;
+  EXPECT_DOUBLE_EQ(r.memory.peak.weights, 4e6);
+  EXPECT_DOUBLE_EQ(r.memory.peak.gradients, 4e6);
+  EXPECT_DOUBLE_EQ(r.memory.peak.optimizer, 2.4e7);
+  EXPECT_DOUBLE_EQ(r.memory.peak.buffers, 0.0);
+}
+
+}  // namespace
+}  // namespace clustersim::models
