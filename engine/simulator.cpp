@@ -31,14 +31,17 @@ class Run {
     timeline_.algorithm.assign(n, Algorithm::automatic);
     duration_.assign(n, Time::zero());
     remaining_deps_.resize(n);
+    runs_on_gpu_.resize(n);
+    stream_of_.resize(n);
     for (OpId id = 0; id < n; ++id) {
       const Op& op = s.ops[id];
       remaining_deps_[id] = op.deps_count;
-      if (op.kind == OpKind::compute || op.kind == OpKind::copy)
-        duration_[id] = compute.duration(op);
+      runs_on_gpu_[id] = op.kind == OpKind::compute || op.kind == OpKind::copy;
+      if (runs_on_gpu_[id]) duration_[id] = compute.duration(op);
     }
     build_successors();
     build_streams();
+    for (OpId id = 0; id < n; ++id) stream_of_[id] = stream_index(s.ops[id]);
     arrived_.assign(rendezvous_.instances.size(), 0);
     if (options.record_link_rates)
       net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {

@@ -54,7 +54,7 @@ TEST(EndToEnd, IdealNetworkMakesExposedCommunicationZero) {
 // weights and gradients 2e6 × 2 B (bf16) = 4e6 B each, Adam state 2e6 × 12 B (m, v and an fp32
 // master copy; DESIGN.md "Memory model") = 2.4e7 B; no activations stated, no DDP buckets. The
 // code reports twice each (8e6, 8e6, 4.8e7). Enable once the memory model is per stage.
-TEST(EndToEnd, DISABLED_MemoryCountsOnlyTheStagesOwnParameters) {
+TEST(EndToEnd, MemoryCountsOnlyTheStagesOwnParameters) {
   const Scenario sc = parse_scenario(R"(
 cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 2}
 model:
