@@ -207,13 +207,10 @@ class Builder {
       const auto& bucket = sets[static_cast<std::size_t>(s)][k];
       const int first = index[static_cast<std::size_t>(-neg_first)];
       const OpId ready[] = {sc_.parallel.overlap ? last_backward.at(first) : end_of_backward};
-      engine::ScheduleBuilder::Common c{r,
-                                        comm_,
-                                        Category::dp_comm,
-                                        std::string(s == 0 ? "ddp bucket " : "ddp expert bucket ") +
-                                            std::to_string(k) + " all_reduce",
-                                        engine::kNone,
-                                        ready};
+      // Common holds a string_view: the name must outlive the call.
+      const std::string name = std::string(s == 0 ? "ddp bucket " : "ddp expert bucket ") +
+                               std::to_string(k) + " all_reduce";
+      engine::ScheduleBuilder::Common c{r, comm_, Category::dp_comm, name, engine::kNone, ready};
       c.chunk = static_cast<std::uint32_t>(k);
       reduce_ops.push_back(b_.collective(c, CollectiveType::all_reduce,
                                          on[static_cast<std::size_t>(s)], bucket.bytes));
