@@ -116,6 +116,8 @@ class ScheduleBuilder {
   std::uint32_t intern(std::string_view name);
   GroupId add_group(std::vector<Rank> ranks, std::string name);
 
+  // Fields every op has. `name` is copied (interned) when the op is added; it must outlive only
+  // that call.
   struct Common {
     Rank rank = 0;
     StreamId stream = 0;

@@ -1,8 +1,19 @@
-// What one GPU must hold (DESIGN.md "Memory model"): weights, gradients, optimizer states,
-// activations and communication buffers, for the rank that needs the most.
+// What one GPU must hold (DESIGN.md "Memory model"), for every pipeline stage, reporting the
+// rank that needs the most:
+// - weights, gradients and optimizer states of the rank's shard (its stage's layers, divided by
+//   tp, experts also by ep), partitioned over the data-parallel group as ZeRO / FSDP do: with
+//   mixed-precision Adam (K = 12) stage 1 holds 4Ψ + KΨ/N, stage 2 2Ψ + (2+K)Ψ/N, stage 3
+//   (4+K)Ψ/N (Rajbhandari et al. 2020);
+// - activations after Korthikanti et al. 2022: s·b·h·(10 + 24/t + 5·a·s/(h·t)) bytes per layer
+//   with tensor parallelism, s·b·h·(34 + 5·a·s/h)/t with sequence parallelism, the attention
+//   core dropped by selective recompute, 2·s·b·h per layer with full recompute; times the
+//   micro-batches the pipeline schedule holds in flight on that stage (counted from its order);
+// - communication buffers: DDP's bucket copy of the gradients, ZeRO's buckets, FSDP's gathered
+//   units in flight, the pipeline's send/receive buffers.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "engine/schedule.hpp"
 #include "models/schedule_builder.hpp"
@@ -19,13 +30,19 @@ struct MemoryBreakdown {
 };
 
 struct MemoryEstimate {
-  MemoryBreakdown peak;  // of the rank that needs the most
+  MemoryBreakdown peak;       // of the rank that needs the most
   engine::Rank peak_rank = 0;
-  double capacity = 0;  // the GPU's memory
+  int peak_stage = 0;
+  std::vector<MemoryBreakdown> per_stage;  // index: pipeline stage
+  double capacity = 0;        // the GPU's memory
   bool fits() const { return peak.total() <= capacity; }
   std::string largest_term() const;  // "optimizer", ...
 };
 
 MemoryEstimate estimate_memory(const Scenario& scenario, const BuiltSchedule& built);
+
+// Optimizer state bytes per parameter (K): Adam's two moments, momentum for SGD, plus an fp32
+// master copy of the weights under mixed precision.
+double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision);
 
 }  // namespace clustersim::models
