@@ -49,7 +49,7 @@ class TransformerCoster {
     out.push_back(embedding());
     for (int k = 0; k < t_.num_layers; ++k) {
       out.push_back(attention(k));
-      const bool moe = t_.moe && k % t_.moe->every == 0;  // Megatron's moe_layer_freq pattern
+      const bool moe = t_.moe && t_.moe->is_moe_block(k);  // Megatron's moe_layer_freq pattern
       out.push_back(moe ? moe_mlp(k) : dense_mlp(k));
     }
     out.push_back(lm_head());

@@ -76,6 +76,20 @@ std::vector<ModelSpec> make_models() {
   moe.expert_ffn_hidden_size = 14336;
   mixtral.moe = moe;
   m.push_back({"mixtral-8x7b", mixtral, 4096});
+  // DeepSeekMoE 16B (Dai et al. 2024, arXiv:2401.06066; HF deepseek-ai/deepseek-moe-16b-base
+  // config.json): 28 layers, hidden 2048, 16 heads (MHA), vocab 102400, 4096 context; fine-grained
+  // experts: 64 routed of ffn 1408, top-6, 2 shared; the first block keeps a dense MLP of 10944
+  // (first_k_dense_replace = 1). Published total: 16.4 B parameters.
+  TransformerSpec deepseek = llama_like(28, 2048, 16, 16, 10944, 102400, 4096);
+  MoeSpec fine;
+  fine.num_experts = 64;
+  fine.top_k = 6;
+  fine.every = 1;
+  fine.expert_ffn_hidden_size = 1408;
+  fine.shared_experts = 2;
+  fine.first_dense = 1;
+  deepseek.moe = fine;
+  m.push_back({"deepseek-moe-16b", deepseek, 4096});
   std::sort(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return m;
 }

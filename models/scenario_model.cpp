@@ -46,6 +46,7 @@ MoeSpec read_moe(const yaml::Value& v, const std::optional<MoeSpec>& base, long 
   if (auto x = m.get("shared_experts")) moe.shared_experts = x->count(0);
   if (auto x = m.get("capacity_factor")) moe.capacity_factor = x->number(1e-6);
   if (auto x = m.get("imbalance")) moe.imbalance = x->number(1.0);
+  if (auto x = m.get("first_dense")) moe.first_dense = x->count(0);
   m.finish();
   if (moe.top_k > moe.num_experts)
     (top_k ? *top_k : v)

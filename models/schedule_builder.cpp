@@ -26,12 +26,6 @@ double recompute_flops(const Scenario& sc, const LayerCost& layer) {
 }
 
 BuiltSchedule build_schedule(const Scenario& sc) {
-  const auto& p = sc.parallel;
-  if (p.ep > 1)
-    sc.fail("parallel.ep", "expert parallelism is not simulated by this version yet; use ep: 1");
-  if (p.data_parallel != DataParallel::ddp)
-    sc.fail("parallel.data_parallel",
-            "sharded data parallelism is not simulated by this version yet; use ddp");
   return build_training_schedule(sc);
 }
 

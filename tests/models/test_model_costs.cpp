@@ -332,3 +332,28 @@ TEST_F(HfConfigTest, HeadCountsMustDivide) {
 
 }  // namespace
 }  // namespace clustersim::models
+
+namespace clustersim::models {
+namespace {
+
+// DeepSeekMoE 16B (Dai et al. 2024, arXiv:2401.06066, Table: "16.4B total, 2.8B activated";
+// HF deepseek-ai/deepseek-moe-16b-base config.json). Closed form: embedding and head V·h each, a
+// final norm h; per block attention h + 4h² (MHA, no biases); block 0 a dense SwiGLU MLP
+// h + 3·h·10944; blocks 1–27 norm h, router h·64 and 64 routed + 2 shared experts of 3·h·1408.
+TEST(ModelCosts, DeepSeekMoe16bMatchesThePublishedTotal) {
+  const double v = 102400, h = 2048, fe = 1408;
+  const double total = 2 * v * h + h + 28 * (h + 4 * h * h) + (h + 3 * h * 10944) +
+                       27 * (h + h * 64 + (64 + 2) * 3 * h * fe);
+  const auto layers = expand("deepseek-moe-16b", 4096);
+  EXPECT_DOUBLE_EQ(total_params(layers), total);
+  EXPECT_NEAR(total_params(layers), 16.4e9, 0.05e9);  // the paper's rounded figure
+  // Activated per token: 6 routed + 2 shared experts instead of 66: the paper's 2.8 B.
+  const double activated = total - 27 * (64 - 6) * 3 * h * fe;
+  EXPECT_NEAR(activated, 2.8e9, 0.05e9);
+  // The first block is dense (first_k_dense_replace = 1), the others route.
+  EXPECT_EQ(layer(layers, "L0.mlp").params, h + 3 * h * 10944);
+  EXPECT_EQ(layer(layers, "L1.mlp").params, h + h * 64 + 66 * 3 * h * fe);
+}
+
+}  // namespace
+}  // namespace clustersim::models

@@ -1,0 +1,157 @@
+#include "models/plans/expert_parallelism.hpp"
+
+#include <algorithm>
+#include <string>
+#include <variant>
+
+namespace clustersim::models {
+
+using engine::Category;
+using engine::CollectiveType;
+using engine::OpId;
+
+int expert_of(const ParamTensor& t) {
+  static constexpr std::string_view kMark = ".experts.";
+  const auto at = t.name.find(kMark);
+  if (at == std::string::npos) return -1;
+  return std::stoi(t.name.substr(at + kMark.size()));
+}
+
+LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, int ep,
+                         int ep_index) {
+  LayerCost out = layer;
+  out.tensors.clear();
+  out.params = 0;
+  const int per_rank = ep > 0 && num_experts > 0 ? std::max(1, num_experts / ep) : 1;
+  for (const auto& t : layer.tensors) {
+    const int e = expert_of(t);
+    if ((e >= 0) != experts) continue;
+    if (e >= 0 && e / per_rank != ep_index) continue;
+    out.tensors.push_back(t);
+    out.params += t.count;
+  }
+  return out;
+}
+
+ExpertParallelism::ExpertParallelism(const Scenario& sc)
+    : ep_(sc.parallel.ep),
+      tp_(sc.parallel.tp),
+      elem_(bytes_per_element(sc.training.precision)),
+      precision_(static_cast<std::uint8_t>(sc.training.precision)) {
+  const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
+  if (t == nullptr || !t->moe) return;
+  moe_ = &*t->moe;
+  hidden_ = static_cast<double>(t->hidden_size);
+  tokens_ = static_cast<double>(sc.training.micro_batch) * std::max(1, sc.training.seq_len);
+  const double matrices = t->activation == Activation::swiglu ? 3.0 : 2.0;
+  const double ffn = static_cast<double>(moe_->expert_ffn_hidden_size);
+  flops_per_copy_ = 2.0 * hidden_ * ffn * matrices;
+  expert_params_ = hidden_ * ffn * matrices + (t->bias ? ffn * (matrices - 1) + hidden_ : 0.0);
+}
+
+bool ExpertParallelism::is_moe(const LayerCost& l) const {
+  return moe_ != nullptr && l.block >= 0 && l.name.ends_with(".mlp") && moe_->is_moe_block(l.block);
+}
+
+double ExpertParallelism::routed_copies() const {
+  if (moe_ == nullptr) return 0.0;
+  const double f = ep_ > 1 ? moe_->imbalance : 1.0;
+  return tokens_ * moe_->top_k * std::min(f, moe_->capacity_factor);
+}
+
+std::uint64_t ExpertParallelism::all_to_all_bytes() const {
+  return static_cast<std::uint64_t>(routed_copies() * hidden_ * elem_);
+}
+
+double ExpertParallelism::expert_forward_flops() const {
+  return routed_copies() * flops_per_copy_ / tp_;
+}
+
+double ExpertParallelism::router_forward_flops() const {
+  return moe_ == nullptr ? 0.0 : 2.0 * tokens_ * hidden_ * moe_->num_experts;
+}
+
+double ExpertParallelism::shared_forward_flops() const {
+  return moe_ == nullptr ? 0.0 : moe_->shared_experts * tokens_ * flops_per_copy_ / tp_;
+}
+
+OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
+                                engine::StreamId stream, engine::GroupId ep_group,
+                                const LayerCost& l, std::uint32_t mb, std::vector<OpId>& deps,
+                                Category category) const {
+  const std::string base = l.name + (category == Category::recompute ? " recompute" : " fwd");
+  OpId last = engine::kNone;
+  auto emit = [&](auto&& make) {
+    last = make(engine::ScheduleBuilder::Common{rank, stream, category, "", mb, deps});
+    deps.assign(1, last);
+  };
+  auto compute = [&](const std::string& name, double flops, double bytes) {
+    emit([&](engine::ScheduleBuilder::Common c) {
+      c.name = name;
+      return b.compute(c, flops, static_cast<std::uint64_t>(bytes), precision_);
+    });
+  };
+  auto all_to_all = [&](const std::string& name) {
+    if (ep_ <= 1) return;
+    emit([&](engine::ScheduleBuilder::Common c) {
+      c.name = name;
+      c.category = Category::ep_comm;
+      return b.collective(c, CollectiveType::all_to_all, ep_group, all_to_all_bytes());
+    });
+  };
+  const double act = tokens_ * hidden_ * elem_;
+  compute(base + " router", router_forward_flops(), hidden_ * moe_->num_experts * elem_ + act);
+  all_to_all(base + " ep dispatch all_to_all");
+  const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
+  compute(base + " experts", expert_forward_flops(),
+          local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_);
+  all_to_all(base + " ep combine all_to_all");
+  if (moe_->shared_experts > 0)
+    compute(base + " shared experts", shared_forward_flops(),
+            moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act);
+  deps.clear();
+  return last;
+}
+
+OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
+                                 engine::StreamId stream, engine::GroupId ep_group,
+                                 const LayerCost& l, std::uint32_t mb, std::vector<OpId>& deps,
+                                 OpId* weight_grads) const {
+  const std::string base = l.name + " bwd";
+  OpId last = engine::kNone;
+  auto emit = [&](OpId id) {
+    last = id;
+    deps.assign(1, last);
+  };
+  auto common = [&](Category cat, const std::string& name) {
+    return engine::ScheduleBuilder::Common{rank, stream, cat, name, mb, deps};
+  };
+  auto all_to_all = [&](const std::string& name) {
+    if (ep_ > 1)
+      emit(b.collective(common(Category::ep_comm, name), CollectiveType::all_to_all, ep_group,
+                        all_to_all_bytes()));
+  };
+  const double act = tokens_ * hidden_ * elem_;
+  const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
+  // Gradients flow back through the combine first; backward costs twice the forward.
+  if (moe_->shared_experts > 0)
+    emit(b.compute(common(Category::backward, base + " shared experts"),
+                   2.0 * shared_forward_flops(),
+                   static_cast<std::uint64_t>(
+                       2.0 * (moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act)),
+                   precision_));
+  all_to_all(base + " ep combine-grad all_to_all");
+  emit(b.compute(common(Category::backward, base + " experts"), 2.0 * expert_forward_flops(),
+                 static_cast<std::uint64_t>(2.0 * (local_experts * expert_params_ * elem_ / tp_ +
+                                                   2.0 * routed_copies() * hidden_ * elem_)),
+                 precision_));
+  all_to_all(base + " ep dispatch-grad all_to_all");
+  emit(b.compute(common(Category::backward, base + " router"), 2.0 * router_forward_flops(),
+                 static_cast<std::uint64_t>(2.0 * (hidden_ * moe_->num_experts * elem_ + act)),
+                 precision_));
+  *weight_grads = last;
+  deps.clear();
+  return last;
+}
+
+}  // namespace clustersim::models

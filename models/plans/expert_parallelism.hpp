@@ -1,0 +1,75 @@
+// Mixture-of-experts layers under expert parallelism (DESIGN.md "EP"; docs/parallelism.md "MoE").
+// An MoE block's "Lk.mlp" runs, on the compute stream (every step is on the critical path):
+//   router → dispatch all-to-all over the EP group → the rank's experts → combine all-to-all →
+//   shared experts (dense, on every rank);
+// backward mirrors it: combine-grad all-to-all, expert backward, dispatch-grad all-to-all, router
+// and shared-expert backward. Experts are split E/ep per rank (and over TP like a dense MLP).
+//
+// Load convention: a rank holds T = micro_batch · seq_len tokens and sends T · top_k token copies.
+// The busiest EP rank receives f × that mean (f = moe.imbalance, the hottest expert's share; with
+// one expert per rank exactly the hottest expert), capped at the capacity cf × the mean (tokens
+// beyond capacity are dropped: GShard/Switch); every rank waits for it since the combine
+// all-to-all synchronizes the group. With ep = 1 there is no rank to be imbalanced against: f = 1.
+//   load    = T · top_k · min(f, cf)               token copies on the pace-setting rank
+//   bytes   = load · hidden · element size         each all-to-all's total buffer (collectives.hpp)
+//   FLOPs   = load · 2 · hidden · ffn · matrices / tp   expert forward (backward twice)
+// The all-to-all is simulated uniform, sized so the busiest receiver's volume is right: an
+// all-to-all ends when its busiest receiver does.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/schedule.hpp"
+#include "models/model_costs.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+
+// The routed expert a tensor belongs to ("Lk.mlp.experts.<e>.…"), or -1 (dense, shared experts,
+// router).
+int expert_of(const ParamTensor& tensor);
+
+// `layer` reduced to the tensors a rank of expert-parallel index `ep_index` holds: every dense
+// tensor and its own E/ep routed experts (experts are placed contiguously: e / (E/ep) = ep_index).
+// `experts` selects the routed-expert tensors (true) or the rest (false); counts are unchanged.
+LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, int ep,
+                         int ep_index);
+
+class ExpertParallelism {
+ public:
+  explicit ExpertParallelism(const Scenario& scenario);
+
+  // Whether `layer` is the MLP of an MoE block.
+  bool is_moe(const LayerCost& layer) const;
+
+  // The MoE part of the layer's forward (or its recompute, `category`), after `deps`; clears them.
+  engine::OpId forward(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
+                       engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
+                       std::vector<engine::OpId>& deps, engine::Category category) const;
+  // Its backward; `*weight_grads` receives the op after which all of the layer's weight gradients
+  // exist (the router and shared-expert backward, the last one).
+  engine::OpId backward(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
+                        engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
+                        std::vector<engine::OpId>& deps, engine::OpId* weight_grads) const;
+
+  // Per micro-batch on the pace-setting rank, as in the header comment.
+  double routed_copies() const;            // load
+  std::uint64_t all_to_all_bytes() const;  // bytes
+  double expert_forward_flops() const;     // FLOPs of the rank's experts' forward
+  double router_forward_flops() const;     // 2 · T · h · E (replicated over TP)
+  double shared_forward_flops() const;     // shared experts, as a dense MLP, / tp
+
+ private:
+  const MoeSpec* moe_ = nullptr;
+  int ep_ = 1;
+  int tp_ = 1;
+  int elem_ = 2;
+  std::uint8_t precision_ = 0;
+  double tokens_ = 0;  // T
+  double hidden_ = 0;
+  double flops_per_copy_ = 0;  // 2 · h · ffn · matrices
+  double expert_params_ = 0;   // one expert's parameters
+};
+
+}  // namespace clustersim::models

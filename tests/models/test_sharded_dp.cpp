@@ -1,0 +1,231 @@
+// Sharded data parallelism (ZeRO-1/2/3, FSDP, HSDP) against hand-derived communication volumes,
+// timelines and group placements. Formulas: docs/parallelism.md.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "models/run_scenario.hpp"
+#include "models/scenario.hpp"
+#include "models/schedule_builder.hpp"
+
+namespace clustersim::models {
+namespace {
+
+using engine::CollectiveType;
+using engine::OpKind;
+
+// A 4-block Llama-style transformer (MHA, SwiGLU, RMSNorm, no biases, untied head).
+constexpr double kV = 32000, kH = 1024, kF = 2816, kL = 4;
+
+// One copy of the gradients in bf16, from the shape alone: embedding V·h, per block attention
+// (norm h + QKV 3h² + output h²) and MLP (norm h + gate/up/down 3·h·f), final norm h + head V·h.
+constexpr double kGradientBytes =
+    2.0 * (2 * kV * kH + kL * (kH + 4 * kH * kH + kH + 3 * kH * kF) + kH);
+
+std::string scenario(const std::string& parallel, int nodes = 1, long global_batch = 8) {
+  return "name: sharded-test\n"
+         "cluster: {nodes: " +
+         std::to_string(nodes) +
+         ", node: dgx-a100}\n"
+         "model: {num_layers: 4, hidden_size: 1024, num_heads: 16, ffn_hidden_size: 2816,\n"
+         "        vocab_size: 32000, activation: swiglu, norm: rmsnorm, bias: false,\n"
+         "        learned_positions: false}\n"
+         "training: {global_batch: " +
+         std::to_string(global_batch) +
+         ", micro_batch: 1, seq_len: 1024, precision: bf16}\n"
+         "parallel: " +
+         parallel + "\n";
+}
+
+Scenario parse(const std::string& parallel, int nodes = 1, long global_batch = 8) {
+  return parse_scenario(scenario(parallel, nodes, global_batch), "test");
+}
+
+// Bytes rank `rank` sends over a ring per iteration: all-reduce 2(N−1)/N·S, all-gather and
+// reduce-scatter (N−1)/N·S, with S the op's buffer (collectives.hpp's convention).
+double ring_bytes_sent(const engine::Schedule& s, engine::Rank rank) {
+  double sum = 0;
+  for (const auto& op : s.ops) {
+    if (op.rank != rank || op.kind != OpKind::collective) continue;
+    const double n = static_cast<double>(s.groups[op.group_or_peer].ranks.size());
+    const double factor =
+        op.collective == CollectiveType::all_reduce ? 2 * (n - 1) / n : (n - 1) / n;
+    sum += factor * static_cast<double>(op.bytes);
+  }
+  return sum;
+}
+
+int count(const engine::Schedule& s, engine::Rank rank, CollectiveType type) {
+  int c = 0;
+  for (const auto& op : s.ops)
+    c += op.rank == rank && op.kind == OpKind::collective && op.collective == type;
+  return c;
+}
+
+// The op of `rank` whose label (name and micro-batch) is `label`.
+engine::OpId find(const engine::Schedule& s, engine::Rank rank, const std::string& label) {
+  for (engine::OpId i = 0; i < s.ops.size(); ++i)
+    if (s.ops[i].rank == rank && s.label(s.ops[i]) == label) return i;
+  throw std::runtime_error("no op '" + label + "' on rank " + std::to_string(rank));
+}
+
+constexpr double kN = 8;  // one DGX A100: dp = 8
+
+TEST(ShardedDp, DdpSendsTwiceTheGradientsOverARing) {
+  const auto built = build_schedule(parse("{data_parallel: ddp}"));
+  EXPECT_NEAR(ring_bytes_sent(built.schedule, 0), 2 * (kN - 1) / kN * kGradientBytes, 1.0);
+}
+
+// ZeRO-3 / FSDP with one micro-batch: every unit is all-gathered before its forward and again
+// before its backward, and its gradients reduce-scattered once: 3·(N−1)/N·G.
+TEST(ShardedDp, FullShardSendsThreeTimesTheGradients) {
+  for (const char* mode : {"fsdp", "zero3"}) {
+    const auto built = build_schedule(parse(std::string("{data_parallel: ") + mode + "}"));
+    EXPECT_NEAR(ring_bytes_sent(built.schedule, 0), 3 * (kN - 1) / kN * kGradientBytes, 1.0)
+        << mode;
+    EXPECT_EQ(count(built.schedule, 0, CollectiveType::all_reduce), 0) << mode;
+    // Units: embedding, four blocks, LM head; two all-gathers and one reduce-scatter each.
+    EXPECT_EQ(count(built.schedule, 0, CollectiveType::all_gather), 12) << mode;
+    EXPECT_EQ(count(built.schedule, 0, CollectiveType::reduce_scatter), 6) << mode;
+  }
+}
+
+// SHARD_GRAD_OP keeps the parameters from forward to backward: one all-gather per unit.
+TEST(ShardedDp, ShardGradOpGathersOncePerMicroBatch) {
+  const auto built =
+      build_schedule(parse("{data_parallel: fsdp, fsdp: {reshard_after_forward: false}}"));
+  EXPECT_NEAR(ring_bytes_sent(built.schedule, 0), 2 * (kN - 1) / kN * kGradientBytes, 1.0);
+}
+
+// Two blocks per unit: embedding, {L0, L1}, {L2, L3}, head = 4 units.
+TEST(ShardedDp, UnitBlocksGroupBlocks) {
+  const auto built = build_schedule(parse("{data_parallel: fsdp, fsdp: {unit: 2}}"));
+  EXPECT_EQ(count(built.schedule, 0, CollectiveType::reduce_scatter), 4);
+  EXPECT_NEAR(ring_bytes_sent(built.schedule, 0), 3 * (kN - 1) / kN * kGradientBytes, 1.0);
+}
+
+// With gradient accumulation (4 micro-batches): gathers every micro-batch (8 per unit), one
+// reduce-scatter per unit at the last micro-batch.
+TEST(ShardedDp, GradientAccumulationReducesOnlyAtTheLastMicroBatch) {
+  const auto built = build_schedule(parse("{data_parallel: fsdp}", 1, 32));
+  EXPECT_EQ(count(built.schedule, 0, CollectiveType::all_gather), 6 * 2 * 4);
+  EXPECT_EQ(count(built.schedule, 0, CollectiveType::reduce_scatter), 6);
+  for (const auto& op : built.schedule.ops) {
+    if (op.rank == 0 && op.kind == OpKind::collective &&
+        op.collective == CollectiveType::reduce_scatter) {
+      EXPECT_EQ(op.microbatch, 3u);
+    }
+  }
+}
+
+// ZeRO-1/2: reduce-scatter the gradients and all-gather the parameters instead of all-reduce;
+// the same 2·(N−1)/N·G as DDP. ZeRO-2 reduces every micro-batch (DeepSpeed), ZeRO-1 once.
+TEST(ShardedDp, ZeroOneAndTwoReduceScatterAndAllGather) {
+  for (const char* mode : {"zero1", "zero2"}) {
+    const auto built = build_schedule(parse(std::string("{data_parallel: ") + mode + "}"));
+    const auto& s = built.schedule;
+    EXPECT_EQ(count(s, 0, CollectiveType::all_reduce), 0) << mode;
+    EXPECT_GT(count(s, 0, CollectiveType::reduce_scatter), 0) << mode;
+    EXPECT_EQ(count(s, 0, CollectiveType::all_gather), 1) << mode;  // the updated parameters
+    EXPECT_NEAR(ring_bytes_sent(s, 0), 2 * (kN - 1) / kN * kGradientBytes, 1.0) << mode;
+  }
+  const auto one = build_schedule(parse("{data_parallel: zero1}", 1, 32));
+  const auto two = build_schedule(parse("{data_parallel: zero2}", 1, 32));
+  EXPECT_EQ(count(two.schedule, 0, CollectiveType::reduce_scatter),
+            4 * count(one.schedule, 0, CollectiveType::reduce_scatter));
+}
+
+// The optimizer steps 1/N of the parameters: 10 FLOPs per parameter (training_schedule.cpp).
+TEST(ShardedDp, OptimizerStepsTheLocalShard) {
+  const auto ddp = build_schedule(parse("{data_parallel: ddp}"));
+  const auto fsdp = build_schedule(parse("{data_parallel: fsdp}"));
+  const auto& a = ddp.schedule.ops[find(ddp.schedule, 0, "optimizer step")];
+  const auto& b = fsdp.schedule.ops[find(fsdp.schedule, 0, "optimizer step")];
+  EXPECT_NEAR(a.flops, 10 * kGradientBytes / 2, 1.0);
+  EXPECT_NEAR(b.flops, 10 * kGradientBytes / 2 / kN, 1.0);
+}
+
+// With tp 2 the shards are of the rank's TP half: dp = 4, each unit's all-gather moves its
+// half of the unit, so the all-gathered bytes total 2 · G/2.
+TEST(ShardedDp, TensorParallelShardsAreShardedAgain) {
+  const auto built = build_schedule(parse("{tp: 2, data_parallel: fsdp}", 1, 4));  // one micro-batch
+  const auto& s = built.schedule;
+  double gathered = 0;
+  for (const auto& op : s.ops)
+    if (op.rank == 0 && op.kind == OpKind::collective &&
+        op.collective == CollectiveType::all_gather) {
+      EXPECT_EQ(s.groups[op.group_or_peer].ranks, (std::vector<engine::Rank>{0, 2, 4, 6}));
+      gathered += static_cast<double>(op.bytes);
+    }
+  EXPECT_NEAR(gathered, 2 * kGradientBytes / 2, 1.0);
+}
+
+// Backward prefetch (depth 1): unit U3's (block 2) all-gather is issued before unit U4's (block
+// 3) backward compute starts, so it starts before that compute ends; without prefetch it waits
+// for U4's backward to finish.
+TEST(ShardedDp, PrefetchOverlapsTheNextUnitsAllGather) {
+  for (int depth : {1, 0}) {
+    const auto out = run_scenario(
+        parse("{data_parallel: fsdp, fsdp: {prefetch: " + std::to_string(depth) + "}}"));
+    const auto& s = out.built.schedule;
+    const auto gather = find(s, 0, "fsdp U3 all_gather bwd mb0");
+    const auto compute = find(s, 0, "L3.attn bwd mb0");  // the first layer of U4, its last op
+    if (depth == 1)
+      EXPECT_LT(out.timeline.start[gather], out.timeline.end[compute]);
+    else
+      EXPECT_GE(out.timeline.start[gather], out.timeline.end[compute]);
+  }
+  // Forward prefetch likewise: U2's all-gather before U1's (block 0) forward ends.
+  for (bool on : {true, false}) {
+    const auto out =
+        run_scenario(parse(std::string("{data_parallel: fsdp, fsdp: {forward_prefetch: ") +
+                           (on ? "true" : "false") + "}}"));
+    const auto& s = out.built.schedule;
+    const auto gather = find(s, 0, "fsdp U2 all_gather fwd mb0");
+    const auto compute = find(s, 0, "L0.mlp fwd mb0");
+    if (on)
+      EXPECT_LT(out.timeline.start[gather], out.timeline.end[compute]);
+    else
+      EXPECT_GE(out.timeline.start[gather], out.timeline.end[compute]);
+  }
+}
+
+// HSDP on two DGX nodes: shard inside a node (8 ranks), replicate across the two: the
+// reduce-scatter's group stays on rank 0's node, the replica all-reduce crosses nodes.
+TEST(ShardedDp, HsdpReducesInsideANodeAndAllReducesAcross) {
+  const Scenario sc = parse("{data_parallel: hsdp}", 2, 16);
+  const auto built = build_schedule(sc);
+  const auto topo = build_topology(sc);
+  const auto& s = built.schedule;
+  int reduce_scatters = 0, all_reduces = 0;
+  for (const auto& op : s.ops) {
+    if (op.rank != 0 || op.kind != OpKind::collective) continue;
+    std::set<int> nodes;
+    for (auto r : s.groups[op.group_or_peer].ranks)
+      nodes.insert(topo.node_of(r));
+    if (op.collective == CollectiveType::reduce_scatter ||
+        op.collective == CollectiveType::all_gather) {
+      EXPECT_EQ(nodes, (std::set<int>{0})) << s.label(op);
+      EXPECT_EQ(s.groups[op.group_or_peer].ranks.size(), 8u);
+      reduce_scatters += op.collective == CollectiveType::reduce_scatter;
+    } else if (op.collective == CollectiveType::all_reduce) {
+      EXPECT_EQ(nodes, (std::set<int>{0, 1})) << s.label(op);
+      EXPECT_EQ(s.groups[op.group_or_peer].ranks, (std::vector<engine::Rank>{0, 8}));
+      ++all_reduces;
+    }
+  }
+  EXPECT_EQ(reduce_scatters, 6);
+  EXPECT_EQ(all_reduces, 6);
+  // Per rank: 3·(8−1)/8·G inside the node, plus the all-reduce of a 1/8 shard over 2 replicas.
+  EXPECT_NEAR(ring_bytes_sent(s, 0),
+              3 * 7.0 / 8 * kGradientBytes + 2.0 * (2 - 1) / 2 * kGradientBytes / 8, 2.0);
+}
+
+TEST(ShardedDp, ShardGroupMustDivideDp) {
+  EXPECT_THROW(build_schedule(parse("{data_parallel: hsdp, fsdp: {shard_group: 3}}", 2, 16)),
+               ScenarioError);
+}
+
+}  // namespace
+}  // namespace clustersim::models
