@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "engine/network/collectives.hpp"
+
 namespace clustersim::calibrate {
 
 namespace {
@@ -60,17 +62,6 @@ std::vector<SizeTime> merge_equal_sizes(std::span<const SizeTime> points) {
 }
 
 }  // namespace
-
-double nccl_tests_bus_factor(std::string_view collective, std::uint32_t n) {
-  if (n == 0) throw std::invalid_argument("bus factor of an empty group");
-  const double nd = n;
-  if (collective == "all_reduce") return 2.0 * (nd - 1.0) / nd;
-  if (collective == "all_gather" || collective == "reduce_scatter" || collective == "all_to_all" ||
-      collective == "scatter" || collective == "gather")
-    return (nd - 1.0) / nd;
-  if (collective == "broadcast" || collective == "reduce" || collective == "send_recv") return 1.0;
-  throw std::invalid_argument("unknown collective '" + std::string(collective) + "'");
-}
 
 engine::ProtocolRange fit_range(std::span<const SizeTime> points, double bus_factor) {
   if (points.empty()) throw std::invalid_argument("fit_range: no points");
@@ -169,7 +160,7 @@ engine::CollectiveProfile fit_collectives(const std::vector<CollectiveMeasuremen
     }
     // busbw/algbw as printed is rounded to two decimals; the median of many rows is robust, and
     // the formula is the fallback when the rows do not carry both.
-    double factor = nccl_tests_bus_factor(name, ranks);
+    double factor = engine::bus_bandwidth_factor(*type, ranks);
     if (!ratios.empty()) {
       std::nth_element(ratios.begin(),
                        ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2),

@@ -25,9 +25,6 @@ struct FitOptions {
   std::size_t min_points_per_range = 3;
 };
 
-// nccl-tests' busbw/algbw factor for `collective` (engine's name) over n ranks.
-double nccl_tests_bus_factor(std::string_view collective, std::uint32_t n);
-
 // Least squares on relative error: minimizes Σ((α + S·c − t)/t)² with α ≥ 0, c ≥ 0 (c =
 // factor/busbw); every size counts alike whether it takes 5 µs or 5 s.
 engine::ProtocolRange fit_range(std::span<const SizeTime> points, double bus_factor);

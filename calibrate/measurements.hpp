@@ -8,6 +8,22 @@
 
 namespace clustersim::calibrate {
 
+// One GPU as the CUDA backend found it.
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  std::string pci_bus_id;     // "0000:07:00.0"
+  double memory_total = 0.0;  // bytes
+  double memory_free = 0.0;   // bytes, when the inventory was taken
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+};
+
+// One GPU pair of `nvidia-smi topo -m`: how a and b connect ("NV12", "PIX", "SYS", ...).
+struct DeviceLink {
+  std::string a, b, link;
+};
+
 // Who measured, where and with what.
 struct Provenance {
   std::string host;
@@ -21,13 +37,18 @@ struct Provenance {
   std::uint32_t ranks = 1;
   std::uint32_t nodes = 1;
   std::vector<std::string> sources;  // imported files
+  std::vector<DeviceInfo> devices;   // CUDA backend: the inventory
+  std::string fabric;                // from nvidia-smi topo -m: "nvswitch" | "pcie"; empty: unknown
+  std::vector<DeviceLink> gpu_links;
 };
 
-// A memory copy of `bytes` in direction d2d | h2d | d2h | peer | host.
+// A memory copy of `bytes` in direction d2d | h2d | d2h | peer | host. For d2d, `bytes` counts
+// what was read plus what was written (2× the buffer), as NVIDIA's bandwidthTest does.
 struct CopyMeasurement {
   std::string direction;
   double bytes = 0.0;
   double seconds = 0.0;
+  int src = -1, dst = -1;  // device indices (peer: source and destination GPU); -1 when none
   double bandwidth() const { return bytes / seconds; }
 };
 

@@ -21,18 +21,75 @@ using nlohmann::json;
 
 namespace {
 
+json devices_json(const Provenance& p) {
+  json devices = json::array();
+  for (const auto& d : p.devices)
+    devices.push_back(
+        {{"index", d.index},
+         {"name", d.name},
+         {"pci_bus_id", d.pci_bus_id},
+         {"memory_total", d.memory_total},
+         {"memory_free", d.memory_free},
+         {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+         {"sm_count", d.sm_count}});
+  return devices;
+}
+
+json topology_json(const Provenance& p) {
+  json pairs = json::array();
+  for (const auto& l : p.gpu_links)
+    pairs.push_back({{"a", l.a}, {"b", l.b}, {"link", l.link}});
+  return {{"fabric", p.fabric}, {"gpu_pairs", pairs}};
+}
+
+// The optional inventory parts (CUDA backend) of a provenance object.
+void inventory_from(const json& j, const JsonPath& at, Provenance& p) {
+  if (const auto it = j.find("devices"); it != j.end()) {
+    if (!it->is_array()) at.key("devices").fail("expected an array");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& d = (*it)[i];
+      const JsonPath a = at.key("devices").index(i);
+      DeviceInfo info;
+      info.index = static_cast<int>(engine::require_count(d, "index", a));
+      info.name = engine::require_string(d, "name", a);
+      info.pci_bus_id = engine::optional_string(d, "pci_bus_id", a);
+      info.memory_total = engine::require_number(d, "memory_total", a);
+      info.memory_free = engine::require_number(d, "memory_free", a);
+      const std::string cc = engine::require_string(d, "compute_capability", a);
+      if (std::sscanf(cc.c_str(), "%d.%d", &info.cc_major, &info.cc_minor) != 2)
+        a.key("compute_capability").fail("expected MAJOR.MINOR, e.g. \"9.0\"");
+      info.sm_count = static_cast<int>(engine::require_count(d, "sm_count", a));
+      p.devices.push_back(info);
+    }
+  }
+  if (const auto it = j.find("topology"); it != j.end()) {
+    const JsonPath a = at.key("topology");
+    p.fabric = engine::optional_string(*it, "fabric", a);
+    const auto& pairs = engine::require_array(*it, "gpu_pairs", a);
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const JsonPath pa = a.key("gpu_pairs").index(i);
+      p.gpu_links.push_back({engine::require_string(pairs[i], "a", pa),
+                             engine::require_string(pairs[i], "b", pa),
+                             engine::require_string(pairs[i], "link", pa)});
+    }
+  }
+}
+
 json provenance_json(const Provenance& p) {
-  return {{"host", p.host},
-          {"gpu", p.gpu},
-          {"driver_version", p.driver_version},
-          {"runtime_version", p.runtime_version},
-          {"nccl_version", p.nccl_version},
-          {"mpi_version", p.mpi_version},
-          {"date", p.date},
-          {"backend", p.backend},
-          {"ranks", p.ranks},
-          {"nodes", p.nodes},
-          {"sources", p.sources}};
+  json j = {{"host", p.host},
+            {"gpu", p.gpu},
+            {"driver_version", p.driver_version},
+            {"runtime_version", p.runtime_version},
+            {"nccl_version", p.nccl_version},
+            {"mpi_version", p.mpi_version},
+            {"date", p.date},
+            {"backend", p.backend},
+            {"ranks", p.ranks},
+            {"nodes", p.nodes},
+            {"sources", p.sources}};
+  if (!p.devices.empty()) j["devices"] = devices_json(p);
+  if (!p.fabric.empty() || !p.gpu_links.empty()) j["topology"] = topology_json(p);
+  return j;
 }
 
 Provenance provenance_from(const json& j, const JsonPath& at) {
@@ -56,16 +113,21 @@ Provenance provenance_from(const json& j, const JsonPath& at) {
       p.sources.push_back((*it)[i].get<std::string>());
     }
   }
+  inventory_from(j, at, p);
   return p;
 }
 
 json measurements_json(const Measurements& m) {
   json copies = json::array(), gemms = json::array(), collectives = json::array();
-  for (const auto& c : m.copies)
-    copies.push_back({{"direction", c.direction},
-                      {"bytes", c.bytes},
-                      {"seconds", c.seconds},
-                      {"bandwidth", c.bandwidth()}});
+  for (const auto& c : m.copies) {
+    json row = {{"direction", c.direction},
+                {"bytes", c.bytes},
+                {"seconds", c.seconds},
+                {"bandwidth", c.bandwidth()}};
+    if (c.src >= 0) row["src"] = c.src;
+    if (c.dst >= 0) row["dst"] = c.dst;
+    copies.push_back(std::move(row));
+  }
   for (const auto& g : m.gemms)
     gemms.push_back({{"m", g.m},
                      {"n", g.n},
@@ -94,6 +156,10 @@ Measurements measurements_from(const json& j, const JsonPath& at) {
     c.direction = engine::require_string(copies[i], "direction", a);
     c.bytes = engine::require_positive(copies[i], "bytes", a);
     c.seconds = engine::require_positive(copies[i], "seconds", a);
+    if (copies[i].contains("src"))
+      c.src = static_cast<int>(engine::require_count(copies[i], "src", a));
+    if (copies[i].contains("dst"))
+      c.dst = static_cast<int>(engine::require_count(copies[i], "dst", a));
     m.copies.push_back(c);
   }
   const auto& gemms = engine::require_array(j, "gemms", at);

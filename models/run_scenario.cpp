@@ -1,9 +1,14 @@
 #include "models/run_scenario.hpp"
 
+#include <array>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 
+#include "engine/calibration/json_fields.hpp"
 #include "engine/simulator.hpp"
 #include "models/compute_model.hpp"
+#include "models/compute_profile.hpp"
 
 namespace clustersim::models {
 
@@ -29,12 +34,104 @@ engine::Topology build_topology(const Scenario& sc) {
   }
 }
 
+namespace {
+
+// The fitted half of simulation.calibration; empty without one. A bad file is bad scenario
+// input: the message names the scenario key, the profile file and the profile's key.
+struct Calibration {
+  engine::CollectiveProfile collectives;
+  ComputeProfile compute;
+  std::string name;  // the profile's file name, for notes
+};
+
+Calibration load_calibration(const Scenario& sc) {
+  Calibration c;
+  const std::string& path = sc.simulation.calibration;
+  if (path.empty()) return c;
+  try {
+    const nlohmann::json doc = engine::read_json_file(path);
+    const engine::JsonPath top(path, "");
+    const nlohmann::json& fitted = engine::require(doc, "fitted", top);
+    c.collectives = engine::collective_profile_from_json(
+        engine::require(fitted, "collectives", top.key("fitted")), path);
+    c.compute =
+        compute_profile_from_json(engine::require(fitted, "compute", top.key("fitted")), path);
+  } catch (const engine::ProfileError& e) {
+    sc.fail("simulation.calibration", e.what());
+  }
+  c.name = std::filesystem::path(path).filename().string();
+  return c;
+}
+
+std::string figure(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+std::string size_text(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return figure("%.4g", bytes) + " " + units[u];
+}
+
+// "all_reduce on 8 ranks/1 node: fitted α 12.1 us, busbw 231 GB/s from profile p.json", with one
+// "α, busbw (sizes)" per size range the run used, and the shape taken when it was not exact.
+std::string profile_note(const engine::ProfileUse& u, const std::string& profile) {
+  std::string note = std::string(engine::to_string(u.type)) + " on " +
+                     std::to_string(u.requested.ranks) + " ranks/" +
+                     std::to_string(u.requested.nodes) +
+                     (u.requested.nodes == 1 ? " node: " : " nodes: ");
+  if (u.fit == nullptr) return note + "not in profile " + profile + "; cost from the topology";
+  if (!u.exact)
+    note += "nearest shape " + u.fit->shape.str() + " (bus factor " + figure("%.4g", u.bus_factor) +
+            " for " + std::to_string(u.requested.ranks) + " ranks), ";
+  note += "fitted ";
+  for (std::size_t i = 0; i < u.ranges.size(); ++i) {
+    const engine::ProtocolRange& r = u.fit->ranges[u.ranges[i]];
+    if (i > 0) note += "; ";
+    note += "α " + figure("%.3g", r.alpha_s * 1e6) + " us, busbw " + figure("%.3g", r.busbw / 1e9) +
+            " GB/s";
+    if (u.fit->ranges.size() > 1)
+      note += " (" + size_text(r.min_bytes) + "–" + size_text(r.max_bytes) + ")";
+  }
+  return note + " from profile " + profile;
+}
+
+// Which precisions of the schedule's compute ops took the profile's GEMM efficiency, and which
+// fell back to the preset because the profile did not measure them.
+void compute_notes(const engine::Schedule& schedule, const RooflineComputeModel& compute,
+                   const Calibration& c, std::vector<std::string>& notes) {
+  std::array<bool, kNumPrecisions> used{};
+  for (const engine::Op& op : schedule.ops) {
+    if (op.kind == engine::OpKind::compute && op.flops > 0.0) used.at(op.precision) = true;
+  }
+  for (int i = 0; i < kNumPrecisions; ++i) {
+    if (!used[static_cast<std::size_t>(i)]) continue;
+    const auto p = static_cast<Precision>(i);
+    notes.push_back(compute.profiled(p) ? "compute efficiency from profile GEMM sweep (" +
+                                              std::string(to_string(p)) + ") of " + c.name
+                                        : "compute efficiency from the " + compute.gpu().name +
+                                              " preset: profile " + c.name + " has no " +
+                                              std::string(to_string(p)) + " GEMM");
+  }
+}
+
+}  // namespace
+
 RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto began = std::chrono::steady_clock::now();
+  const Calibration calibration = load_calibration(sc);
+  const bool calibrated = !sc.simulation.calibration.empty();
   RunOutput out{build_topology(sc), build_schedule(sc), {}, {}};
   const auto kind = options.network.value_or(sc.simulation.network_model);
-  auto network = engine::make_network_model(kind, out.topology);
-  const RooflineComputeModel compute(sc.cluster.gpu);
+  auto network = engine::make_network_model(kind, out.topology,
+                                            calibrated ? &calibration.collectives : nullptr);
+  const RooflineComputeModel compute(sc.cluster.gpu, calibrated ? &calibration.compute : nullptr);
   engine::SimulationOptions sim;
   sim.algorithms = sc.simulation.algorithms;
   sim.progress = options.progress;
@@ -42,6 +139,11 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
   out.result = compute_metrics(sc, out.built, out.timeline, out.topology);
   out.result.network_model = std::string(to_string(kind));
+  if (calibrated) {
+    for (const engine::ProfileUse& u : network->profile_uses())
+      out.result.notes.push_back(profile_note(u, calibration.name));
+    compute_notes(out.built.schedule, compute, calibration, out.result.notes);
+  }
   out.result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return out;

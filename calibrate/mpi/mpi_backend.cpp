@@ -11,6 +11,7 @@
 #include "calibrate/backend.hpp"
 #include "calibrate/cpu_bench.hpp"
 #include "calibrate/fit.hpp"
+#include "engine/network/collectives.hpp"
 
 namespace clustersim::calibrate {
 
@@ -237,7 +238,8 @@ BenchResult run_mpi_benchmarks(const BenchOptions& options) {
       m.dtype = "float";
       m.seconds = std::max(t, 1e-9);
       m.algbw = m.bytes / m.seconds;
-      m.busbw = m.algbw * nccl_tests_bus_factor(c.name, p.ranks);
+      m.busbw =
+          m.algbw * engine::bus_bandwidth_factor(*engine::parse_collective_type(c.name), p.ranks);
       m.wrong = wrong;
       if (options.table && result.writer) print_collective_row(*options.table, m);
       result.measurements.collectives.push_back(m);

@@ -1,5 +1,6 @@
 // Analytical model: no contention. A transfer lasts Σ over phases of (latency + the slowest
-// flow's bytes / its route's narrowest bandwidth); one completion event per transfer.
+// flow's bytes / its route's narrowest bandwidth); one completion event per transfer. A collective
+// a calibration profile covers lasts exactly α + S·factor / busbw instead.
 #include <algorithm>
 
 #include "engine/network/model_parts.hpp"
@@ -10,8 +11,9 @@ namespace {
 
 class AnalyticalModel final : public NetworkModel {
  public:
-  explicit AnalyticalModel(const Topology& topology)
+  AnalyticalModel(const Topology& topology, const CollectiveProfile* profile)
       : topology_(topology),
+        profile_(profile),
         link_bytes_(topology.num_links(), 0.0),
         rate_(topology.num_links(), 0.0),
         active_(topology.num_links(), 0),
@@ -21,6 +23,10 @@ class AnalyticalModel final : public NetworkModel {
   std::string_view name() const override { return "analytical"; }
 
   void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
+    if (const auto cost = profile_.find(plan, payload_bytes)) {
+      start_profiled(id, plan, payload_bytes, now, *cost);
+      return;
+    }
     Time t = now;
     for (const Phase& phase : plan.phases) {
       t += phase.latency;
@@ -69,8 +75,29 @@ class AnalyticalModel final : public NetworkModel {
 
   const std::vector<double>& link_bytes() const override { return link_bytes_; }
   void set_link_rate_sink(LinkRateSink sink) override { sink_ = std::move(sink); }
+  std::vector<ProfileUse> profile_uses() const override { return profile_.uses(); }
 
  private:
+  // α, then every flow of every phase at once at the rate that ends it after S·factor/busbw: the
+  // profile measured the collective as a whole, so its phases are not timed one by one.
+  void start_profiled(TransferId id, const TransferPlan& plan, double payload_bytes, Time now,
+                      const ProfiledCost& cost) {
+    const Time t = now + Time::from_seconds(cost.alpha_s);
+    const double seconds = payload_bytes * cost.bus_factor / cost.busbw;
+    const Time end = t + Time::from_seconds(seconds);
+    if (sink_ && seconds > 0.0) {
+      for (const Phase& phase : plan.phases) {
+        for (const FlowSpec& f : phase.flows) {
+          const double rate = f.bytes_per_payload_byte * payload_bytes / seconds;
+          if (rate <= 0.0 || f.src == f.dst) continue;
+          queue_.push(t, Event{Event::rate, id, f.src, f.dst, rate, nullptr, 0});
+          queue_.push(end, Event{Event::rate, id, f.src, f.dst, -rate, nullptr, 0});
+        }
+      }
+    }
+    queue_.push(end, Event{Event::done, id, 0, 0, 0.0, &plan, payload_bytes});
+  }
+
   struct Event {
     enum Kind : std::uint8_t { done, rate } kind;
     TransferId id;
@@ -93,6 +120,7 @@ class AnalyticalModel final : public NetworkModel {
   }
 
   const Topology& topology_;
+  ProfileLookup profile_;
   std::vector<double> link_bytes_;
   std::vector<double> rate_;
   std::vector<int> active_;
@@ -105,8 +133,9 @@ class AnalyticalModel final : public NetworkModel {
 
 }  // namespace
 
-std::unique_ptr<NetworkModel> make_analytical_model(const Topology& topology) {
-  return std::make_unique<AnalyticalModel>(topology);
+std::unique_ptr<NetworkModel> make_analytical_model(const Topology& topology,
+                                                    const CollectiveProfile* profile) {
+  return std::make_unique<AnalyticalModel>(topology, profile);
 }
 
 }  // namespace clustersim::engine::detail

@@ -285,6 +285,15 @@ TransferPlan rooted_scatter(CollectiveType type, std::span<const EndpointId> m, 
   return plan;
 }
 
+// How many distinct nodes the members sit on.
+std::size_t count_nodes(std::span<const EndpointId> members, const Topology& topology) {
+  std::vector<int> nodes;
+  for (EndpointId e : members)
+    nodes.push_back(topology.node_of(e));
+  std::sort(nodes.begin(), nodes.end());
+  return static_cast<std::size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+}
+
 void validate(CollectiveType type, Algorithm algorithm, std::span<const EndpointId> members,
               std::uint32_t root, const Topology& topology) {
   if (algorithm == Algorithm::automatic) {
@@ -322,21 +331,17 @@ Algorithm choose_algorithm(CollectiveType type, double payload_bytes,
                            std::span<const EndpointId> members, const Topology& topology) {
   if (type == CollectiveType::all_to_all) return Algorithm::direct;
   if (type == CollectiveType::all_reduce) {
-    std::vector<int> nodes;
-    for (EndpointId e : members)
-      nodes.push_back(topology.node_of(e));
-    std::sort(nodes.begin(), nodes.end());
-    const auto num_nodes =
-        static_cast<double>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    const auto num_nodes = static_cast<double>(count_nodes(members, topology));
     if (num_nodes > 1 && payload_bytes < kTreeBytesPerNode * num_nodes) return Algorithm::tree;
   }
   return Algorithm::ring;
 }
 
-TransferPlan plan_collective(CollectiveType type, Algorithm algorithm,
-                             std::span<const EndpointId> members, std::uint32_t root,
-                             const Topology& topology) {
-  validate(type, algorithm, members, root, topology);
+namespace {
+
+TransferPlan algorithm_plan(CollectiveType type, Algorithm algorithm,
+                            std::span<const EndpointId> members, std::uint32_t root,
+                            const Topology& topology) {
   if (members.size() == 1) return {};
   switch (type) {
     case CollectiveType::send_recv:
@@ -375,6 +380,19 @@ TransferPlan plan_collective(CollectiveType type, Algorithm algorithm,
   unsupported(type, algorithm, "unknown algorithm");
 }
 
+}  // namespace
+
+TransferPlan plan_collective(CollectiveType type, Algorithm algorithm,
+                             std::span<const EndpointId> members, std::uint32_t root,
+                             const Topology& topology) {
+  validate(type, algorithm, members, root, topology);
+  TransferPlan plan = algorithm_plan(type, algorithm, members, root, topology);
+  plan.collective = type;
+  plan.ranks = static_cast<std::uint32_t>(members.size());
+  plan.nodes = static_cast<std::uint32_t>(count_nodes(members, topology));
+  return plan;
+}
+
 double bus_bandwidth_factor(CollectiveType type, std::size_t n) {
   if (n == 0) throw std::invalid_argument("bus bandwidth factor of an empty group");
   const double dn = static_cast<double>(n);
@@ -384,12 +402,12 @@ double bus_bandwidth_factor(CollectiveType type, std::size_t n) {
     case CollectiveType::all_gather:
     case CollectiveType::reduce_scatter:
     case CollectiveType::all_to_all:
+    case CollectiveType::scatter:  // nccl-tests scatter.cu / gather.cu: (nranks-1)/nranks
+    case CollectiveType::gather:
       return (dn - 1.0) / dn;
     case CollectiveType::broadcast:
     case CollectiveType::reduce:
     case CollectiveType::send_recv:
-    case CollectiveType::scatter:
-    case CollectiveType::gather:
       return 1.0;
   }
   return 1.0;

@@ -1,6 +1,14 @@
 // Flow model: every flow of a running phase is a fluid flow on its route, and links are shared
 // max-min fairly (progressive filling). Rates are recomputed once per timestamp, and only for the
 // connected component of links and flows that a start or finish touched.
+//
+// A collective a calibration profile covers keeps its algorithm's flows (so it loads the links
+// it really uses and competes there), but all its phases run at once after the profile's α and
+// each flow is capped at bytes / D with D = S·factor / busbw: uncontended, every flow ends at
+// α + D, the profile's time. Where the topology's links could not carry those caps (a measured
+// busbw above the scenario's link bandwidth, e.g. in-network reduction), the flows carry
+// proportionally fewer simulated bytes so the uncontended time still matches; link byte counters
+// keep the physical bytes. docs/calibration.md "Using a profile".
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -17,9 +25,11 @@ constexpr std::size_t kMaxHops = 16;
 struct FlowState {
   std::array<LinkId, kMaxHops> links{};
   std::array<std::uint32_t, kMaxHops> pos{};  // index of this flow in each link's flow list
-  double bytes = 0.0;
-  double remaining = 0.0;  // as of `last`
-  double rate = 0.0;       // bytes/s
+  double bytes = 0.0;                         // simulated bytes
+  double physical = 0.0;                      // bytes the links are credited with when it ends
+  double cap = 0.0;                           // rate limit in bytes/s; 0 = none
+  double remaining = 0.0;                     // as of `last`
+  double rate = 0.0;                          // bytes/s
   double new_rate = 0.0;
   Time last;
   std::uint32_t transfer = 0;
@@ -36,6 +46,11 @@ struct TransferState {
   double payload = 0.0;
   std::uint32_t phase = 0;
   std::uint32_t flows_left = 0;
+  // Profiled transfers only: all phases at once, simulated bytes = physical × byte_scale, each
+  // flow's rate capped at simulated bytes × inv_duration.
+  bool profiled = false;
+  double byte_scale = 1.0;
+  double inv_duration = 0.0;
 };
 
 struct Event {
@@ -44,30 +59,36 @@ struct Event {
   std::uint32_t version;  // flow_done only
 };
 
+// A bottleneck candidate of progressive filling: a link's fair share or a capped flow's cap.
 struct FillEntry {
   double share;
-  LinkId link;
+  std::uint32_t index;  // LinkId, or flow slot when is_flow
+  bool is_flow;
 };
 
 class FlowModel final : public NetworkModel {
  public:
-  explicit FlowModel(const Topology& topology)
+  FlowModel(const Topology& topology, const CollectiveProfile* profile)
       : topology_(topology),
+        profile_(profile),
         link_flows_(topology.num_links()),
         link_bytes_(topology.num_links(), 0.0),
         reported_(topology.num_links(), 0.0),
         cap_(topology.num_links(), 0.0),
         cnt_(topology.num_links(), 0),
         link_seen_(topology.num_links(), 0),
-        dirty_mark_(topology.num_links(), 0) {}
+        dirty_mark_(topology.num_links(), 0),
+        demand_(topology.num_links(), 0.0) {}
 
   std::string_view name() const override { return "flow"; }
 
   void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
     const std::uint32_t slot = alloc(transfers_, free_transfers_);
-    transfers_[slot] = TransferState{id, &plan, payload_bytes, 0, 0};
+    transfers_[slot] = TransferState{id, &plan, payload_bytes, 0, 0, false, 1.0, 0.0};
     // Flows join in advance(), so transfers started at one time share one recomputation.
-    if (plan.phases.empty()) {
+    if (const auto cost = profile_.find(plan, payload_bytes)) {
+      start_profiled(slot, *cost, now);
+    } else if (plan.phases.empty()) {
       push(now, {Event::transfer_done, slot, 0});
     } else {
       push(now + plan.phases.front().latency, {Event::phase_start, slot, 0});
@@ -102,8 +123,36 @@ class FlowModel final : public NetworkModel {
 
   const std::vector<double>& link_bytes() const override { return link_bytes_; }
   void set_link_rate_sink(LinkRateSink sink) override { sink_ = std::move(sink); }
+  std::vector<ProfileUse> profile_uses() const override { return profile_.uses(); }
 
  private:
+  // See the file comment. byte_scale = 1/k, k = the largest ratio over the plan's links of the
+  // capped rates' sum to the link's bandwidth (at least 1); independent of the payload size.
+  void start_profiled(std::uint32_t slot, const ProfiledCost& cost, Time now) {
+    TransferState& tr = transfers_[slot];
+    tr.profiled = true;
+    const double duration = tr.payload * cost.bus_factor / cost.busbw;
+    tr.inv_duration = duration > 0.0 ? 1.0 / duration : 0.0;
+    double k = 1.0;
+    for (const Phase& phase : tr.plan->phases) {
+      for (const FlowSpec& f : phase.flows) {
+        const double rate = f.bytes_per_payload_byte * tr.payload * tr.inv_duration;
+        if (rate <= 0.0) continue;
+        for (LinkId l : topology_.route(f.src, f.dst)) {
+          if (demand_[l] == 0.0) demand_links_.push_back(l);
+          demand_[l] += rate;
+        }
+      }
+    }
+    for (LinkId l : demand_links_) {
+      k = std::max(k, demand_[l] / topology_.link(l).bandwidth.bytes_per_second());
+      demand_[l] = 0.0;
+    }
+    demand_links_.clear();
+    tr.byte_scale = 1.0 / k;
+    push(now + Time::from_seconds(cost.alpha_s), {Event::phase_start, slot, 0});
+  }
+
   template <class T>
   static std::uint32_t alloc(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
     if (!free.empty()) {
@@ -139,23 +188,28 @@ class FlowModel final : public NetworkModel {
     dirty_.push_back(l);
   }
 
-  // The phase's latency has elapsed: its non-empty flows join the network.
+  // The phase's latency has elapsed: its non-empty flows join the network (a profiled
+  // transfer's flows of every phase).
   void start_phase(std::uint32_t slot, Time t, std::vector<TransferId>& completed) {
     TransferState& tr = transfers_[slot];
-    const Phase& phase = tr.plan->phases[tr.phase];
-    for (const FlowSpec& f : phase.flows) {
-      const double bytes = f.bytes_per_payload_byte * tr.payload;
-      const auto route = topology_.route(f.src, f.dst);
-      if (bytes <= 0.0 || route.empty()) continue;
-      add_flow(slot, route, bytes, t);
-      ++tr.flows_left;
+    const auto& phases = tr.plan->phases;
+    const std::size_t last = tr.profiled ? phases.size() : tr.phase + 1;
+    for (std::size_t p = tr.phase; p < last; ++p) {
+      for (const FlowSpec& f : phases[p].flows) {
+        const double bytes = f.bytes_per_payload_byte * tr.payload;
+        const auto route = topology_.route(f.src, f.dst);
+        if (bytes <= 0.0 || route.empty()) continue;
+        const double simulated = bytes * tr.byte_scale;
+        add_flow(slot, route, simulated, bytes, simulated * tr.inv_duration, t);
+        ++tr.flows_left;
+      }
     }
     if (tr.flows_left == 0) next_phase(slot, t, completed);
   }
 
   void next_phase(std::uint32_t slot, Time t, std::vector<TransferId>& completed) {
     TransferState& tr = transfers_[slot];
-    if (++tr.phase == tr.plan->phases.size()) {
+    if (tr.profiled || ++tr.phase == tr.plan->phases.size()) {
       completed.push_back(tr.id);
       free_transfers_.push_back(slot);
       return;
@@ -163,7 +217,8 @@ class FlowModel final : public NetworkModel {
     push(t + tr.plan->phases[tr.phase].latency, {Event::phase_start, slot, 0});
   }
 
-  void add_flow(std::uint32_t transfer, std::span<const LinkId> route, double bytes, Time t) {
+  void add_flow(std::uint32_t transfer, std::span<const LinkId> route, double bytes,
+                double physical, double cap, Time t) {
     if (route.size() > kMaxHops) {
       throw std::runtime_error("flow model: a route of " + std::to_string(route.size()) +
                                " links exceeds the supported maximum of " +
@@ -173,6 +228,8 @@ class FlowModel final : public NetworkModel {
     FlowState& f = flows_[i];
     f.hops = static_cast<std::uint8_t>(route.size());
     f.bytes = f.remaining = bytes;
+    f.physical = physical;
+    f.cap = cap;
     f.rate = 0.0;
     f.last = t;
     f.transfer = transfer;
@@ -190,7 +247,7 @@ class FlowModel final : public NetworkModel {
     FlowState& f = flows_[i];
     for (std::size_t h = 0; h < f.hops; ++h) {
       const LinkId l = f.links[h];
-      link_bytes_[l] += f.bytes;
+      link_bytes_[l] += f.physical;
       // Swap-remove, then tell the moved flow where it now sits in this link's list.
       auto& list = link_flows_[l];
       const std::uint32_t moved = list.back();
@@ -270,42 +327,59 @@ class FlowModel final : public NetworkModel {
 
   double share(LinkId l) const { return std::max(cap_[l], 0.0) / static_cast<double>(cnt_[l]); }
 
-  // Progressive filling: the link with the smallest fair share is the bottleneck of all its
-  // unfixed flows; fix them at that share, take it off their other links, repeat.
+  // Progressive filling: the smallest of the links' fair shares and the flows' caps is the
+  // bottleneck; fix the flows it limits at that rate, take it off their links, repeat.
   void fill() {
-    const auto later = [](const FillEntry& a, const FillEntry& b) {
-      return a.share != b.share ? a.share > b.share : a.link > b.link;
-    };
+    const auto later = fill_later;
     fill_heap_.clear();
     for (LinkId l : comp_links_) {
       cap_[l] = topology_.link(l).bandwidth.bytes_per_second();
       cnt_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
-      if (cnt_[l] > 0) fill_heap_.push_back({share(l), l});
+      if (cnt_[l] > 0) fill_heap_.push_back({share(l), l, false});
+    }
+    for (std::uint32_t i : comp_flows_) {
+      if (flows_[i].cap > 0.0) fill_heap_.push_back({flows_[i].cap, i, true});
     }
     std::make_heap(fill_heap_.begin(), fill_heap_.end(), later);
     while (!fill_heap_.empty()) {
       std::pop_heap(fill_heap_.begin(), fill_heap_.end(), later);
       const FillEntry e = fill_heap_.back();
       fill_heap_.pop_back();
-      if (cnt_[e.link] == 0 || e.share != share(e.link)) continue;  // stale entry
-      for (std::uint32_t i : link_flows_[e.link]) {
-        FlowState& f = flows_[i];
-        if (f.frozen == epoch_) continue;
-        f.frozen = epoch_;
-        f.new_rate = e.share;
-        for (std::size_t h = 0; h < f.hops; ++h) {
-          const LinkId l = f.links[h];
-          cap_[l] -= e.share;
-          if (--cnt_[l] > 0 && l != e.link) {
-            fill_heap_.push_back({share(l), l});
-            std::push_heap(fill_heap_.begin(), fill_heap_.end(), later);
-          }
-        }
+      if (e.is_flow) {
+        if (flows_[e.index].frozen != epoch_) freeze(e.index, e.share, kNoLink);
+        continue;
+      }
+      if (cnt_[e.index] == 0 || e.share != share(e.index)) continue;  // stale entry
+      for (std::uint32_t i : link_flows_[e.index]) {
+        if (flows_[i].frozen != epoch_) freeze(i, e.share, e.index);
+      }
+    }
+  }
+
+  // Heap order: smallest share first; ties: links before caps, then by index (deterministic).
+  static bool fill_later(const FillEntry& a, const FillEntry& b) {
+    if (a.share != b.share) return a.share > b.share;
+    return a.is_flow != b.is_flow ? a.is_flow : a.index > b.index;
+  }
+  static constexpr std::uint32_t kNoLink = ~std::uint32_t{0};
+
+  // Fixes flow i at `rate` and updates the shares of its links other than `bottleneck`.
+  void freeze(std::uint32_t i, double rate, std::uint32_t bottleneck) {
+    FlowState& f = flows_[i];
+    f.frozen = epoch_;
+    f.new_rate = rate;
+    for (std::size_t h = 0; h < f.hops; ++h) {
+      const LinkId l = f.links[h];
+      cap_[l] -= rate;
+      if (--cnt_[l] > 0 && l != bottleneck) {
+        fill_heap_.push_back({share(l), l, false});
+        std::push_heap(fill_heap_.begin(), fill_heap_.end(), fill_later);
       }
     }
   }
 
   const Topology& topology_;
+  ProfileLookup profile_;
   std::vector<FlowState> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<TransferState> transfers_;
@@ -327,13 +401,16 @@ class FlowModel final : public NetworkModel {
   std::vector<LinkId> comp_links_;
   std::vector<std::uint32_t> comp_flows_;
   std::vector<FillEntry> fill_heap_;
+  std::vector<double> demand_;  // start_profiled's per-link sum of capped rates
+  std::vector<LinkId> demand_links_;
   std::uint32_t epoch_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<NetworkModel> make_flow_model(const Topology& topology) {
-  return std::make_unique<FlowModel>(topology);
+std::unique_ptr<NetworkModel> make_flow_model(const Topology& topology,
+                                              const CollectiveProfile* profile) {
+  return std::make_unique<FlowModel>(topology, profile);
 }
 
 }  // namespace clustersim::engine::detail

@@ -12,8 +12,10 @@
 namespace clustersim::engine::detail {
 
 std::unique_ptr<NetworkModel> make_ideal_model(const Topology& topology);
-std::unique_ptr<NetworkModel> make_analytical_model(const Topology& topology);
-std::unique_ptr<NetworkModel> make_flow_model(const Topology& topology);
+std::unique_ptr<NetworkModel> make_analytical_model(const Topology& topology,
+                                                    const CollectiveProfile* profile);
+std::unique_ptr<NetworkModel> make_flow_model(const Topology& topology,
+                                              const CollectiveProfile* profile);
 
 // Adds every flow's bytes of `plan` scaled by `payload_bytes` to the links of its route.
 void add_plan_link_bytes(const Topology& topology, const TransferPlan& plan, double payload_bytes,

@@ -58,12 +58,13 @@ std::unique_ptr<NetworkModel> make_ideal_model(const Topology& topology) {
 
 }  // namespace detail
 
-std::unique_ptr<NetworkModel> make_network_model(NetworkModelKind kind, const Topology& topology) {
+std::unique_ptr<NetworkModel> make_network_model(NetworkModelKind kind, const Topology& topology,
+                                                 const CollectiveProfile* profile) {
   switch (kind) {
     case NetworkModelKind::analytical:
-      return detail::make_analytical_model(topology);
+      return detail::make_analytical_model(topology, profile);
     case NetworkModelKind::flow:
-      return detail::make_flow_model(topology);
+      return detail::make_flow_model(topology, profile);
     case NetworkModelKind::ideal:
       return detail::make_ideal_model(topology);
   }

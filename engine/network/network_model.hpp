@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/calibration/collective_profile.hpp"
+#include "engine/network/profile_lookup.hpp"
 #include "engine/network/transfer_plan.hpp"
 #include "engine/topology.hpp"
 #include "engine/units.hpp"
@@ -37,9 +39,15 @@ class NetworkModel {
   virtual const std::vector<double>& link_bytes() const = 0;
   // Optional: report link rate changes. Costs time; only set when a trace asks for counters.
   virtual void set_link_rate_sink(LinkRateSink sink) = 0;
+
+  // The (type, group shape) pairs whose cost came from a calibration profile so far.
+  virtual std::vector<ProfileUse> profile_uses() const { return {}; }
 };
 
 enum class NetworkModelKind { analytical, flow, ideal };
-std::unique_ptr<NetworkModel> make_network_model(NetworkModelKind kind, const Topology& topology);
+// With `profile` (it must outlive the model), analytical and flow take each covered collective's
+// cost from it (docs/calibration.md "Using a profile"); ideal ignores it.
+std::unique_ptr<NetworkModel> make_network_model(NetworkModelKind kind, const Topology& topology,
+                                                 const CollectiveProfile* profile = nullptr);
 
 }  // namespace clustersim::engine

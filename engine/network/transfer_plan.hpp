@@ -4,8 +4,10 @@
 // plan serves every message size on the same group (see collectives.hpp).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
+#include "engine/schedule.hpp"
 #include "engine/topology.hpp"
 #include "engine/units.hpp"
 
@@ -24,6 +26,11 @@ struct Phase {
 
 struct TransferPlan {
   std::vector<Phase> phases;
+  // What the plan carries out, so a calibration profile can be looked up by (type, group shape);
+  // ranks == 0 for hand-built plans, which never take a profile's figures.
+  CollectiveType collective = CollectiveType::send_recv;
+  std::uint32_t ranks = 0;
+  std::uint32_t nodes = 0;
 };
 
 }  // namespace clustersim::engine

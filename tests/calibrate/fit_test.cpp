@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 
+#include "engine/network/collectives.hpp"
+
 namespace clustersim::calibrate {
 namespace {
 
@@ -24,10 +26,12 @@ std::vector<SizeTime> sweep(double alpha, double busbw, double factor, double no
 }
 
 TEST(Fit, BusFactorsFollowNcclTests) {
-  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("all_reduce", 8), 14.0 / 8.0);  // 2(n-1)/n
-  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("all_gather", 4), 3.0 / 4.0);   // (n-1)/n
-  EXPECT_DOUBLE_EQ(nccl_tests_bus_factor("broadcast", 16), 1.0);
-  EXPECT_THROW((void)nccl_tests_bus_factor("allreduce", 2), std::invalid_argument);
+  using engine::CollectiveType;
+  EXPECT_DOUBLE_EQ(engine::bus_bandwidth_factor(CollectiveType::all_reduce, 8), 14.0 / 8.0);
+  EXPECT_DOUBLE_EQ(engine::bus_bandwidth_factor(CollectiveType::all_gather, 4), 3.0 / 4.0);
+  // nccl-tests scatter.cu / gather.cu: (nranks-1)/nranks, like all_gather.
+  EXPECT_DOUBLE_EQ(engine::bus_bandwidth_factor(CollectiveType::scatter, 4), 3.0 / 4.0);
+  EXPECT_DOUBLE_EQ(engine::bus_bandwidth_factor(CollectiveType::broadcast, 16), 1.0);
 }
 
 TEST(Fit, ExactLineIsRecoveredExactly) {

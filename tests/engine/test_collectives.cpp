@@ -42,13 +42,14 @@ std::map<std::pair<EndpointId, EndpointId>, double> pair_bytes(const Phase& phas
 
 TEST(Collectives, BusBandwidthFactorsFollowNcclTests) {
   // nccl-tests doc/PERFORMANCE.md: all-reduce 2(n-1)/n, all-gather/reduce-scatter/all-to-all
-  // (n-1)/n, the rooted ones and send/recv 1. n = 8:
+  // (n-1)/n, broadcast, reduce and send/recv 1; scatter.cu and gather.cu use (n-1)/n. n = 8:
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveType::all_reduce, 8), 14.0 / 8.0);
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveType::all_gather, 8), 7.0 / 8.0);
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveType::reduce_scatter, 8), 7.0 / 8.0);
   EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveType::all_to_all, 8), 7.0 / 8.0);
-  for (auto t : {CollectiveType::broadcast, CollectiveType::reduce, CollectiveType::send_recv,
-                 CollectiveType::scatter, CollectiveType::gather}) {
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveType::scatter, 8), 7.0 / 8.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveType::gather, 8), 7.0 / 8.0);
+  for (auto t : {CollectiveType::broadcast, CollectiveType::reduce, CollectiveType::send_recv}) {
     EXPECT_DOUBLE_EQ(bus_bandwidth_factor(t, 8), 1.0);
   }
   EXPECT_THROW(bus_bandwidth_factor(CollectiveType::all_reduce, 0), std::invalid_argument);
