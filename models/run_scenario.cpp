@@ -8,6 +8,7 @@
 #include "engine/calibration/json_fields.hpp"
 #include "engine/simulator.hpp"
 #include "models/compute_model.hpp"
+#include "models/plan_warnings.hpp"
 #include "models/compute_profile.hpp"
 
 namespace clustersim::models {
@@ -139,6 +140,7 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
   out.result = compute_metrics(sc, out.built, out.timeline, out.topology);
   out.result.network_model = std::string(to_string(kind));
+  out.result.notes = plan_warnings(sc);
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())
       out.result.notes.push_back(profile_note(u, calibration.name));
