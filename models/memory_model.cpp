@@ -69,6 +69,11 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
   // Ψ: parameters this rank holds before data-parallel sharding; dense and expert apart, since
   // experts are replicated over dp / ep ranks only.
   double dense = 0, experts = 0, largest_unit = 0, largest_layer = 0;
+  // FSDP units as the builder forms them: unit_blocks blocks (or list layers); the embedding and
+  // the LM head alone.
+  const int per_unit = std::max(1, p.fsdp.unit_blocks);
+  long unit_key = -2;
+  double unit_params = 0;
   std::vector<double> chunk_activation(static_cast<std::size_t>(v), 0.0);
   for (int c = 0; c < v; ++c) {
     for (int li : built.partition[static_cast<std::size_t>(c * pp + stage)]) {
@@ -84,7 +89,13 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
           layer_params += local;
         }
       }
-      largest_unit = std::max(largest_unit, layer_params);
+      const long key = !transformer ? li / per_unit
+                       : l.block >= 0 ? l.block / per_unit
+                                      : -1000 - li;
+      if (key != unit_key) unit_params = 0;
+      unit_key = key;
+      unit_params += layer_params;
+      largest_unit = std::max(largest_unit, unit_params);
       chunk_activation[static_cast<std::size_t>(c)] += act.kept(l);
       if (act.recomputable(l)) largest_layer = std::max(largest_layer, act.full(l));
     }
@@ -129,7 +140,7 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
       // Gathered units in flight: the one computing plus the prefetched ones (the whole model
       // stays gathered between forward and backward without resharding), and one unit's
       // unsharded gradients before its reduce-scatter.
-      const double unit = largest_unit * p.fsdp.unit_blocks * 2.0;  // attn + mlp per block
+      const double unit = largest_unit;
       const double gathered =
           p.fsdp.reshard_after_forward ? unit * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
                                        : psi;
