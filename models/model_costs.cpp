@@ -176,6 +176,7 @@ std::vector<LayerCost> expand_layers(const std::vector<LayerSpec>& specs) {
       const std::string name =
           spec.repeat == 1 ? spec.name : spec.name + "[" + std::to_string(r) + "]";
       LayerCost l{name, -1, {}, spec.params, spec.forward_flops, 0, spec.activation_bytes};
+      l.memory_bytes = spec.memory_bytes < 0 ? spec.activation_bytes : spec.memory_bytes;
       if (spec.params > 0) l.tensors.push_back({name + ".weight", spec.params});
       l.backward_flops = spec.backward_flops < 0 ? 2 * spec.forward_flops : spec.backward_flops;
       out.push_back(std::move(l));
@@ -191,7 +192,10 @@ std::vector<LayerCost> expand_model(const ModelSpec& model, int seq_len) {
     return expand_layers(*layers);
   const auto& t = std::get<TransformerSpec>(model.body);
   validate(t, seq_len);
-  return TransformerCoster(t, seq_len).expand();
+  auto layers = TransformerCoster(t, seq_len).expand();
+  // A transformer's kernels are GEMMs on the activations they keep: the same bytes move.
+  for (auto& l : layers) l.memory_bytes = l.activation_bytes;
+  return layers;
 }
 
 double total_params(const std::vector<LayerCost>& layers) {

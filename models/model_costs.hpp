@@ -22,6 +22,7 @@ struct LayerCost {
   double forward_flops = 0;          // per sample
   double backward_flops = 0;         // per sample
   double activation_bytes = 0;       // kept for backward, per sample, 16-bit activations
+  double memory_bytes = 0;           // moved by the forward per sample besides the weights
 };
 
 // Transformer: per block an "attn" and an "mlp" layer, plus "embedding" first and "lm_head"

@@ -51,6 +51,10 @@ struct LayerSpec {
   double backward_flops = -1.0;   // < 0: twice the forward
   double activation_bytes = 0.0;  // stored for backward, per sample
   int repeat = 1;
+  // Bytes the forward reads and writes per sample besides the weights (the roofline's memory
+  // side); < 0: the activation bytes. Convolutional nets with batch norm move several times
+  // what they store.
+  double memory_bytes = -1.0;
 };
 
 struct ModelSpec {

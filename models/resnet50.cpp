@@ -81,6 +81,10 @@ std::vector<LayerSpec> resnet50_layers() {
   }
   // Global average pool to 2048, fc to 1000 classes; the fc keeps its 2048-element input.
   layers.push_back({"fc", 2048.0 * 1000 + 1000, 2 * 2048.0 * 1000, -1.0, kBytes * 2048, 1});
+  // Memory traffic: a conv writes its output, batch norm reads and writes it, ReLU reads and
+  // writes it again, and the next conv reads it: about three times the two tensors each unit
+  // stores. The roofline needs this, or ResNet looks compute-bound when it is not.
+  for (auto& l : layers) l.memory_bytes = 3.0 * l.activation_bytes;
   return layers;
 }
 

@@ -24,6 +24,7 @@ std::vector<LayerSpec> read_layers(const yaml::Value& v) {
         m.require("forward_flops", "forward FLOPs per sample, e.g. 2e11").number(0.0);
     if (auto x = m.get("backward_flops")) layer.backward_flops = x->number(0.0);
     if (auto x = m.get("activation_bytes")) layer.activation_bytes = x->size();
+    if (auto x = m.get("memory_bytes")) layer.memory_bytes = x->size();
     if (auto x = m.get("repeat")) layer.repeat = x->count(1);
     m.finish();
     layers.push_back(std::move(layer));

@@ -79,7 +79,7 @@ OpId LayerParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ran
   } else {
     const double per_rank = split ? flops / tp_ : flops;
     const double bytes =
-        (l.params * elem_ + l.activation_bytes * sc_.training.micro_batch * elem_ / 2.0) /
+        (l.params * elem_ + l.memory_bytes * sc_.training.micro_batch * elem_ / 2.0) /
         (split ? tp_ : 1);
     emitted(b.compute(common(category, base), per_rank * sc_.training.micro_batch,
                       static_cast<std::uint64_t>(bytes), precision_));
@@ -149,7 +149,7 @@ OpId LayerParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads);
   } else {
     const double bytes =
-        2.0 * (l.params * elem_ + l.activation_bytes * sc_.training.micro_batch * elem_ / 2.0) /
+        2.0 * (l.params * elem_ + l.memory_bytes * sc_.training.micro_batch * elem_ / 2.0) /
         (split ? tp_ : 1);
     last = b.compute(common(Category::backward, base),
                      (split ? l.backward_flops / tp_ : l.backward_flops) * sc_.training.micro_batch,

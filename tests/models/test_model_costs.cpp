@@ -357,3 +357,26 @@ TEST(ModelCosts, DeepSeekMoe16bMatchesThePublishedTotal) {
 
 }  // namespace
 }  // namespace clustersim::models
+
+namespace clustersim::models {
+namespace {
+
+// The roofline's memory side: a layer list's memory_bytes defaults to what it stores; ResNet-50
+// moves three times what it stores (conv writes, batch norm reads and writes, ReLU reads and
+// writes, the next conv reads: see resnet50.cpp).
+TEST(ModelCosts, MemoryTrafficDefaultsToActivationsAndResnetMovesThreeTimesMore) {
+  ModelSpec m;
+  m.name = "two";
+  LayerSpec plain{"plain", 1e6, 1e9, -1.0, 4e6, 1};
+  LayerSpec given{"given", 1e6, 1e9, -1.0, 4e6, 1};
+  given.memory_bytes = 1.2e7;
+  m.body = std::vector<LayerSpec>{plain, given};
+  const auto layers = expand_model(m, 1);
+  EXPECT_DOUBLE_EQ(layers[0].memory_bytes, 4e6);
+  EXPECT_DOUBLE_EQ(layers[1].memory_bytes, 1.2e7);
+  for (const auto& l : expand_model(*find_model("resnet50"), 1))
+    EXPECT_DOUBLE_EQ(l.memory_bytes, 3.0 * l.activation_bytes) << l.name;
+}
+
+}  // namespace
+}  // namespace clustersim::models
