@@ -68,7 +68,7 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
 
   // Ψ: parameters this rank holds before data-parallel sharding; dense and expert apart, since
   // experts are replicated over dp / ep ranks only.
-  double dense = 0, experts = 0, largest_unit = 0, largest_layer = 0;
+  double dense = 0, experts = 0, largest_unit = 0, largest_layer = 0, recomputed_block = 0;
   // FSDP units as the builder forms them: unit_blocks blocks (or list layers); the embedding and
   // the LM head alone.
   const int per_unit = std::max(1, p.fsdp.unit_blocks);
@@ -97,7 +97,13 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
       unit_params += layer_params;
       largest_unit = std::max(largest_unit, unit_params);
       chunk_activation[static_cast<std::size_t>(c)] += act.kept(l);
-      if (act.recomputable(l)) largest_layer = std::max(largest_layer, act.full(l));
+      // Full recompute re-runs a whole checkpointed block (attention + MLP) before its backward.
+      if (act.recomputable(l)) {
+        const bool same_block = l.block >= 0 && li > 0 &&
+                                built.layers[static_cast<std::size_t>(li - 1)].block == l.block;
+        recomputed_block = (same_block ? recomputed_block : 0.0) + act.full(l);
+        largest_layer = std::max(largest_layer, recomputed_block);
+      }
     }
   }
 

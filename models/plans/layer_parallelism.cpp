@@ -140,7 +140,9 @@ OpId LayerParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   auto common = [&](Category cat, const std::string& name) {
     return engine::ScheduleBuilder::Common{rank, stream, cat, name, mb, deps};
   };
-  if (split && sequence_parallel_ && (k == Kind::attention || k == Kind::mlp || k == Kind::head)) {
+  // With sequence parallelism every sharded layer starts its backward with an all-gather: the
+  // conjugate of the embedding's reduce-scatter, the re-gathered input elsewhere.
+  if (split && sequence_parallel_) {
     last = b.collective(common(Category::tp_comm, base + " tp all_gather"),
                         CollectiveType::all_gather, groups.tp, activation_bytes_);
     deps.clear();

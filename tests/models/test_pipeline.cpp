@@ -1,0 +1,262 @@
+// Pipeline parallelism (DESIGN.md "PP"; docs/parallelism.md "Pipeline parallelism"): the bubble
+// measured from the timeline against the closed forms of the GPipe, 1F1B and interleaved papers,
+// the micro-batches each stage holds in flight, the bytes crossing stage boundaries, and the plans
+// that cannot be pipelined.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/plans/pipeline_order.hpp"
+#include "models/run_scenario.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+namespace {
+
+using engine::OpKind;
+
+// p identical stages: 24 identical layers (24 divides p·v for every case below), one GPU per
+// stage, no launch overhead, free communication. A layer's forward is 1e9 FLOPs at 100 TFLOP/s =
+// 10 us, its backward 20 us; one parameter per layer makes the optimizer step (12 params × 28 B
+// at 1 TB/s ≈ 0.3 ns) and the bytes term of every op negligible.
+std::string uniform_pipeline(const std::string& schedule, int p, int m, int v) {
+  return "name: uniform-pipeline\n"
+         "cluster:\n"
+         "  nodes: 1\n"
+         "  gpus_per_node: " +
+         std::to_string(p) +
+         "\n"
+         "  gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB,\n"
+         "        compute_efficiency: 1, memory_efficiency: 1, launch_overhead: 0us}\n"
+         "model: {name: uniform, layers: [{name: block, params: 1, forward_flops: 1e9, "
+         "repeat: 24}]}\n"
+         "training: {global_batch: " +
+         std::to_string(m) +
+         ", micro_batch: 1, precision: bf16}\n"
+         "parallel: {pp: " +
+         std::to_string(p) + ", schedule: " + schedule + ", virtual_stages: " + std::to_string(v) +
+         "}\n"
+         "simulation: {network_model: ideal}\n";
+}
+
+// GPipe (Huang et al. 2019) and 1F1B (Narayanan et al. 2019): p − 1 forward+backward slots of
+// idle per stage out of m + p − 1, whatever the forward/backward ratio.
+double flat_bubble(int p, int m) {
+  return (p - 1.0) / (m + p - 1.0);
+}
+
+// Interleaved 1F1B (Narayanan et al. 2021, §2.2.2): the bubble shrinks by v, (p − 1)/v slots of a
+// whole stage's forward+backward out of m + (p − 1)/v.
+double interleaved_bubble(int p, int m, int v) {
+  const double idle = (p - 1.0) / v;
+  return idle / (m + idle);
+}
+
+// The iteration, from the same slot count: a stage's forward+backward of one micro-batch is
+// 24/p layers × 30 us, and the makespan is m + (p − 1)/v of those (v = 1 without interleaving).
+double iteration_s(int p, int m, int v) {
+  return (m + (p - 1.0) / v) * (24.0 / p) * 30e-6;
+}
+
+void expect_bubble(const std::string& schedule, int p, int m, int v, double expected) {
+  SCOPED_TRACE(schedule + " p=" + std::to_string(p) + " m=" + std::to_string(m) +
+               " v=" + std::to_string(v));
+  const auto out = run_scenario(parse_scenario(uniform_pipeline(schedule, p, m, v), "test"));
+  // Identical stages: the partition must give each chunk 24 / (p·v) layers.
+  for (const auto& chunk : out.built.partition)
+    EXPECT_EQ(static_cast<int>(chunk.size()), 24 / (p * v));
+  EXPECT_NEAR(out.result.bubble_fraction, expected, 0.005 * expected);
+  EXPECT_NEAR(out.result.iteration_time_s, iteration_s(p, m, v), 0.005 * iteration_s(p, m, v));
+}
+
+TEST(Pipeline, GpipeBubbleIsPMinusOneOverMPlusPMinusOne) {
+  for (int p : {2, 4})
+    for (int m : {4, 8, 16})
+      expect_bubble("gpipe", p, m, 1, flat_bubble(p, m));
+}
+
+TEST(Pipeline, OneFOneBBubbleEqualsGpipes) {
+  for (int p : {2, 4})
+    for (int m : {4, 8, 16})
+      expect_bubble("1f1b", p, m, 1, flat_bubble(p, m));
+}
+
+TEST(Pipeline, InterleavedBubbleShrinksByTheVirtualStages) {
+  for (int p : {2, 4})
+    for (int m : {4, 8, 16})
+      for (int v : {2, 3})
+        expect_bubble("interleaved", p, m, v, interleaved_bubble(p, m, v));
+}
+
+// Without a pipeline there is no bubble: each rank (here two data-parallel replicas with free
+// communication) never waits.
+TEST(Pipeline, NoPipelineNoBubble) {
+  std::string text = uniform_pipeline("1f1b", 1, 8, 1);
+  text.replace(text.find("gpus_per_node: 1"), 16, "gpus_per_node: 2");
+  const auto out = run_scenario(parse_scenario(text, "test"));
+  EXPECT_NEAR(out.result.iteration_time_s, iteration_s(1, 4, 1), 1e-9);
+  EXPECT_NEAR(out.result.bubble_fraction, 0.0, 1e-9);
+}
+
+// Every order runs each (micro-batch, chunk) forward once and its backward once, later.
+TEST(Pipeline, EveryOrderRunsEachPassOnceForwardFirst) {
+  const std::tuple<PipelineSchedule, int, int, int> cases[] = {
+      {PipelineSchedule::gpipe, 4, 8, 1},
+      {PipelineSchedule::one_f_one_b, 4, 8, 1},
+      {PipelineSchedule::one_f_one_b, 4, 2, 1},
+      {PipelineSchedule::interleaved, 4, 8, 2},
+      {PipelineSchedule::interleaved, 2, 4, 3}};
+  for (const auto& [schedule, p, m, v] : cases)
+    for (int stage = 0; stage < p; ++stage) {
+      std::set<std::pair<int, int>> forwarded, backwarded;
+      for (const auto& s : pipeline_order(schedule, stage, p, m, v)) {
+        const std::pair<int, int> key{s.microbatch, s.chunk};
+        if (s.forward) {
+          EXPECT_TRUE(forwarded.insert(key).second);
+        } else {
+          EXPECT_TRUE(forwarded.count(key)) << "backward before forward";
+          EXPECT_TRUE(backwarded.insert(key).second);
+        }
+      }
+      EXPECT_EQ(static_cast<int>(forwarded.size()), m * v);
+      EXPECT_EQ(static_cast<int>(backwarded.size()), m * v);
+    }
+}
+
+// GPipe holds every micro-batch before the first backward.
+TEST(Pipeline, GpipeHoldsAllMicroBatches) {
+  for (int stage = 0; stage < 4; ++stage)
+    EXPECT_EQ(peak_in_flight(pipeline_order(PipelineSchedule::gpipe, stage, 4, 8, 1)), 8);
+}
+
+// 1F1B (PipeDream-Flush): stage i runs p − i − 1 warm-up forwards, then one more before its first
+// backward, so it holds p − i micro-batches (m ≥ p); with fewer micro-batches, all m.
+TEST(Pipeline, OneFOneBHoldsPMinusStage) {
+  for (int p : {2, 4, 8})
+    for (int stage = 0; stage < p; ++stage) {
+      EXPECT_EQ(peak_in_flight(pipeline_order(PipelineSchedule::one_f_one_b, stage, p, 16, 1)),
+                p - stage);
+      EXPECT_EQ(peak_in_flight(pipeline_order(PipelineSchedule::one_f_one_b, stage, p, 2, 1)),
+                std::min(2, p - stage));
+    }
+}
+
+// Megatron-LM's interleaved schedule (schedules.py, forward_backward_pipelining_with_
+// interleaving): stage s runs (p − s − 1)·2 + (v − 1)·p warm-up forwards of model chunks, then
+// alternates, so it holds that plus one chunk activation, at most all m·v. On stage 0 that is
+// v·p + p − 1 chunks = p·(1 + (p − 1)/(p·v)) stage-sized micro-batches, Korthikanti et al. 2022
+// §4.2.3's memory factor for the interleaved schedule.
+TEST(Pipeline, InterleavedHoldsMegatronsWarmupPlusOne) {
+  for (int p : {2, 4})
+    for (int v : {2, 3})
+      for (int m : {2 * p, 4 * p})
+        for (int stage = 0; stage < p; ++stage) {
+          const int expected = std::min((p - stage - 1) * 2 + (v - 1) * p + 1, m * v);
+          EXPECT_EQ(peak_in_flight(pipeline_order(PipelineSchedule::interleaved, stage, p, m, v)),
+                    expected)
+              << "p=" << p << " v=" << v << " m=" << m << " stage=" << stage;
+        }
+  // Korthikanti's factor on stage 0, p = 4, v = 2, m = 16: 4·(1 + 3/8) = 5.5 micro-batches = 11
+  // chunk activations.
+  EXPECT_EQ(peak_in_flight(pipeline_order(PipelineSchedule::interleaved, 0, 4, 16, 2)), 11);
+}
+
+// A GPT shape with tp 2, pp 2 (dp 2): b = 2, s = 512, h = 1024, bf16.
+constexpr double kB = 2, kS = 512, kH = 1024;
+
+std::string gpt(const std::string& parallel, long global_batch = 16) {
+  return "name: gpt-pp\n"
+         "cluster: {nodes: 1, node: dgx-a100}\n"
+         "model: {num_layers: 8, hidden_size: 1024, num_heads: 16, vocab_size: 32768}\n"
+         "training: {global_batch: " +
+         std::to_string(global_batch) +
+         ", micro_batch: 2, seq_len: 512, precision: bf16}\n"
+         "parallel: " +
+         parallel +
+         "\n"
+         "simulation: {network_model: ideal}\n";
+}
+
+struct P2p {
+  int sends = 0, recvs = 0;
+  std::set<std::uint64_t> bytes;
+};
+
+P2p p2p(const engine::Schedule& s) {
+  P2p out;
+  for (const auto& op : s.ops) {
+    if (op.kind != OpKind::send && op.kind != OpKind::recv) continue;
+    (op.kind == OpKind::send ? out.sends : out.recvs)++;
+    out.bytes.insert(op.bytes);
+  }
+  return out;
+}
+
+// Each micro-batch's activation crosses each of the p·v − 1 chunk boundaries forward and its
+// gradient backward, once per (tp, dp) replica of the pipeline: b·s·h·2 bytes (Megatron's p2p
+// tensor is (s, b, h)), the 1/t shard with sequence parallelism.
+TEST(Pipeline, SendRecvCarryOneActivationPerMicroBatchAndBoundary) {
+  const double full = kB * kS * kH * 2;
+  const int replicas = 2 * 2;  // tp · dp
+  const int m = 16 / (2 * 2);  // global_batch / (micro_batch · dp)
+  struct Case {
+    std::string parallel;
+    int boundaries;
+    double bytes;
+  };
+  const Case cases[] = {
+      {"{tp: 2, pp: 2, schedule: 1f1b}", 1, full},
+      {"{tp: 2, pp: 2, schedule: gpipe}", 1, full},
+      {"{tp: 2, pp: 2, schedule: interleaved, virtual_stages: 2}", 3, full},
+      {"{tp: 2, pp: 2, schedule: 1f1b, sequence_parallel: true}", 1, full / 2},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.parallel);
+    const auto built = build_schedule(parse_scenario(gpt(c.parallel), "test"));
+    const P2p got = p2p(built.schedule);
+    EXPECT_EQ(got.sends, 2 * m * c.boundaries * replicas);
+    EXPECT_EQ(got.recvs, got.sends);
+    ASSERT_EQ(got.bytes.size(), 1u);
+    EXPECT_EQ(static_cast<double>(*got.bytes.begin()), c.bytes);
+  }
+}
+
+// The plans that cannot be pipelined are refused with the key to change.
+void expect_scenario_error(const std::string& text, const std::string& key,
+                           const std::string& says) {
+  try {
+    build_schedule(parse_scenario(text, "pp.yaml"));
+    ADD_FAILURE() << "no error for " << key;
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(key + ":"), std::string::npos) << what;
+    EXPECT_NE(what.find(says), std::string::npos) << what;
+  }
+}
+
+TEST(Pipeline, ImpossiblePlansNameTheKey) {
+  // 8 blocks over pp 3 (a 3-GPU node, so that tp · pp divides the world).
+  std::string three = gpt("{pp: 3}", 6);
+  three.replace(three.find("node: dgx-a100"), 14, "gpus_per_node: 3, gpu: A100-SXM4-80GB");
+  expect_scenario_error(three, "parallel.pp", "num_layers = 8 is not divisible by pp = 3");
+  // 8 blocks over pp 2 × 3 chunks.
+  expect_scenario_error(gpt("{tp: 2, pp: 2, schedule: interleaved, virtual_stages: 3}"),
+                        "parallel.virtual_stages", "pp · virtual_stages = 2 · 3 = 6");
+  // Interleaving 6 micro-batches over 4 stages: m = 12 / (1 · 2) = 6 with tp 1, pp 4, dp 2.
+  std::string twelve = gpt("{pp: 4, schedule: interleaved, virtual_stages: 2}", 12);
+  twelve.replace(twelve.find("micro_batch: 2"), 14, "micro_batch: 1");
+  expect_scenario_error(twelve, "training.global_batch", "multiple of pp = 4");
+  // Chunks without interleaving.
+  expect_scenario_error(gpt("{tp: 2, pp: 2, schedule: 1f1b, virtual_stages: 2}"),
+                        "parallel.virtual_stages", "needs schedule: interleaved");
+  // A layer list with fewer layers than stages.
+  std::string few = uniform_pipeline("1f1b", 4, 4, 1);
+  few.replace(few.find("repeat: 24"), 10, "repeat: 3");
+  expect_scenario_error(few, "parallel.pp", "the model has 3 layers, fewer than the 4");
+}
+
+}  // namespace
+}  // namespace clustersim::models
