@@ -69,7 +69,8 @@ engine::Bandwidth positive_bandwidth(const yaml::Value& v) {
   return bw;
 }
 
-void read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
+// Returns whether gpus_per_switch was stated.
+bool read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
   yaml::MapReader m = v.map();
   if (auto x = m.get("fabric"))
     node.fabric = x->choice<engine::IntraNodeFabric>(
@@ -82,7 +83,8 @@ void read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
   if (gen) node.pcie_bandwidth = pcie_x16(gen->count(3, 5));
   if (pcie_bw) node.pcie_bandwidth = positive_bandwidth(*pcie_bw);
   if (auto x = m.get("pcie_latency")) node.pcie_latency = x->time();
-  if (auto x = m.get("gpus_per_switch")) node.gpus_per_pcie_switch = x->count(0);
+  auto per_switch = m.get("gpus_per_switch");
+  if (per_switch) node.gpus_per_pcie_switch = per_switch->count(0);
   auto bridges = m.get("nvlink_bridges");
   if (bridges) node.nvlink_bridges = bridges->boolean();
   if (auto x = m.get("cpus")) node.cpus = x->count(1);
@@ -93,6 +95,7 @@ void read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
     bridges->fail(
         "NVLink bridges exist only between GPU pairs of a PCIe node; allowed: "
         "nvlink_bridges: true with fabric: pcie");
+  return per_switch.has_value();
 }
 
 // Returns nics_per_node when stated.
@@ -145,12 +148,17 @@ ClusterConfig read_cluster(const yaml::Value& value) {
     m.fail("node preset '" + preset->name + "' names GPU '" + preset->gpu +
            "', which is not a GPU preset; give gpu explicitly");
   }
-  if (auto x = m.get("intra_node")) read_intra_node(*x, c.topology.node);
+  bool per_switch_stated = false;
+  if (auto x = m.get("intra_node")) per_switch_stated = read_intra_node(*x, c.topology.node);
   std::optional<yaml::Value> nics;
   if (auto x = m.get("network")) nics = read_network(*x, c.topology);
   m.finish();
   c.topology.nodes = c.nodes;
   engine::NodeTopologySpec& node = c.topology.node;
+  // Unstated: a node whose GPU count the default of two GPUs per PCIe switch does not divide (a
+  // single GPU, say) gets one switch per GPU.
+  if (!per_switch_stated && node.gpus_per_pcie_switch > 0 && node.gpus % node.gpus_per_pcie_switch != 0)
+    node.gpus_per_pcie_switch = 1;
   if (node.nics > node.gpus) {
     // Unstated: a smaller node than the preset (or the default 8) keeps one NIC per GPU.
     if (!nics)
