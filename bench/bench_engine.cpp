@@ -27,7 +27,8 @@ engine::Schedule synthetic_dag(std::uint32_t ranks, std::uint32_t ops_per_rank) 
   const auto s0 = b.stream("compute");
   const auto s1 = b.stream("copy");
   std::vector<engine::Rank> all(ranks);
-  for (std::uint32_t r = 0; r < ranks; ++r) all[r] = r;
+  for (std::uint32_t r = 0; r < ranks; ++r)
+    all[r] = r;
   const auto g = b.add_group(all, "all");
   for (std::uint32_t r = 0; r < ranks; ++r) {
     engine::OpId prev = engine::kNone;
@@ -62,7 +63,8 @@ double peak_rss_bytes() {
 
 void BM_Scenario(benchmark::State& state, const std::string& file,
                  const std::vector<std::string>& overrides) {
-  const auto scenario = models::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/" + file, overrides);
+  const auto scenario =
+      models::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/" + file, overrides);
   double events = 0;
   for (auto _ : state) {
     const auto out = models::run_scenario(scenario);
@@ -72,9 +74,10 @@ void BM_Scenario(benchmark::State& state, const std::string& file,
   state.counters["events"] = events;
   state.counters["peak_rss_MB"] = peak_rss_bytes() / 1e6;
 }
-BENCHMARK_CAPTURE(BM_Scenario, resnet50_ddp_1024_gpus, "scenarios/resnet50-ddp-dgx-a100.yaml",
-                  {"cluster.nodes=128", "training.global_batch=262144",
-                   "cluster.network={topology: fat-tree, nic_bandwidth: 200Gb/s, nics_per_node: 8}"})
+BENCHMARK_CAPTURE(
+    BM_Scenario, resnet50_ddp_1024_gpus, "scenarios/resnet50-ddp-dgx-a100.yaml",
+    {"cluster.nodes=128", "training.global_batch=262144",
+     "cluster.network={topology: fat-tree, nic_bandwidth: 200Gb/s, nics_per_node: 8}"})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
 

@@ -95,7 +95,8 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
       out << line;
     }
   }
-  for (const auto& note : r.notes) out << "  note: " << note << "\n";
+  for (const auto& note : r.notes)
+    out << "  note: " << note << "\n";
   out << "  simulated " << r.events << " events in " << format_seconds(r.wall_s) << "\n";
 }
 

@@ -37,7 +37,8 @@ class Run {
     }
     build_successors();
     build_streams();
-    for (OpId id = 0; id < n; ++id) state_[id].stream = stream_index(s.ops[id]);
+    for (OpId id = 0; id < n; ++id)
+      state_[id].stream = stream_index(s.ops[id]);
     arrived_.assign(rendezvous_.instances.size(), 0);
     if (options.record_link_rates)
       net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
@@ -101,12 +102,15 @@ class Run {
 
   void build_successors() {
     std::vector<std::uint32_t> begin(s_.ops.size() + 1, 0);
-    for (OpId d : s_.deps) ++begin[d + 1];
-    for (std::size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
+    for (OpId d : s_.deps)
+      ++begin[d + 1];
+    for (std::size_t i = 1; i < begin.size(); ++i)
+      begin[i] += begin[i - 1];
     succ_.resize(s_.deps.size());
     std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
     for (OpId id = 0; id < s_.ops.size(); ++id)
-      for (OpId d : s_.dependencies(s_.ops[id])) succ_[fill[d]++] = id;
+      for (OpId d : s_.dependencies(s_.ops[id]))
+        succ_[fill[d]++] = id;
     for (OpId id = 0; id < s_.ops.size(); ++id) {
       state_[id].succ_begin = begin[id];
       state_[id].succ_count = begin[id + 1] - begin[id];
@@ -196,8 +200,8 @@ class Run {
       if (algorithm == Algorithm::automatic)
         algorithm = choose_algorithm(type, static_cast<double>(op.bytes), members, topo_);
     }
-    const PlanKey key{p2p ? members[0] : instance.group, p2p ? members[1] : kNone, type,
-                      algorithm, root};
+    const PlanKey key{p2p ? members[0] : instance.group, p2p ? members[1] : kNone, type, algorithm,
+                      root};
     auto it = plan_cache_.find(key);
     if (it != plan_cache_.end()) return {it->second, algorithm};
     try {
@@ -253,8 +257,8 @@ class Run {
 
   using PlanKey =
       std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t>;
-  using CallKey = std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm,
-                             std::uint32_t, std::uint64_t>;
+  using CallKey = std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t,
+                             std::uint64_t>;
 
   const Schedule& s_;
   const Topology& topo_;

@@ -10,12 +10,15 @@ namespace clustersim::models {
 
 namespace {
 
-bool is_expert(const ParamTensor& t) { return t.name.find(".experts.") != std::string::npos; }
+bool is_expert(const ParamTensor& t) {
+  return t.name.find(".experts.") != std::string::npos;
+}
 
 // Activation bytes one micro-batch leaves on this rank for the backward of `l` (Korthikanti).
 class ActivationModel {
  public:
-  explicit ActivationModel(const Scenario& sc) : sc_(sc), t_(std::get_if<TransformerSpec>(&sc.model.body)) {
+  explicit ActivationModel(const Scenario& sc)
+      : sc_(sc), t_(std::get_if<TransformerSpec>(&sc.model.body)) {
     tp_ = sc.parallel.tp;
     sp_ = sc.parallel.sequence_parallel && tp_ > 1;
     s_ = std::max(1, sc.training.seq_len);
@@ -46,7 +49,9 @@ class ActivationModel {
     const double replicated = sp_ ? 0.0 : std::min(bytes, 5.0 * s_ * h());
     return (replicated + (bytes - replicated) / tp_) * scale_;
   }
-  bool recomputable(const LayerCost& l) const { return l.name != "embedding" && l.name != "lm_head"; }
+  bool recomputable(const LayerCost& l) const {
+    return l.name != "embedding" && l.name != "lm_head";
+  }
 
  private:
   double h() const { return t_ ? static_cast<double>(t_->hidden_size) : 0.0; }
@@ -89,7 +94,7 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
           layer_params += local;
         }
       }
-      const long key = !transformer ? li / per_unit
+      const long key = !transformer   ? li / per_unit
                        : l.block >= 0 ? l.block / per_unit
                                       : -1000 - li;
       if (key != unit_key) unit_params = 0;
@@ -111,7 +116,8 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
   const double K = optimizer_state_bytes_per_param(sc.training.optimizer, sc.training.precision);
   const bool hsdp = p.data_parallel == DataParallel::hsdp;
   int gpus_per_node = sc.cluster.topology.node.gpus;
-  const double shard_dense = hsdp ? (p.fsdp.shard_group > 0 ? p.fsdp.shard_group : gpus_per_node) : p.dp;
+  const double shard_dense =
+      hsdp ? (p.fsdp.shard_group > 0 ? p.fsdp.shard_group : gpus_per_node) : p.dp;
   const double shard_expert = std::max(1.0, shard_dense / p.ep);
   auto sharded = [&](double bytes_per_param) {
     return bytes_per_param * (dense / shard_dense + experts / shard_expert);
@@ -148,15 +154,17 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
       // unsharded gradients before its reduce-scatter.
       const double unit = largest_unit;
       const double gathered =
-          p.fsdp.reshard_after_forward ? unit * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
-                                       : psi;
+          p.fsdp.reshard_after_forward
+              ? unit * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
+              : psi;
       m.buffers = elem * (gathered + unit);
       break;
     }
   }
 
   // Micro-batches in flight, walked through this stage's schedule.
-  const auto order = pipeline_order(p.schedule, stage, pp, static_cast<int>(sc.num_microbatches()), v);
+  const auto order =
+      pipeline_order(p.schedule, stage, pp, static_cast<int>(sc.num_microbatches()), v);
   std::vector<int> held(static_cast<std::size_t>(v), 0);
   double now = 0, peak = 0;
   for (const auto& step : order) {
@@ -186,10 +194,10 @@ double optimizer_state_bytes_per_param(Optimizer o, Precision p) {
 
 std::string MemoryEstimate::largest_term() const {
   const std::pair<const char*, double> terms[] = {{"weights", peak.weights},
-                                                   {"gradients", peak.gradients},
-                                                   {"optimizer", peak.optimizer},
-                                                   {"activations", peak.activations},
-                                                   {"buffers", peak.buffers}};
+                                                  {"gradients", peak.gradients},
+                                                  {"optimizer", peak.optimizer},
+                                                  {"activations", peak.activations},
+                                                  {"buffers", peak.buffers}};
   return std::max_element(std::begin(terms), std::end(terms),
                           [](const auto& a, const auto& b) { return a.second < b.second; })
       ->first;

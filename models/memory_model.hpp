@@ -30,11 +30,11 @@ struct MemoryBreakdown {
 };
 
 struct MemoryEstimate {
-  MemoryBreakdown peak;       // of the rank that needs the most
+  MemoryBreakdown peak;  // of the rank that needs the most
   engine::Rank peak_rank = 0;
   int peak_stage = 0;
   std::vector<MemoryBreakdown> per_stage;  // index: pipeline stage
-  double capacity = 0;        // the GPU's memory
+  double capacity = 0;                     // the GPU's memory
   bool fits() const { return peak.total() <= capacity; }
   std::string largest_term() const;  // "optimizer", ...
 };

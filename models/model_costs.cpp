@@ -194,7 +194,8 @@ std::vector<LayerCost> expand_model(const ModelSpec& model, int seq_len) {
   validate(t, seq_len);
   auto layers = TransformerCoster(t, seq_len).expand();
   // A transformer's kernels are GEMMs on the activations they keep: the same bytes move.
-  for (auto& l : layers) l.memory_bytes = l.activation_bytes;
+  for (auto& l : layers)
+    l.memory_bytes = l.activation_bytes;
   return layers;
 }
 

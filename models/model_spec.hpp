@@ -23,7 +23,8 @@ struct MoeSpec {
   double capacity_factor = 1.0;
   double imbalance = 1.0;  // hottest expert receives this × the mean
   int first_dense = 0;     // the first n blocks keep a dense MLP (DeepSeek's first_k_dense_replace)
-  // Hugging Face's rule (DeepSeek, Qwen-MoE): block k is MoE when k >= first_dense and k % every == 0.
+  // Hugging Face's rule (DeepSeek, Qwen-MoE): block k is MoE when k >= first_dense and k % every ==
+  // 0.
   bool is_moe_block(int k) const { return k >= first_dense && k % every == 0; }
 };
 

@@ -30,8 +30,8 @@ std::vector<std::string> plan_warnings(const Scenario& sc) {
     if (const int n = nodes_spanned(group, gpn); n > 1)
       notes.push_back("warning: parallel.tp: each TP group spans " + std::to_string(n) +
                       " nodes, so its per-layer all-reduces cross the inter-node network; keep tp "
-                      "<= gpus_per_node (" + std::to_string(gpn) +
-                      ") and tp fastest in parallel.order");
+                      "<= gpus_per_node (" +
+                      std::to_string(gpn) + ") and tp fastest in parallel.order");
   }
   if (p.ep > 1) {
     const auto group = layout.ep_group(0);

@@ -84,7 +84,8 @@ std::vector<LayerSpec> resnet50_layers() {
   // Memory traffic: a conv writes its output, batch norm reads and writes it, ReLU reads and
   // writes it again, and the next conv reads it: about three times the two tensors each unit
   // stores. The roofline needs this, or ResNet looks compute-bound when it is not.
-  for (auto& l : layers) l.memory_bytes = 3.0 * l.activation_bytes;
+  for (auto& l : layers)
+    l.memory_bytes = 3.0 * l.activation_bytes;
   return layers;
 }
 

@@ -8,8 +8,8 @@
 #include "engine/calibration/json_fields.hpp"
 #include "engine/simulator.hpp"
 #include "models/compute_model.hpp"
-#include "models/plan_warnings.hpp"
 #include "models/compute_profile.hpp"
+#include "models/plan_warnings.hpp"
 
 namespace clustersim::models {
 

@@ -52,11 +52,12 @@ struct TrainingConfig {
 
 // PyTorch FSDP's knobs (parallel.fsdp); they apply to zero3, fsdp and hsdp.
 struct FsdpConfig {
-  int unit_blocks = 1;                // transformer blocks per FSDP unit (fsdp.unit)
-  bool reshard_after_forward = true;  // false: SHARD_GRAD_OP, parameters stay gathered until backward
-  int prefetch = 1;                   // backward prefetch depth: units all-gathered ahead
-  bool forward_prefetch = false;      // also prefetch the next unit in forward
-  int shard_group = 0;                // hsdp: ranks per sharding group; 0 = one node
+  int unit_blocks = 1;  // transformer blocks per FSDP unit (fsdp.unit)
+  bool reshard_after_forward =
+      true;                       // false: SHARD_GRAD_OP, parameters stay gathered until backward
+  int prefetch = 1;               // backward prefetch depth: units all-gathered ahead
+  bool forward_prefetch = false;  // also prefetch the next unit in forward
+  int shard_group = 0;            // hsdp: ranks per sharding group; 0 = one node
 };
 
 struct ParallelConfig {

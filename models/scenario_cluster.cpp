@@ -157,7 +157,8 @@ ClusterConfig read_cluster(const yaml::Value& value) {
   engine::NodeTopologySpec& node = c.topology.node;
   // Unstated: a node whose GPU count the default of two GPUs per PCIe switch does not divide (a
   // single GPU, say) gets one switch per GPU.
-  if (!per_switch_stated && node.gpus_per_pcie_switch > 0 && node.gpus % node.gpus_per_pcie_switch != 0)
+  if (!per_switch_stated && node.gpus_per_pcie_switch > 0 &&
+      node.gpus % node.gpus_per_pcie_switch != 0)
     node.gpus_per_pcie_switch = 1;
   if (node.nics > node.gpus) {
     // Unstated: a smaller node than the preset (or the default 8) keeps one NIC per GPU.

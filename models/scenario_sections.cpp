@@ -60,7 +60,8 @@ ParallelConfig read_parallel(const yaml::Value& value) {
                                               {"interleaved", PipelineSchedule::interleaved}});
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1);
   if (auto x = m.get("stage_layers"))
-    for (const yaml::Value& item : x->sequence()) p.stage_layers.push_back(item.count(1));
+    for (const yaml::Value& item : x->sequence())
+      p.stage_layers.push_back(item.count(1));
   if (auto x = m.get("data_parallel"))
     p.data_parallel = x->choice<DataParallel>({{"ddp", DataParallel::ddp},
                                                {"zero1", DataParallel::zero1},

@@ -12,8 +12,8 @@ namespace clustersim::models {
 
 struct BuiltSchedule {
   engine::Schedule schedule;
-  std::vector<LayerCost> layers;        // the model as costed, forward order
-  std::vector<GradientBucket> buckets;       // rank 0's DDP buckets (empty without DP reduction)
+  std::vector<LayerCost> layers;            // the model as costed, forward order
+  std::vector<GradientBucket> buckets;      // rank 0's DDP buckets (empty without DP reduction)
   std::vector<std::vector<int>> partition;  // layer indices of each pipeline chunk
 };
 

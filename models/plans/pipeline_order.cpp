@@ -28,18 +28,22 @@ std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, i
   const int m = microbatches;
   switch (schedule) {
     case PipelineSchedule::gpipe:
-      for (int i = 0; i < m; ++i) steps.push_back({true, i, 0});
-      for (int i = 0; i < m; ++i) steps.push_back({false, i, 0});
+      for (int i = 0; i < m; ++i)
+        steps.push_back({true, i, 0});
+      for (int i = 0; i < m; ++i)
+        steps.push_back({false, i, 0});
       return steps;
     case PipelineSchedule::one_f_one_b: {
       const int warmup = std::min(stages - stage - 1, m);
       int f = 0, b = 0;
-      for (; f < warmup; ++f) steps.push_back({true, f, 0});
+      for (; f < warmup; ++f)
+        steps.push_back({true, f, 0});
       while (f < m) {
         steps.push_back({true, f++, 0});
         steps.push_back({false, b++, 0});
       }
-      while (b < m) steps.push_back({false, b++, 0});
+      while (b < m)
+        steps.push_back({false, b++, 0});
       return steps;
     }
     case PipelineSchedule::interleaved: {
@@ -49,12 +53,14 @@ std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, i
       // Megatron-LM: (p − s − 1)·2 + (v − 1)·p warm-up forwards.
       const int warmup = std::min((stages - stage - 1) * 2 + (chunks - 1) * stages, total);
       int f = 0, b = 0;
-      for (; f < warmup; ++f) steps.push_back(virtual_step(f, true, stages, chunks));
+      for (; f < warmup; ++f)
+        steps.push_back(virtual_step(f, true, stages, chunks));
       while (f < total) {
         steps.push_back(virtual_step(f++, true, stages, chunks));
         steps.push_back(virtual_step(b++, false, stages, chunks));
       }
-      while (b < total) steps.push_back(virtual_step(b++, false, stages, chunks));
+      while (b < total)
+        steps.push_back(virtual_step(b++, false, stages, chunks));
       return steps;
     }
   }

@@ -19,9 +19,8 @@ std::vector<std::vector<int>> units_of(const std::vector<LayerCost>& layers, boo
       pending.push_back(i);
       continue;
     }
-    const bool same_block =
-        l.block >= 0 && !units.empty() &&
-        layers[static_cast<std::size_t>(units.back().back())].block == l.block;
+    const bool same_block = l.block >= 0 && !units.empty() &&
+                            layers[static_cast<std::size_t>(units.back().back())].block == l.block;
     if (transformer && !units.empty() && (l.name == "lm_head" || same_block)) {
       units.back().push_back(i);
       continue;
@@ -36,7 +35,9 @@ std::vector<std::vector<int>> units_of(const std::vector<LayerCost>& layers, boo
 
 double unit_cost(const std::vector<LayerCost>& layers, const std::vector<int>& unit) {
   double c = 0;
-  for (int i : unit) c += layers[static_cast<std::size_t>(i)].forward_flops + layers[static_cast<std::size_t>(i)].backward_flops;
+  for (int i : unit)
+    c += layers[static_cast<std::size_t>(i)].forward_flops +
+         layers[static_cast<std::size_t>(i)].backward_flops;
   return c;
 }
 
@@ -73,7 +74,8 @@ std::vector<int> balance(const std::vector<double>& costs, int parts) {
   }
   std::vector<int> counts;
   fill(hi, &counts);
-  while (static_cast<int>(counts.size()) < parts) counts.push_back(0);
+  while (static_cast<int>(counts.size()) < parts)
+    counts.push_back(0);
   return counts;
 }
 
@@ -109,7 +111,8 @@ std::vector<std::vector<int>> partition_layers(const Scenario& sc,
     counts.assign(static_cast<std::size_t>(chunks), n / chunks);
   } else {
     std::vector<double> costs;
-    for (const auto& u : units) costs.push_back(unit_cost(layers, u));
+    for (const auto& u : units)
+      costs.push_back(unit_cost(layers, u));
     counts = balance(costs, chunks);
   }
 
@@ -117,7 +120,8 @@ std::vector<std::vector<int>> partition_layers(const Scenario& sc,
   int u = 0;
   for (int g = 0; g < chunks; ++g)
     for (int k = 0; k < counts[static_cast<std::size_t>(g)]; ++k, ++u)
-      for (int layer : units[static_cast<std::size_t>(u)]) out[static_cast<std::size_t>(g)].push_back(layer);
+      for (int layer : units[static_cast<std::size_t>(u)])
+        out[static_cast<std::size_t>(g)].push_back(layer);
   return out;
 }
 

@@ -17,8 +17,9 @@ constexpr double kBytesPerSecond = 1e9;
 class OneTeraflop : public ComputeModel {
  public:
   Time duration(const Op& op) const override {
-    return Time::from_seconds(op.kind == OpKind::copy ? static_cast<double>(op.bytes) / kBytesPerSecond
-                                                      : op.flops / kFlopsPerSecond);
+    return Time::from_seconds(op.kind == OpKind::copy
+                                  ? static_cast<double>(op.bytes) / kBytesPerSecond
+                                  : op.flops / kFlopsPerSecond);
   }
 };
 
@@ -59,7 +60,9 @@ Topology gpus_on_a_switch(int n) {
   return t;
 }
 
-double sec(Time t) { return t.seconds(); }
+double sec(Time t) {
+  return t.seconds();
+}
 
 struct Fixture : ::testing::Test {
   Timeline run(const Schedule& s, int gpus = 2) {
@@ -87,7 +90,7 @@ TEST_F(Fixture, StreamsOfOneRankOverlapUnlessDependent) {
   ScheduleBuilder b(1);
   const auto s0 = b.stream("compute");
   const auto s1 = b.stream("copy");
-  const OpId a = b.compute({0, s0, Category::forward, "a"}, 2e12, 0);  // [0, 2]
+  const OpId a = b.compute({0, s0, Category::forward, "a"}, 2e12, 0);     // [0, 2]
   const OpId c = b.copy({0, s1, Category::forward, "c"}, 1'000'000'000);  // [0, 1], independent
   const OpId deps[] = {a};
   const OpId d = b.copy({0, s1, Category::forward, "d", kNone, deps}, 500'000'000);  // after a
@@ -125,8 +128,10 @@ TEST_F(Fixture, NthCollectiveOnAGroupMatchesTheNthOfEveryMember) {
   ScheduleBuilder b(2);
   const auto s0 = b.stream("compute");
   const GroupId g = b.add_group({0, 1}, "dp");
-  const OpId a0 = b.collective({0, s0, Category::dp_comm, "a"}, CollectiveType::all_reduce, g, 1'000'000'000);
-  const OpId b0 = b.collective({0, s0, Category::dp_comm, "b"}, CollectiveType::all_reduce, g, 3'000'000'000);
+  const OpId a0 =
+      b.collective({0, s0, Category::dp_comm, "a"}, CollectiveType::all_reduce, g, 1'000'000'000);
+  const OpId b0 =
+      b.collective({0, s0, Category::dp_comm, "b"}, CollectiveType::all_reduce, g, 3'000'000'000);
   b.compute({1, s0, Category::forward, "late"}, 2e12, 0);
   b.collective({1, s0, Category::dp_comm, "a"}, CollectiveType::all_reduce, g, 1'000'000'000);
   b.collective({1, s0, Category::dp_comm, "b"}, CollectiveType::all_reduce, g, 3'000'000'000);
@@ -234,7 +239,8 @@ TEST_F(Fixture, SameScheduleGivesTheSameTimeline) {
     for (Rank r = 0; r < 4; ++r) {
       const OpId c = b.compute({r, s0, Category::backward, "bwd"}, 1e11 * (r + 1), 0);
       const OpId deps[] = {c};
-      b.collective({r, s1, Category::dp_comm, "ar", kNone, deps}, CollectiveType::all_reduce, g, 1000);
+      b.collective({r, s1, Category::dp_comm, "ar", kNone, deps}, CollectiveType::all_reduce, g,
+                   1000);
       b.compute({r, s0, Category::forward, "next"}, 5e10, 0);
     }
     return std::move(b).finish();

@@ -149,7 +149,8 @@ TEST(ShardedDp, OptimizerStepsTheLocalShard) {
 // With tp 2 the shards are of the rank's TP half: dp = 4, each unit's all-gather moves its
 // half of the unit, so the all-gathered bytes total 2 · G/2.
 TEST(ShardedDp, TensorParallelShardsAreShardedAgain) {
-  const auto built = build_schedule(parse("{tp: 2, data_parallel: fsdp}", 1, 4));  // one micro-batch
+  const auto built =
+      build_schedule(parse("{tp: 2, data_parallel: fsdp}", 1, 4));  // one micro-batch
   const auto& s = built.schedule;
   double gathered = 0;
   for (const auto& op : s.ops)

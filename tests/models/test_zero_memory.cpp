@@ -17,21 +17,26 @@ constexpr double kPsi = 8e6;
 constexpr double kK = 12;
 
 MemoryBreakdown memory_of(const std::string& plan, int gpus) {
-  const std::string text = "cluster: {nodes: 1, node: dgx-a100, gpus_per_node: " +
-                           std::to_string(gpus) + R"(}
+  const std::string text =
+      "cluster: {nodes: 1, node: dgx-a100, gpus_per_node: " + std::to_string(gpus) + R"(}
 model:
   layers: [{name: block, params: 1e6, forward_flops: 1e9, activation_bytes: 1MB, repeat: 8}]
-training: {global_batch: )" + std::to_string(gpus) +
-                           R"(, micro_batch: 1, precision: bf16, optimizer: adam}
-parallel: {data_parallel: )" + plan + "}\nsimulation: {network_model: ideal}\n";
+training: {global_batch: )" +
+      std::to_string(gpus) +
+      R"(, micro_batch: 1, precision: bf16, optimizer: adam}
+parallel: {data_parallel: )" +
+      plan + "}\nsimulation: {network_model: ideal}\n";
   const Scenario sc = parse_scenario(text, "zero.yaml");
   return run_scenario(sc).result.memory.peak;
 }
 
-double model_states(const MemoryBreakdown& m) { return m.weights + m.gradients + m.optimizer; }
+double model_states(const MemoryBreakdown& m) {
+  return m.weights + m.gradients + m.optimizer;
+}
 
 TEST(ZeroMemory, DdpKeepsSixteenBytesPerParameter) {
-  for (int n : {2, 4, 8}) EXPECT_DOUBLE_EQ(model_states(memory_of("ddp", n)), (2 + 2 + kK) * kPsi);
+  for (int n : {2, 4, 8})
+    EXPECT_DOUBLE_EQ(model_states(memory_of("ddp", n)), (2 + 2 + kK) * kPsi);
 }
 
 TEST(ZeroMemory, StageOneShardsTheOptimizerStates) {
