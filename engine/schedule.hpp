@@ -135,6 +135,10 @@ class ScheduleBuilder {
   OpId recv(const Common& c, Rank peer, std::uint64_t bytes, std::uint32_t tag);
 
   std::size_t size() const { return schedule_.ops.size(); }
+  void reserve(std::size_t ops, std::size_t deps) {
+    schedule_.ops.reserve(ops);
+    schedule_.deps.reserve(deps);
+  }
   const Schedule& peek() const { return schedule_; }
   Schedule finish() &&;
 

@@ -71,8 +71,16 @@ class Builder {
   engine::Schedule build() {
     optimizer_.assign(static_cast<std::size_t>(sc_.world_size()), engine::kNone);
     for (int it = 0; it < sc_.simulation.iterations; ++it)
-      for (int r = 0; r < sc_.world_size(); ++r)
+      for (int r = 0; r < sc_.world_size(); ++r) {
         emit_rank(static_cast<Rank>(r));
+        // Every rank issues about as many ops as the first: size the arrays once instead of
+        // letting them double (which would hold up to twice the memory at the end).
+        if (it == 0 && r == 0)
+          b_.reserve(b_.size() * static_cast<std::size_t>(sc_.world_size()) *
+                         static_cast<std::size_t>(sc_.simulation.iterations) * 11 / 10,
+                     b_.peek().deps.size() * static_cast<std::size_t>(sc_.world_size()) *
+                         static_cast<std::size_t>(sc_.simulation.iterations) * 11 / 10);
+      }
     return std::move(b_).finish();
   }
 
