@@ -66,18 +66,34 @@ void BM_Scenario(benchmark::State& state, const std::string& file,
   const auto scenario =
       models::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/" + file, overrides);
   double events = 0;
+  std::size_t ops = 0;
   for (auto _ : state) {
     const auto out = models::run_scenario(scenario);
     events = static_cast<double>(out.result.events);
+    ops = out.built.schedule.ops.size();
     benchmark::DoNotOptimize(out.result.iteration_time_s);
   }
   state.counters["events"] = events;
+  state.counters["ops"] = static_cast<double>(ops);
   state.counters["peak_rss_MB"] = peak_rss_bytes() / 1e6;
 }
 BENCHMARK_CAPTURE(
     BM_Scenario, resnet50_ddp_1024_gpus, "scenarios/resnet50-ddp-dgx-a100.yaml",
     {"cluster.nodes=128", "training.global_batch=262144",
      "cluster.network={topology: fat-tree, nic_bandwidth: 200Gb/s, nics_per_node: 8}"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+// Issue 3: DESIGN.md's GPT-3 175B example, every op of every rank (1,024) simulated.
+BENCHMARK_CAPTURE(BM_Scenario, gpt3_175b_1024_gpus, "scenarios/gpt3-175b-1024xA100.yaml", {})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+// Issue 4: the fine-grained MoE over InfiniBand and Llama 3 70B with FSDP + TP 8.
+BENCHMARK_CAPTURE(BM_Scenario, deepseek_moe_ep16, "scenarios/deepseek-moe-16b-ep16-4xdgx-h100.yaml",
+                  {})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_Scenario, llama3_70b_fsdp_tp8, "scenarios/llama3-70b-fsdp-tp8-4xdgx-h100.yaml",
+                  {})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
 

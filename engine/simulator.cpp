@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "engine/event_queue.hpp"
 #include "engine/rendezvous.hpp"
@@ -257,8 +258,26 @@ class Run {
 
   using PlanKey =
       std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t>;
-  using CallKey = std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t,
-                             std::uint64_t>;
+  // A collective call's signature: (group or sender, receiver, type, requested algorithm, root,
+  // bytes). Hashed: it is looked up once per transfer, millions of times in large runs.
+  struct CallKey {
+    std::uint32_t a, b;
+    CollectiveType type;
+    Algorithm algorithm;
+    std::uint32_t root;
+    std::uint64_t bytes;
+    bool operator==(const CallKey&) const = default;
+  };
+  struct CallKeyHash {
+    std::size_t operator()(const CallKey& k) const {
+      std::uint64_t h = (static_cast<std::uint64_t>(k.a) << 32) ^ k.b;
+      h = h * 0x9e3779b97f4a7c15ull ^
+          (static_cast<std::uint64_t>(k.type) << 8 | static_cast<std::uint64_t>(k.algorithm));
+      h = h * 0x9e3779b97f4a7c15ull ^ k.root;
+      h = h * 0x9e3779b97f4a7c15ull ^ k.bytes;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
 
   const Schedule& s_;
   const Topology& topo_;
@@ -292,7 +311,7 @@ class Run {
   std::vector<std::uint32_t> arrived_;
   std::deque<TransferPlan> plans_;  // stable addresses
   std::map<PlanKey, const TransferPlan*> plan_cache_;
-  std::map<CallKey, std::pair<const TransferPlan*, Algorithm>> call_cache_;
+  std::unordered_map<CallKey, std::pair<const TransferPlan*, Algorithm>, CallKeyHash> call_cache_;
   EventQueue<OpId> events_;
   bool top_done_ = false;  // events_.top() has been processed and may be replaced
   std::size_t finished_ops_ = 0;
