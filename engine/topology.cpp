@@ -97,6 +97,13 @@ LinkId Topology::add_directed_link(VertexId src, VertexId dst, Bandwidth bandwid
   return id;
 }
 
+void Topology::derate(LinkKind kind, double factor) {
+  if (!(factor > 0.0 && factor <= 1.0))
+    throw std::invalid_argument("topology: a link efficiency must be in (0, 1]");
+  for (auto& l : links_)
+    if (l.kind == kind) l.bandwidth = l.bandwidth * factor;
+}
+
 void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latency, LinkKind kind) {
   add_directed_link(a, b, bandwidth, latency, kind);
   add_directed_link(b, a, bandwidth, latency, kind);

@@ -60,6 +60,9 @@ class Topology {
   void add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latency, LinkKind kind);
   LinkId add_directed_link(VertexId src, VertexId dst, Bandwidth bandwidth, Time latency,
                            LinkKind kind);
+  // Scales every link of `kind` to the share of its nominal bandwidth that transfers achieve
+  // (0 < factor <= 1): protocol overheads the per-byte model does not otherwise see.
+  void derate(LinkKind kind, double factor);
 
   std::size_t num_vertices() const { return vertices_.size(); }
   std::size_t num_links() const { return links_.size(); }

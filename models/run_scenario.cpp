@@ -29,7 +29,10 @@ engine::Topology build_topology(const Scenario& sc) {
   auto spec = sc.cluster.topology;
   spec.nodes = sc.cluster.nodes;
   try {
-    return engine::build_cluster_topology(spec);
+    engine::Topology topology = engine::build_cluster_topology(spec);
+    for (std::size_t k = 0; k < sc.simulation.link_efficiency.size(); ++k)
+      topology.derate(static_cast<engine::LinkKind>(k), sc.simulation.link_efficiency[k]);
+    return topology;
   } catch (const std::invalid_argument& e) {
     sc.fail("cluster", e.what());
   }

@@ -4,6 +4,7 @@
 // key and its default.
 #pragma once
 
+#include <array>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -83,6 +84,12 @@ struct SimulationConfig {
   int iterations = 1;
   std::string calibration;  // path of a calibration profile, empty for none
   engine::AlgorithmOverrides algorithms = engine::no_overrides();
+  // Share of each link kind's nominal bandwidth that collectives achieve, indexed by
+  // engine::LinkKind (nvlink, pcie, ib, ethernet, cpu_interconnect). NCCL reaches about 80 % of
+  // NVLink's figure in bus bandwidth (≈ 235 of 300 GB/s on A100, ≈ 370 of 450 on H100) and about
+  // 95 % of an InfiniBand NIC's; the PCIe and CPU-link figures of the presets are effective
+  // already. A calibration profile, where it covers a collective, overrides all of this.
+  std::array<double, 5> link_efficiency = {0.8, 1.0, 0.95, 0.9, 1.0};
 };
 
 struct Scenario {

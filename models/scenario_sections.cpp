@@ -118,6 +118,17 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
                                              {"ideal", engine::NetworkModelKind::ideal}});
   }
   if (auto x = m.get("iterations")) s.iterations = x->count(1);
+  if (auto x = m.get("link_efficiency")) {
+    yaml::MapReader table = x->map();
+    const char* kinds[] = {"nvlink", "pcie", "ib", "ethernet", "cpu_interconnect"};
+    for (std::size_t k = 0; k < std::size(kinds); ++k)
+      if (auto e = table.get(kinds[k])) {
+        const double f = e->number(0.0);
+        if (!(f > 0.0 && f <= 1.0)) e->fail("an efficiency is a fraction; allowed: 0 < value <= 1");
+        s.link_efficiency[k] = f;
+      }
+    table.finish();
+  }
   if (auto x = m.get("calibration")) s.calibration = existing_file(*x, base_dir);
   if (auto x = m.get("algorithms")) {
     yaml::MapReader table = x->map();

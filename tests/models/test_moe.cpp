@@ -40,7 +40,10 @@ std::string scenario(const std::string& moe_extra, const std::string& parallel, 
          std::to_string(8 * nodes) +
          ", micro_batch: 1, seq_len: 512, precision: bf16}\n"
          "parallel: " +
-         parallel + "\n";
+         parallel +
+         "\n"
+         // The closed forms below use the nominal link bandwidth.
+         "simulation: {link_efficiency: {nvlink: 1}}\n";
 }
 
 Scenario parse(const std::string& moe_extra, const std::string& parallel = "{ep: 8}",

@@ -28,3 +28,29 @@ training: {global_batch: 3}
 
 }  // namespace
 }  // namespace clustersim::models
+
+namespace clustersim::models {
+namespace {
+
+// simulation.link_efficiency derates each link kind: by default NVLink carries 80 % of its
+// nominal figure (NCCL's bus bandwidth on A100: ≈ 235 of 300 GB/s) and InfiniBand 95 %.
+TEST(ScenarioNodes, LinkEfficiencyDeratesEachKind) {
+  const std::string text = R"(
+cluster: {nodes: 2, node: dgx-a100}
+model: {layers: [{name: block, params: 1e6, forward_flops: 1e9}]}
+training: {global_batch: 16}
+)";
+  const auto topology = build_topology(parse_scenario(text, "eff.yaml"));
+  // n0.gpu0 -> n0.gpu1 crosses the NVSwitch: 0.8 × 300 GB/s.
+  EXPECT_DOUBLE_EQ(topology.route_bandwidth(0, 1).bytes_per_second(), 0.8 * 300e9);
+  // n0.gpu0 -> n1.gpu0 is bounded by the 200 Gb/s NIC: 0.95 × 25 GB/s.
+  EXPECT_DOUBLE_EQ(topology.route_bandwidth(0, 8).bytes_per_second(), 0.95 * 25e9);
+  const auto nominal = build_topology(parse_scenario(
+      text + "simulation: {link_efficiency: {nvlink: 1, ib: 1}}\n", "nominal.yaml"));
+  EXPECT_DOUBLE_EQ(nominal.route_bandwidth(0, 1).bytes_per_second(), 300e9);
+  EXPECT_THROW(parse_scenario(text + "simulation: {link_efficiency: {nvlink: 1.5}}\n", "bad.yaml"),
+               ScenarioError);
+}
+
+}  // namespace
+}  // namespace clustersim::models
