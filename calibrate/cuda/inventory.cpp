@@ -1,5 +1,5 @@
-// GPU inventory: what the CUDA runtime reports for every device, and `nvidia-smi topo -m` read by
-// the project's parser when nvidia-smi is on the PATH.
+// GPU inventory: what the CUDA runtime reports for every device, and the GPU-to-GPU connections
+// from NVML where the driver provides it, else `nvidia-smi topo -m` read by the project's parser.
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -7,6 +7,7 @@
 
 #include "calibrate/backend.hpp"
 #include "calibrate/cuda/cuda_bench.hpp"
+#include "calibrate/cuda/nvml_topology.hpp"
 #include "calibrate/nvidia_smi_topo.hpp"
 
 namespace clustersim::calibrate::cuda {
@@ -84,7 +85,7 @@ void take_inventory(Provenance& p) {
   p.gpu = p.devices.front().name;
   p.ranks = static_cast<std::uint32_t>(count);
   p.nodes = 1;
-  read_topology(p);
+  if (!read_nvml_topology(p)) read_topology(p);
 }
 
 void print_inventory(std::ostream& out, const Provenance& p) {
