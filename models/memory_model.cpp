@@ -3,16 +3,13 @@
 #include <algorithm>
 #include <variant>
 
+#include "models/plans/expert_parallelism.hpp"
 #include "models/plans/pipeline_order.hpp"
 #include "models/rank_layout.hpp"
 
 namespace clustersim::models {
 
 namespace {
-
-bool is_expert(const ParamTensor& t) {
-  return t.name.find(".experts.") != std::string::npos;
-}
 
 // Activation bytes one micro-batch leaves on this rank for the backward of `l` (Korthikanti).
 class ActivationModel {
@@ -86,7 +83,7 @@ MemoryBreakdown stage_memory(const Scenario& sc, const BuiltSchedule& built, int
       double layer_params = 0;
       for (const auto& t : l.tensors) {
         const double local = transformer ? t.count / p.tp : t.count;
-        if (is_expert(t)) {
+        if (expert_of(t) >= 0) {
           experts += local / p.ep;
           layer_params += local / p.ep;
         } else {
