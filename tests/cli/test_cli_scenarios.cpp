@@ -113,6 +113,32 @@ void expect_consistent(const json& j, const models::Scenario& sc) {
   EXPECT_EQ(j["simulator"]["wall_s"], 0.0);  // --reproducible
 }
 
+// Regression pins (tests/data/pins/scenarios.json, written by scripts/update-pins.sh): a change
+// that moves a shipped scenario's key figures must regenerate the file, so the diff shows in
+// review.
+void expect_pinned(const json& j, const std::string& scenario) {
+  static const json pins =
+      json::parse(read_file(std::string(CLUSTERSIM_TEST_DATA) + "/pins/scenarios.json"));
+  ASSERT_TRUE(pins.contains(scenario))
+      << scenario << " has no pin: run scripts/update-pins.sh and review the diff";
+  const json& pin = pins[scenario];
+  auto near = [&](const json& expected, const json& actual, const std::string& key) {
+    const double e = expected.get<double>(), a = actual.get<double>();
+    EXPECT_NEAR(a, e, 1e-6 * std::abs(e)) << scenario << ": " << key;
+  };
+  for (const char* key : {"iteration_time_s", "tflops_per_gpu", "bubble_fraction"})
+    near(pin[key], j[key], key);
+  for (const char* kind : {"dp", "tp", "pp", "ep"})
+    near(pin["exposed_comm_s"][kind], j["exposed_comm_s"][kind], std::string("exposed ") + kind);
+  near(pin["peak_bytes_per_gpu"], j["memory"]["peak_bytes_per_gpu"], "peak memory");
+}
+
+TEST(Pins, EveryShippedScenarioIsPinned) {
+  const json pins =
+      json::parse(read_file(std::string(CLUSTERSIM_TEST_DATA) + "/pins/scenarios.json"));
+  EXPECT_EQ(pins.size(), scenario_files().size()) << "run scripts/update-pins.sh";
+}
+
 class EveryScenario : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EveryScenario, RunsAndWritesAConsistentResult) {
@@ -127,6 +153,7 @@ TEST_P(EveryScenario, RunsAndWritesAConsistentResult) {
   const models::Scenario sc = models::load_scenario(file);
   expect_consistent(j, sc);
   EXPECT_EQ(j["network_model"], "flow");  // every shipped scenario uses the default model
+  expect_pinned(j, GetParam());
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
