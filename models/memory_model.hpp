@@ -16,18 +16,10 @@
 #include <vector>
 
 #include "engine/schedule.hpp"
-#include "models/schedule_builder.hpp"
+#include "models/plans/data_parallel.hpp"
+#include "models/plans/training_schedule.hpp"
 
 namespace clustersim::models {
-
-struct MemoryBreakdown {
-  double weights = 0;
-  double gradients = 0;
-  double optimizer = 0;
-  double activations = 0;
-  double buffers = 0;
-  double total() const { return weights + gradients + optimizer + activations + buffers; }
-};
 
 struct MemoryEstimate {
   MemoryBreakdown peak;  // of the rank that needs the most
@@ -40,9 +32,5 @@ struct MemoryEstimate {
 };
 
 MemoryEstimate estimate_memory(const Scenario& scenario, const BuiltSchedule& built);
-
-// Optimizer state bytes per parameter (K): Adam's two moments, momentum for SGD, plus an fp32
-// master copy of the weights under mixed precision.
-double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision);
 
 }  // namespace clustersim::models

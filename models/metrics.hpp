@@ -10,7 +10,7 @@
 #include "engine/topology.hpp"
 #include "models/memory_model.hpp"
 #include "models/scenario.hpp"
-#include "models/schedule_builder.hpp"
+#include "models/plans/training_schedule.hpp"
 
 namespace clustersim::models {
 

@@ -65,27 +65,33 @@ class TransformerCoster {
   static std::string block(int k) { return "L" + std::to_string(k); }
 
   void norm(LayerCost& l, const std::string& prefix) const {
-    l.tensors.push_back({prefix + ".norm.weight", h_});
-    if (t_.norm == Norm::layernorm) l.tensors.push_back({prefix + ".norm.bias", h_});
+    l.tensors.push_back({prefix + ".norm.weight", h_, TensorRole::norm});
+    if (t_.norm == Norm::layernorm)
+      l.tensors.push_back({prefix + ".norm.bias", h_, TensorRole::norm});
   }
 
-  void linear(LayerCost& l, const std::string& name, double in, double out_features) const {
-    l.tensors.push_back({name + ".weight", in * out_features});
-    if (t_.bias) l.tensors.push_back({name + ".bias", out_features});
+  // `role`/`expert` mark an expert's or the router's tensors.
+  void linear(LayerCost& l, const std::string& name, double in, double out_features,
+              TensorRole role = TensorRole::weight, int expert = -1) const {
+    l.tensors.push_back({name + ".weight", in * out_features, role, expert});
+    if (t_.bias)
+      l.tensors.push_back({name + ".bias", out_features,
+                           role == TensorRole::weight ? TensorRole::bias : role, expert});
   }
 
   LayerCost embedding() const {
-    LayerCost l{"embedding", -1, {{"embedding.word.weight", v_ * h_}}, 0, 0, 0, 0};
+    LayerCost l{"embedding", LayerRole::embedding, -1, {}, 0, 0, 0, 0};
+    l.tensors.push_back({"embedding.word.weight", v_ * h_, TensorRole::embedding});
     if (t_.learned_positions)
-      l.tensors.push_back(
-          {"embedding.position.weight", static_cast<double>(t_.max_positions) * h_});
+      l.tensors.push_back({"embedding.position.weight", static_cast<double>(t_.max_positions) * h_,
+                           TensorRole::embedding});
     l.activation_bytes = s_ * h_;  // the embedding dropout mask, 1 byte per element
     return l;
   }
 
   LayerCost attention(int k) const {
     const std::string p = block(k) + ".attn";
-    LayerCost l{p, k, {}, 0, 0, 0, 0};
+    LayerCost l{p, LayerRole::attention, k, {}, 0, 0, 0, 0};
     norm(l, p);
     linear(l, p + ".qkv", h_, h_ + 2 * kv_width_);
     linear(l, p + ".proj", h_, h_);
@@ -106,21 +112,22 @@ class TransformerCoster {
     return (t_.activation == Activation::swiglu ? 6 : 4) * s_ * ffn;
   }
 
-  void mlp_tensors(LayerCost& l, const std::string& p, double ffn) const {
+  void mlp_tensors(LayerCost& l, const std::string& p, double ffn,
+                   TensorRole role = TensorRole::weight, int expert = -1) const {
     if (t_.activation == Activation::swiglu) {
-      linear(l, p + ".gate", h_, ffn);
-      linear(l, p + ".up", h_, ffn);
-      linear(l, p + ".down", ffn, h_);
+      linear(l, p + ".gate", h_, ffn, role, expert);
+      linear(l, p + ".up", h_, ffn, role, expert);
+      linear(l, p + ".down", ffn, h_, role, expert);
     } else {
-      linear(l, p + ".fc1", h_, ffn);
-      linear(l, p + ".fc2", ffn, h_);
+      linear(l, p + ".fc1", h_, ffn, role, expert);
+      linear(l, p + ".fc2", ffn, h_, role, expert);
     }
   }
 
   LayerCost dense_mlp(int k) const {
     const std::string p = block(k) + ".mlp";
     const double ffn = static_cast<double>(t_.ffn_hidden_size);
-    LayerCost l{p, k, {}, 0, 0, 0, 0};
+    LayerCost l{p, LayerRole::mlp, k, {}, 0, 0, 0, 0};
     norm(l, p);
     mlp_tensors(l, p, ffn);
     l.forward_flops = 2 * s_ * h_ * ffn * matrices_per_mlp();
@@ -136,13 +143,13 @@ class TransformerCoster {
     const double ffn = static_cast<double>(m.expert_ffn_hidden_size);
     const double experts = m.num_experts;
     const double per_token = m.top_k + m.shared_experts;
-    LayerCost l{p, k, {}, 0, 0, 0, 0};
+    LayerCost l{p, LayerRole::moe, k, {}, 0, 0, 0, 0};
     norm(l, p);
-    l.tensors.push_back({p + ".router.weight", h_ * experts});
+    l.tensors.push_back({p + ".router.weight", h_ * experts, TensorRole::router});
     for (int e = 0; e < m.num_experts; ++e)
-      mlp_tensors(l, p + ".experts." + std::to_string(e), ffn);
+      mlp_tensors(l, p + ".experts." + std::to_string(e), ffn, TensorRole::expert, e);
     for (int e = 0; e < m.shared_experts; ++e)
-      mlp_tensors(l, p + ".shared." + std::to_string(e), ffn);
+      mlp_tensors(l, p + ".shared." + std::to_string(e), ffn, TensorRole::shared);
     l.forward_flops = 2 * s_ * h_ * experts + per_token * 2 * s_ * h_ * ffn * matrices_per_mlp();
     // Norm input 2sh, router probabilities 2·s·E, per expert copy of a token its input 2sh and
     // intermediates, the dropout mask sh.
@@ -152,9 +159,9 @@ class TransformerCoster {
   }
 
   LayerCost lm_head() const {
-    LayerCost l{"lm_head", -1, {}, 0, 0, 0, 0};
+    LayerCost l{"lm_head", LayerRole::head, -1, {}, 0, 0, 0, 0};
     norm(l, "lm_head");
-    if (!t_.tied_embeddings) l.tensors.push_back({"lm_head.weight", v_ * h_});
+    if (!t_.tied_embeddings) l.tensors.push_back({"lm_head.weight", v_ * h_, TensorRole::weight});
     l.forward_flops = 2 * s_ * h_ * v_;  // computed whether or not the matrix is shared
     // Final norm input 2sh, logit projection input 2sh, fp32 logits for the loss 4sV.
     l.activation_bytes = 4 * s_ * h_ + 4 * s_ * v_;
@@ -175,7 +182,8 @@ std::vector<LayerCost> expand_layers(const std::vector<LayerSpec>& specs) {
     for (int r = 0; r < spec.repeat; ++r) {
       const std::string name =
           spec.repeat == 1 ? spec.name : spec.name + "[" + std::to_string(r) + "]";
-      LayerCost l{name, -1, {}, spec.params, spec.forward_flops, 0, spec.activation_bytes};
+      LayerCost l{name,        LayerRole::generic, -1, {},
+                  spec.params, spec.forward_flops, 0,  spec.activation_bytes};
       l.memory_bytes = spec.memory_bytes < 0 ? spec.activation_bytes : spec.memory_bytes;
       if (spec.params > 0) l.tensors.push_back({name + ".weight", spec.params});
       l.backward_flops = spec.backward_flops < 0 ? 2 * spec.forward_flops : spec.backward_flops;

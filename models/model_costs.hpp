@@ -2,6 +2,7 @@
 // activation memory (per sample, at a given sequence length).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,13 +10,30 @@
 
 namespace clustersim::models {
 
+// What a layer is, set once where the model is expanded; plans and the memory model ask this,
+// never the layer's name.
+enum class LayerRole : std::uint8_t {
+  embedding,  // token (and position) embedding, vocabulary-parallel under TP
+  attention,  // a transformer block's norm + self-attention
+  mlp,        // a transformer block's norm + dense MLP
+  moe,        // a transformer block's norm + router + experts (replaces mlp)
+  head,       // final norm + logits (+ loss)
+  generic,    // a layer of a layer list: no shape to split
+};
+
+// Within a layer: what a parameter tensor is.
+enum class TensorRole : std::uint8_t { weight, bias, norm, embedding, router, expert, shared };
+
 struct ParamTensor {
   std::string name;  // "L3.attn.qkv.weight"
   double count = 0;
+  TensorRole role = TensorRole::weight;
+  int expert = -1;  // the routed expert it belongs to (role expert), -1 otherwise
 };
 
 struct LayerCost {
-  std::string name;                  // "embedding", "L3.attn", "L3.mlp", "lm_head", "conv1"
+  std::string name;  // "embedding", "L3.attn", "L3.mlp", "lm_head", "conv1"
+  LayerRole role = LayerRole::generic;
   int block = -1;                    // transformer block index, -1 otherwise
   std::vector<ParamTensor> tensors;  // in forward (parameter registration) order
   double params = 0;                 // sum of tensors

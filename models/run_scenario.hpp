@@ -11,7 +11,7 @@
 #include "engine/topology.hpp"
 #include "models/metrics.hpp"
 #include "models/scenario.hpp"
-#include "models/schedule_builder.hpp"
+#include "models/plans/training_schedule.hpp"
 
 namespace clustersim::models {
 

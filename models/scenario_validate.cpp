@@ -1,5 +1,8 @@
 // The plan's arithmetic, checked once everything is read (docs/scenario.md "Validation"). The
 // rules follow Megatron-LM's argument checks, so a plan accepted here is one Megatron would run.
+#include <map>
+
+#include "models/rank_layout.hpp"
 #include "models/scenario_detail.hpp"
 
 namespace clustersim::models::detail {
@@ -19,13 +22,14 @@ std::string divisors(long n) {
 void validate_transformer(const Scenario& s, const TransformerSpec& t) {
   const ParallelConfig& p = s.parallel;
   const long stages = static_cast<long>(p.pp) * p.virtual_stages;
-  if (t.num_layers % stages != 0) {
+  if (p.stage_layers.empty() && t.num_layers % stages != 0) {
     const std::string what = p.virtual_stages > 1 ? "pp · virtual_stages = " + str(p.pp) + " · " +
                                                         str(p.virtual_stages) + " = " + str(stages)
                                                   : "pp = " + str(p.pp);
     s.fail(p.virtual_stages > 1 ? "parallel.virtual_stages" : "parallel.pp",
            "num_layers = " + str(t.num_layers) + " is not divisible by " + what +
-               " (every pipeline stage holds the same number of layers)");
+               " (every pipeline stage holds the same number of layers); or give "
+               "parallel.stage_layers");
   }
   if (t.num_heads % p.tp != 0)
     s.fail("parallel.tp", "tp = " + str(p.tp) + " does not divide num_heads = " + str(t.num_heads) +
@@ -65,6 +69,52 @@ void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
   if (p.ep > 1) s.fail("parallel.ep", "expert parallelism needs a MoE transformer; allowed: 1");
   if (p.sequence_parallel)
     s.fail("parallel.sequence_parallel", "needs a transformer model; allowed: false");
+}
+
+// parallel.stage_layers: the blocks (or list layers) of each pipeline chunk.
+void validate_stage_layers(const Scenario& s, long units, bool transformer) {
+  const ParallelConfig& p = s.parallel;
+  if (p.stage_layers.empty()) return;
+  const long chunks = static_cast<long>(p.pp) * p.virtual_stages;
+  if (static_cast<long>(p.stage_layers.size()) != chunks)
+    s.fail("parallel.stage_layers", "lists " + str(static_cast<long>(p.stage_layers.size())) +
+                                        " stages but pp × virtual_stages is " + str(chunks));
+  long sum = 0;
+  bool positive = true;
+  for (int n : p.stage_layers) {
+    sum += n;
+    positive = positive && n >= 1;
+  }
+  if (sum != units || !positive)
+    s.fail("parallel.stage_layers", "must give every stage at least one of the model's " +
+                                        str(units) + (transformer ? " blocks" : " layers") +
+                                        " and add up to that");
+}
+
+// HSDP shards inside groups of shard_group consecutive members of each dp group (by default, the
+// members on one node): the size must divide every dp group.
+void validate_hsdp(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  if (p.data_parallel != DataParallel::hsdp || p.dp <= 1) return;
+  const RankLayout layout(p.tp, p.ep, p.dp, p.pp, p.order);
+  const int gpus = s.cluster.topology.node.gpus;
+  std::vector<bool> seen(static_cast<std::size_t>(s.world_size()), false);
+  for (engine::Rank r = 0; r < static_cast<engine::Rank>(s.world_size()); ++r) {
+    if (seen[r]) continue;
+    const auto dp = layout.dp_group(r);
+    for (engine::Rank x : dp)
+      seen[x] = true;
+    std::map<int, long> per_node;  // node -> members of this dp group on it
+    for (engine::Rank x : dp)
+      ++per_node[static_cast<int>(x) / gpus];
+    for (const auto& [node, count] : per_node) {
+      const long size = p.fsdp.shard_group > 0 ? p.fsdp.shard_group : count;
+      if (static_cast<long>(dp.size()) % size != 0)
+        s.fail("parallel.fsdp.shard_group",
+               "shard_group = " + str(size) + " does not divide dp = " +
+                   str(static_cast<long>(dp.size())) + "; allowed: a divisor of dp");
+    }
+  }
 }
 
 }  // namespace
@@ -123,10 +173,18 @@ void validate(Scenario& s) {
                                      std::string(to_string(s.training.precision)) +
                                      " peak; allowed: " + yaml::join(supported, " | "));
   }
-  if (const auto* t = std::get_if<TransformerSpec>(&s.model.body))
+  if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {
     validate_transformer(s, *t);
-  else
-    validate_layers(s, std::get<std::vector<LayerSpec>>(s.model.body));
+    validate_stage_layers(s, t->num_layers, true);
+  } else {
+    const auto& layers = std::get<std::vector<LayerSpec>>(s.model.body);
+    validate_layers(s, layers);
+    long total = 0;
+    for (const LayerSpec& l : layers)
+      total += l.repeat;
+    validate_stage_layers(s, total, false);
+  }
+  validate_hsdp(s);
 }
 
 }  // namespace clustersim::models::detail

@@ -2,20 +2,12 @@
 
 #include <algorithm>
 #include <string>
-#include <variant>
 
 namespace clustersim::models {
 
 using engine::Category;
 using engine::CollectiveType;
 using engine::OpId;
-
-int expert_of(const ParamTensor& t) {
-  static constexpr std::string_view kMark = ".experts.";
-  const auto at = t.name.find(kMark);
-  if (at == std::string::npos) return -1;
-  return std::stoi(t.name.substr(at + kMark.size()));
-}
 
 LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, int ep,
                          int ep_index) {
@@ -24,7 +16,7 @@ LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, 
   out.params = 0;
   const int per_rank = ep > 0 && num_experts > 0 ? std::max(1, num_experts / ep) : 1;
   for (const auto& t : layer.tensors) {
-    const int e = expert_of(t);
+    const int e = t.expert;
     if ((e >= 0) != experts) continue;
     if (e >= 0 && e / per_rank != ep_index) continue;
     out.tensors.push_back(t);
@@ -33,24 +25,20 @@ LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, 
   return out;
 }
 
-ExpertParallelism::ExpertParallelism(const Scenario& sc)
-    : ep_(sc.parallel.ep),
-      tp_(sc.parallel.tp),
-      elem_(bytes_per_element(sc.training.precision)),
-      precision_(static_cast<std::uint8_t>(sc.training.precision)) {
-  const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
+ExpertParallelism::ExpertParallelism(const PlanContext& ctx)
+    : ep_(ctx.parallel.ep),
+      tp_(ctx.parallel.tp),
+      elem_(ctx.element_bytes()),
+      precision_(static_cast<std::uint8_t>(ctx.training.precision)) {
+  const TransformerSpec* t = ctx.transformer;
   if (t == nullptr || !t->moe) return;
   moe_ = &*t->moe;
   hidden_ = static_cast<double>(t->hidden_size);
-  tokens_ = static_cast<double>(sc.training.micro_batch) * std::max(1, sc.training.seq_len);
+  tokens_ = static_cast<double>(ctx.training.micro_batch) * ctx.seq_len();
   const double matrices = t->activation == Activation::swiglu ? 3.0 : 2.0;
   const double ffn = static_cast<double>(moe_->expert_ffn_hidden_size);
   flops_per_copy_ = 2.0 * hidden_ * ffn * matrices;
   expert_params_ = hidden_ * ffn * matrices + (t->bias ? ffn * (matrices - 1) + hidden_ : 0.0);
-}
-
-bool ExpertParallelism::is_moe(const LayerCost& l) const {
-  return moe_ != nullptr && l.block >= 0 && l.name.ends_with(".mlp") && moe_->is_moe_block(l.block);
 }
 
 double ExpertParallelism::routed_copies() const {

@@ -22,13 +22,9 @@
 
 #include "engine/schedule.hpp"
 #include "models/model_costs.hpp"
-#include "models/scenario.hpp"
+#include "models/plans/plan_context.hpp"
 
 namespace clustersim::models {
-
-// The routed expert a tensor belongs to ("Lk.mlp.experts.<e>.…"), or -1 (dense, shared experts,
-// router).
-int expert_of(const ParamTensor& tensor);
 
 // `layer` reduced to the tensors a rank of expert-parallel index `ep_index` holds: every dense
 // tensor and its own E/ep routed experts (experts are placed contiguously: e / (E/ep) = ep_index).
@@ -38,10 +34,7 @@ LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, 
 
 class ExpertParallelism {
  public:
-  explicit ExpertParallelism(const Scenario& scenario);
-
-  // Whether `layer` is the MLP of an MoE block.
-  bool is_moe(const LayerCost& layer) const;
+  explicit ExpertParallelism(const PlanContext& context);
 
   // The MoE part of the layer's forward (or its recompute, `category`), after `deps`; clears them.
   engine::OpId forward(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,

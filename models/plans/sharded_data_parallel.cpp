@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <string>
 #include <tuple>
-#include <variant>
 
 #include "models/gradient_buckets.hpp"
 #include "models/plans/expert_parallelism.hpp"
+#include "models/plans/tensor_parallelism.hpp"
 
 namespace clustersim::models {
 
@@ -15,54 +15,19 @@ using engine::CollectiveType;
 using engine::OpId;
 using engine::Rank;
 
-LayerCost local_shard(const LayerCost& layer, const LayerParallelism& tp, int num_experts, int ep,
-                      int ep_index) {
-  LayerCost shard = layer;
-  if (num_experts > 0) {
-    shard = select_tensors(layer, false, num_experts, ep, ep_index);
-    const LayerCost own = select_tensors(layer, true, num_experts, ep, ep_index);
-    shard.tensors.insert(shard.tensors.end(), own.tensors.begin(), own.tensors.end());
-    shard.params += own.params;
-  }
-  for (auto& t : shard.tensors)
-    t.count = tp.local_params(shard, t.count);
-  shard.params = tp.local_params(shard, shard.params);
-  return shard;
-}
-
-namespace {
-
-int moe_experts(const Scenario& sc) {
-  const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
-  return t != nullptr && t->moe ? t->moe->num_experts : 0;
-}
-
-}  // namespace
-
-ShardedDataParallel::ShardedDataParallel(const Scenario& sc, const RankLayout& layout,
-                                         const std::vector<LayerCost>& layers,
-                                         const std::vector<std::vector<int>>& chunks,
-                                         const LayerParallelism& tp, engine::ScheduleBuilder& b,
-                                         GroupFn group)
-    : sc_(sc),
-      layout_(layout),
-      layers_(layers),
-      chunks_(chunks),
-      tp_(tp),
-      b_(b),
-      group_(std::move(group)),
-      elem_(bytes_per_element(sc.training.precision)),
-      num_experts_(moe_experts(sc)),
-      microbatches_(static_cast<int>(sc.num_microbatches())) {
-  const auto mode = sc.parallel.data_parallel;
-  full_ = mode == DataParallel::zero3 || mode == DataParallel::fsdp || mode == DataParallel::hsdp;
-  compute_ = b_.stream("compute");
-  if (full_) {
-    // PyTorch FSDP issues all-gathers and reduce-scatters on streams of their own.
-    gather_stream_ = b_.stream("fsdp all_gather");
-    reduce_stream_ = b_.stream("fsdp reduce_scatter");
-  } else {
-    reduce_stream_ = b_.stream("comm");
+ShardedDataParallel::ShardedDataParallel(DataParallel kind, const PlanContext& ctx,
+                                         const TensorParallelism& tp, ScheduleSink* sink)
+    : kind_(kind), ctx_(ctx), tp_(tp), sink_(sink), elem_(ctx.element_bytes()) {
+  full_ = kind == DataParallel::zero3 || kind == DataParallel::fsdp || kind == DataParallel::hsdp;
+  if (sink_ != nullptr) {
+    compute_ = sink_->ops.stream("compute");
+    if (full_) {
+      // PyTorch FSDP issues all-gathers and reduce-scatters on streams of their own.
+      gather_stream_ = sink_->ops.stream("fsdp all_gather");
+      reduce_stream_ = sink_->ops.stream("fsdp reduce_scatter");
+    } else {
+      reduce_stream_ = sink_->ops.stream("comm");
+    }
   }
   build_units();
 }
@@ -71,15 +36,16 @@ ShardedDataParallel::ShardedDataParallel(const Scenario& sc, const RankLayout& l
 // their own (PyTorch wraps each block; torchtitan shards the embedding and the output separately);
 // a layer list groups `unit_blocks` consecutive layers. Units never cross a pipeline chunk.
 void ShardedDataParallel::build_units() {
-  const bool transformer = std::holds_alternative<TransformerSpec>(sc_.model.body);
-  const int per_unit = std::max(1, sc_.parallel.fsdp.unit_blocks);
+  const bool transformer = ctx_.transformer != nullptr;
+  const int per_unit = std::max(1, ctx_.parallel.fsdp.unit_blocks);
   int next_id = 0;
-  units_.assign(chunks_.size(), {});
-  unit_of_layer_.assign(chunks_.size(), {});
-  for (std::size_t g = 0; g < chunks_.size(); ++g) {
+  units_.assign(ctx_.chunks.size(), {});
+  unit_of_layer_.assign(ctx_.chunks.size(), {});
+  // Any rank's shard has the same sizes: take the first rank of each layer's stage.
+  for (std::size_t g = 0; g < ctx_.chunks.size(); ++g) {
     long previous_key = -2;
-    for (int l : chunks_[g]) {
-      const LayerCost& layer = layers_[static_cast<std::size_t>(l)];
+    for (int l : ctx_.chunks[g]) {
+      const LayerCost& layer = ctx_.layers[static_cast<std::size_t>(l)];
       const long key = !transformer       ? l / per_unit
                        : layer.block >= 0 ? layer.block / per_unit
                                           : -1000 - l;  // a unit of its own
@@ -87,17 +53,31 @@ void ShardedDataParallel::build_units() {
       previous_key = key;
       Unit& u = units_[g].back();
       u.layers.push_back(l);
-      const LayerCost local = local_shard(layer, tp_, num_experts_, sc_.parallel.ep, 0);
-      for (const auto& t : local.tensors)
-        (expert_of(t) >= 0 ? u.expert_params : u.dense_params) += t.count;
+      for (const auto& t : local_shard(layer, tp_, ctx_.num_experts(), ctx_.parallel.ep, 0).tensors)
+        (t.expert >= 0 ? u.expert_params : u.dense_params) += t.count;
       unit_of_layer_[g].push_back(static_cast<int>(units_[g].size()) - 1);
     }
   }
 }
 
+std::vector<Rank> ShardedDataParallel::shard_group(Rank r) const {
+  const auto dp = ctx_.layout.dp_group(r);
+  if (kind_ != DataParallel::hsdp) return dp;
+  // Shard inside `shard_group` consecutive members of the dp group (default: those on this
+  // rank's node), replicate across the groups. Validation checked that the size divides dp.
+  int size = ctx_.parallel.fsdp.shard_group;
+  if (size == 0)
+    size = static_cast<int>(std::count_if(dp.begin(), dp.end(), [&](Rank x) {
+      return static_cast<int>(x) / ctx_.gpus_per_node == static_cast<int>(r) / ctx_.gpus_per_node;
+    }));
+  const auto pos = static_cast<int>(std::find(dp.begin(), dp.end(), r) - dp.begin());
+  const int first = pos / size * size;
+  return {dp.begin() + first, dp.begin() + first + size};
+}
+
 void ShardedDataParallel::begin_rank(Rank r, OpId previous) {
   rank_ = r;
-  stage_ = layout_.coords(r).pp;
+  stage_ = ctx_.layout.coords(r).pp;
   previous_ = previous;
   backward_ops_.clear();
   gradient_ops_.clear();
@@ -106,38 +86,25 @@ void ShardedDataParallel::begin_rank(Rank r, OpId previous) {
     state_[g].assign(units_[g].size(), UnitState{});
 
   groups_ = Groups{};
-  const auto dp = layout_.dp_group(r);
-  std::vector<Rank> dense = dp;
-  if (sc_.parallel.data_parallel == DataParallel::hsdp) {
-    // Shard inside `shard_group` consecutive members of the dp group (default: those on this
-    // rank's node), replicate across the groups: the replica group holds the same position.
-    const int gpus = sc_.cluster.topology.node.gpus;
-    int size = sc_.parallel.fsdp.shard_group;
-    if (size == 0)
-      size = static_cast<int>(std::count_if(dp.begin(), dp.end(), [&](Rank x) {
-        return static_cast<int>(x) / gpus == static_cast<int>(r) / gpus;
-      }));
-    if (size < 1 || static_cast<int>(dp.size()) % size != 0)
-      sc_.fail("parallel.fsdp.shard_group",
-               "shard_group = " + std::to_string(size) + " does not divide dp = " +
-                   std::to_string(dp.size()) + "; allowed: a divisor of dp");
+  const std::vector<Rank> dense = shard_group(r);
+  if (kind_ == DataParallel::hsdp) {
+    // The replica group holds the same position in every shard group.
+    const auto dp = ctx_.layout.dp_group(r);
+    const int size = static_cast<int>(dense.size());
     const auto pos = static_cast<int>(std::find(dp.begin(), dp.end(), r) - dp.begin());
-    const int first = pos / size * size;
-    dense.assign(dp.begin() + first, dp.begin() + first + size);
     std::vector<Rank> replica;
     for (int i = pos % size; i < static_cast<int>(dp.size()); i += size)
       replica.push_back(dp[static_cast<std::size_t>(i)]);
     groups_.replica_size = static_cast<int>(replica.size());
-    if (replica.size() > 1) groups_.replica = group_(replica, "hsdp replica");
+    if (replica.size() > 1) groups_.replica = sink_->groups.get(replica, "hsdp replica");
   }
   groups_.dense_size = static_cast<int>(dense.size());
   if (dense.size() > 1)
-    groups_.dense =
-        group_(dense, sc_.parallel.data_parallel == DataParallel::hsdp ? "hsdp shard" : "dp");
-  if (num_experts_ > 0) {
-    const auto expert = layout_.expert_dp_group(r);
+    groups_.dense = sink_->groups.get(dense, kind_ == DataParallel::hsdp ? "hsdp shard" : "dp");
+  if (ctx_.num_experts() > 0) {
+    const auto expert = ctx_.layout.expert_dp_group(r);
     groups_.expert_size = static_cast<int>(expert.size());
-    if (expert.size() > 1) groups_.expert = group_(expert, "expert_dp");
+    if (expert.size() > 1) groups_.expert = sink_->groups.get(expert, "expert_dp");
   }
 }
 
@@ -150,7 +117,7 @@ OpId ShardedDataParallel::collective(engine::StreamId stream, CollectiveType typ
   c.chunk = chunk;
   // Sizes follow collectives.hpp: the total buffer of an all-gather or reduce-scatter, the
   // buffer on each rank of an all-reduce.
-  return b_.collective(c, type, group, static_cast<std::uint64_t>(params * elem_));
+  return sink_->ops.collective(c, type, group, static_cast<std::uint64_t>(params * elem_));
 }
 
 void ShardedDataParallel::gather(int g, int u, bool forward, std::uint32_t mb,
@@ -172,18 +139,22 @@ void ShardedDataParallel::gather(int g, int u, bool forward, std::uint32_t mb,
   st.gathered = true;
 }
 
+int ShardedDataParallel::unit_of(int g, int layer) const {
+  return unit_of_layer_[static_cast<std::size_t>(g)][static_cast<std::size_t>(
+      layer - ctx_.chunks[static_cast<std::size_t>(g)].front())];
+}
+
 void ShardedDataParallel::before_layer(int g, int layer, bool forward, std::uint32_t mb,
                                        std::vector<OpId>& deps) {
   if (!full_) return;
   const auto& units = units_[static_cast<std::size_t>(g)];
-  const int u = unit_of_layer_[static_cast<std::size_t>(g)][static_cast<std::size_t>(
-      layer - chunks_[static_cast<std::size_t>(g)].front())];
+  const int u = unit_of(g, layer);
   const Unit& unit = units[static_cast<std::size_t>(u)];
   if (layer != (forward ? unit.layers.front() : unit.layers.back())) return;
   gather(g, u, forward, mb, deps);  // gated by what gates the unit's compute (a pipeline recv)
   // Prefetch: the next units in this direction's order, issued before this unit's compute starts.
-  const int depth = forward ? (sc_.parallel.fsdp.forward_prefetch ? sc_.parallel.fsdp.prefetch : 0)
-                            : sc_.parallel.fsdp.prefetch;
+  const FsdpConfig& fsdp = ctx_.parallel.fsdp;
+  const int depth = forward ? (fsdp.forward_prefetch ? fsdp.prefetch : 0) : fsdp.prefetch;
   for (int i = 1; i <= depth; ++i) {
     const int v = forward ? u + i : u - i;
     if (v < 0 || v >= static_cast<int>(units.size())) break;
@@ -199,21 +170,21 @@ void ShardedDataParallel::after_layer(int g, int layer, bool forward, std::uint3
   if (!full_) {
     if (!forward) {
       auto& ops = backward_ops_[layer];
-      ops.resize(static_cast<std::size_t>(microbatches_), engine::kNone);
+      ops.resize(static_cast<std::size_t>(ctx_.microbatches), engine::kNone);
       ops[mb] = weight_grads;
     }
     return;
   }
-  const int u = unit_of_layer_[static_cast<std::size_t>(g)][static_cast<std::size_t>(
-      layer - chunks_[static_cast<std::size_t>(g)].front())];
+  const int u = unit_of(g, layer);
   const Unit& unit = units_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
   if (layer != (forward ? unit.layers.back() : unit.layers.front())) return;
   UnitState& st = state_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
   // Free after use: after backward always, after forward unless SHARD_GRAD_OP keeps them.
-  if (!forward || sc_.parallel.fsdp.reshard_after_forward) st.gathered = false;
+  if (!forward || ctx_.parallel.fsdp.reshard_after_forward) st.gathered = false;
   // With gradient accumulation FSDP keeps unsharded gradients (no_sync): reduce once, at the last
   // micro-batch.
-  if (!forward && static_cast<int>(mb) == microbatches_ - 1) reduce_unit(g, u, mb, weight_grads);
+  if (!forward && static_cast<int>(mb) == ctx_.microbatches - 1)
+    reduce_unit(g, u, mb, weight_grads);
 }
 
 void ShardedDataParallel::reduce_unit(int g, int u, std::uint32_t mb, OpId ready) {
@@ -236,32 +207,13 @@ void ShardedDataParallel::reduce_unit(int g, int u, std::uint32_t mb, OpId ready
   if (ers != engine::kNone) gradient_ops_.push_back(ers);
 }
 
-std::vector<LayerCost> ShardedDataParallel::local_layers(bool experts) const {
-  std::vector<LayerCost> out;
-  for (int c = 0; c < sc_.parallel.virtual_stages; ++c)
-    for (int l : chunks_[static_cast<std::size_t>(c * sc_.parallel.pp + stage_)]) {
-      const int ep_index = layout_.coords(rank_).ep;
-      LayerCost shard = local_shard(layers_[static_cast<std::size_t>(l)], tp_, num_experts_,
-                                    sc_.parallel.ep, ep_index);
-      if (num_experts_ > 0)
-        shard = select_tensors(shard, experts, num_experts_, sc_.parallel.ep, ep_index);
-      else if (experts)
-        shard.tensors.clear(), shard.params = 0;
-      out.push_back(std::move(shard));
-    }
-  return out;
-}
-
 std::vector<OpId> ShardedDataParallel::gradient_ops() {
   if (full_) return gradient_ops_;
   // ZeRO-1/2: DDP's buckets (dense and expert tensors apart), reduce-scattered as they fill.
   std::vector<int> index;
-  for (int c = 0; c < sc_.parallel.virtual_stages; ++c)
-    for (int l : chunks_[static_cast<std::size_t>(c * sc_.parallel.pp + stage_)])
-      index.push_back(l);
-  const double bucket = sc_.parallel.bucket_bytes;
-  const auto dense = assign_buckets(local_layers(false), elem_, bucket);
-  const auto expert = assign_buckets(local_layers(true), elem_, bucket);
+  const double bucket = ctx_.parallel.bucket_bytes;
+  const auto dense = assign_buckets(local_layers(ctx_, tp_, rank_, false, &index), elem_, bucket);
+  const auto expert = assign_buckets(local_layers(ctx_, tp_, rank_, true, nullptr), elem_, bucket);
   // Readiness order: the bucket whose earliest layer comes last in forward order is ready first.
   std::vector<std::tuple<int, int, std::size_t>> order;  // (-first layer, set, bucket)
   for (std::size_t k = 0; k < dense.size(); ++k)
@@ -269,13 +221,13 @@ std::vector<OpId> ShardedDataParallel::gradient_ops() {
   for (std::size_t k = 0; k < expert.size(); ++k)
     order.emplace_back(-expert[k].first_layer, 1, k);
   std::stable_sort(order.begin(), order.end());
-  const bool every_microbatch = sc_.parallel.data_parallel == DataParallel::zero2;
-  for (int mb = every_microbatch ? 0 : microbatches_ - 1; mb < microbatches_; ++mb) {
+  const bool every_microbatch = kind_ == DataParallel::zero2;
+  for (int mb = every_microbatch ? 0 : ctx_.microbatches - 1; mb < ctx_.microbatches; ++mb) {
     const auto m = static_cast<std::size_t>(mb);
     const OpId end_of_backward = backward_ops_.at(index.front())[m];
     for (const auto& [neg_first, set, k] : order) {
       const auto& bk = set == 0 ? dense[k] : expert[k];
-      const OpId ready[] = {sc_.parallel.overlap
+      const OpId ready[] = {ctx_.parallel.overlap
                                 ? backward_ops_.at(index[static_cast<std::size_t>(-neg_first)])[m]
                                 : end_of_backward};
       const std::string name = std::string(set == 0 ? "zero bucket " : "zero expert bucket ") +
@@ -291,8 +243,8 @@ std::vector<OpId> ShardedDataParallel::gradient_ops() {
 
 double ShardedDataParallel::optimizer_params() const {
   double dense = 0, expert = 0;
-  for (int c = 0; c < sc_.parallel.virtual_stages; ++c)
-    for (const auto& u : units_[static_cast<std::size_t>(c * sc_.parallel.pp + stage_)]) {
+  for (int c = 0; c < ctx_.parallel.virtual_stages; ++c)
+    for (const auto& u : units_[static_cast<std::size_t>(c * ctx_.parallel.pp + stage_)]) {
       dense += u.dense_params;
       expert += u.expert_params;
     }
@@ -302,8 +254,8 @@ double ShardedDataParallel::optimizer_params() const {
 void ShardedDataParallel::after_optimizer(OpId step) {
   if (full_) return;  // FSDP's parameters stay sharded until the next forward gathers them
   double dense = 0, expert = 0;
-  for (int c = 0; c < sc_.parallel.virtual_stages; ++c)
-    for (const auto& u : units_[static_cast<std::size_t>(c * sc_.parallel.pp + stage_)]) {
+  for (int c = 0; c < ctx_.parallel.virtual_stages; ++c)
+    for (const auto& u : units_[static_cast<std::size_t>(c * ctx_.parallel.pp + stage_)]) {
       dense += u.dense_params;
       expert += u.expert_params;
     }
@@ -313,6 +265,48 @@ void ShardedDataParallel::after_optimizer(OpId step) {
              engine::kNone, engine::kNone, after);
   collective(compute_, CollectiveType::all_gather, groups_.expert, expert,
              "zero expert params all_gather", engine::kNone, engine::kNone, after);
+}
+
+MemoryBreakdown ShardedDataParallel::memory(int stage) const {
+  const auto& p = ctx_.parallel;
+  const StageParameters params = stage_parameters(ctx_, stage);
+  const double K =
+      optimizer_state_bytes_per_param(ctx_.training.optimizer, ctx_.training.precision);
+  RankCoords first;
+  first.pp = stage;
+  const double shard_dense = kind_ == DataParallel::hsdp
+                                 ? static_cast<double>(shard_group(ctx_.layout.rank(first)).size())
+                                 : p.dp;
+  const double shard_expert = std::max(1.0, shard_dense / p.ep);
+  // ZeRO: with mixed-precision Adam (K = 12) stage 1 holds 4Ψ + KΨ/N, stage 2 2Ψ + (2+K)Ψ/N,
+  // stage 3 (4+K)Ψ/N (Rajbhandari et al. 2020).
+  auto sharded = [&](double bytes_per_param) {
+    return bytes_per_param * (params.dense / shard_dense + params.experts / shard_expert);
+  };
+  const double psi = params.dense + params.experts;
+  MemoryBreakdown m;
+  m.optimizer = sharded(K);
+  if (!full_) {
+    m.weights = elem_ * psi;
+    m.gradients = kind_ == DataParallel::zero1 ? elem_ * psi : sharded(elem_);
+    m.buffers = 2.0 * p.bucket_bytes;  // a reduce-scatter and an all-gather bucket
+    return m;
+  }
+  m.weights = sharded(elem_);
+  m.gradients = sharded(elem_);
+  // Gathered units in flight: the one computing plus the prefetched ones (the whole model stays
+  // gathered between forward and backward without resharding), and one unit's unsharded
+  // gradients before its reduce-scatter.
+  double unit = 0;
+  for (int c = 0; c < p.virtual_stages; ++c)
+    for (const auto& u : units_[static_cast<std::size_t>(c * p.pp + stage)])
+      unit = std::max(unit, u.dense_params + u.expert_params);
+  const double gathered =
+      p.fsdp.reshard_after_forward
+          ? unit * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
+          : psi;
+  m.buffers = elem_ * (gathered + unit);
+  return m;
 }
 
 }  // namespace clustersim::models

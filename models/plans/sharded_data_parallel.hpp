@@ -15,52 +15,34 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <vector>
 
 #include "engine/schedule.hpp"
-#include "models/model_costs.hpp"
-#include "models/plans/layer_parallelism.hpp"
-#include "models/rank_layout.hpp"
-#include "models/scenario.hpp"
+#include "models/plans/data_parallel.hpp"
 
 namespace clustersim::models {
 
-// A rank's local parameters of one layer: its TP shard and its own experts.
-LayerCost local_shard(const LayerCost& layer, const LayerParallelism& tp, int num_experts, int ep,
-                      int ep_index);
-
-class ShardedDataParallel {
+class ShardedDataParallel final : public DataParallelStrategy {
  public:
-  using GroupFn = std::function<engine::GroupId(const std::vector<engine::Rank>&, const char*)>;
+  // `kind`: zero1, zero2, zero3, fsdp or hsdp.
+  ShardedDataParallel(DataParallel kind, const PlanContext& ctx, const TensorParallelism& tp,
+                      ScheduleSink* sink);
 
-  // `chunks`: the layer indices of each global pipeline chunk (stage_partition.hpp).
-  ShardedDataParallel(const Scenario& scenario, const RankLayout& layout,
-                      const std::vector<LayerCost>& layers,
-                      const std::vector<std::vector<int>>& chunks, const LayerParallelism& tp,
-                      engine::ScheduleBuilder& builder, GroupFn group);
-
-  // zero3, fsdp and hsdp gather parameters per unit; zero1 and zero2 only shard the optimizer.
-  bool gathers_parameters() const { return full_; }
-
-  // Starts rank `rank`'s iteration; `previous` is its last op of the iteration before (or kNone).
-  void begin_rank(engine::Rank rank, engine::OpId previous);
-  // Around layer `layer` of chunk `chunk` in a forward or backward step. Before a unit's first
-  // layer (in that direction) this issues the unit's all-gather and the prefetches, and adds the
-  // unit's all-gather to `deps`.
+  void begin_rank(engine::Rank rank, engine::OpId previous) override;
+  // Before a unit's first layer (in that direction) this issues the unit's all-gather and the
+  // prefetches, and adds the unit's all-gather to `deps`.
   void before_layer(int chunk, int layer, bool forward, std::uint32_t mb,
-                    std::vector<engine::OpId>& deps);
+                    std::vector<engine::OpId>& deps) override;
   void after_layer(int chunk, int layer, bool forward, std::uint32_t mb, engine::OpId last,
-                   engine::OpId weight_grads);
-  // After the last pipeline step: the gradient reductions the optimizer waits for (ZeRO-1/2's
-  // bucket reduce-scatters are emitted here).
-  std::vector<engine::OpId> gradient_ops();
-  // Parameters this rank's optimizer steps: its shards.
-  double optimizer_params() const;
-  // ZeRO-1/2: all-gather the updated parameters after the optimizer step.
-  void after_optimizer(engine::OpId step);
+                   engine::OpId weight_grads) override;
+  // ZeRO-1/2's bucket reduce-scatters are emitted here; FSDP's were emitted per unit.
+  std::vector<engine::OpId> gradient_ops() override;
+  double optimizer_params() const override;  // this rank's shards
+  void after_optimizer(engine::OpId step) override;
+  MemoryBreakdown memory(int stage) const override;
 
+ private:
   // One FSDP unit of a chunk: its layers in forward order and its local parameter count.
   struct Unit {
     int id = 0;  // global, in forward order over the whole model
@@ -68,11 +50,6 @@ class ShardedDataParallel {
     double dense_params = 0;
     double expert_params = 0;
   };
-  const std::vector<Unit>& units(int chunk) const {
-    return units_[static_cast<std::size_t>(chunk)];
-  }
-
- private:
   struct UnitState {
     bool gathered = false;
     std::vector<engine::OpId> gather;  // the all-gather(s) the unit's compute waits for
@@ -82,26 +59,24 @@ class ShardedDataParallel {
     int dense_size = 1, expert_size = 1, replica_size = 1;
   };
   void build_units();
+  // HSDP: the members of `rank`'s dp group it shards with (shard_group consecutive members; by
+  // default those on its node); the whole dp group otherwise.
+  std::vector<engine::Rank> shard_group(engine::Rank rank) const;
   void gather(int chunk, int unit, bool forward, std::uint32_t mb,
               const std::vector<engine::OpId>& extra_deps);
   void reduce_unit(int chunk, int unit, std::uint32_t mb, engine::OpId ready);
-  std::vector<LayerCost> local_layers(bool experts) const;  // the rank's stage, forward order
   engine::OpId collective(engine::StreamId stream, engine::CollectiveType type,
                           engine::GroupId group, double params, const std::string& name,
                           std::uint32_t mb, std::uint32_t chunk,
                           std::span<const engine::OpId> deps);
+  int unit_of(int chunk, int layer) const;
 
-  const Scenario& sc_;
-  const RankLayout& layout_;
-  const std::vector<LayerCost>& layers_;
-  const std::vector<std::vector<int>>& chunks_;
-  const LayerParallelism& tp_;
-  engine::ScheduleBuilder& b_;
-  GroupFn group_;
-  bool full_ = false;
+  DataParallel kind_;
+  const PlanContext& ctx_;
+  const TensorParallelism& tp_;
+  ScheduleSink* sink_;
+  bool full_ = false;  // zero3, fsdp, hsdp gather parameters per unit
   int elem_ = 2;
-  int num_experts_ = 0;
-  int microbatches_ = 1;
   engine::StreamId compute_ = 0, gather_stream_ = 0, reduce_stream_ = 0;
   std::vector<std::vector<Unit>> units_;         // by global chunk
   std::vector<std::vector<int>> unit_of_layer_;  // by global chunk: layer -> unit, via position

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <numeric>
-#include <variant>
+#include <stdexcept>
+#include <string>
 
 namespace clustersim::models {
 
@@ -10,18 +11,18 @@ namespace {
 
 // Units a stage boundary may fall between: transformer blocks (attn + mlp, the embedding glued to
 // the first, the LM head to the last) or the layers of a list.
-std::vector<std::vector<int>> units_of(const std::vector<LayerCost>& layers, bool transformer) {
+std::vector<std::vector<int>> units_of(const std::vector<LayerCost>& layers) {
   std::vector<std::vector<int>> units;
   std::vector<int> pending;  // the embedding waits for the first block
   for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
     const auto& l = layers[static_cast<std::size_t>(i)];
-    if (transformer && l.name == "embedding") {
+    if (l.role == LayerRole::embedding) {
       pending.push_back(i);
       continue;
     }
     const bool same_block = l.block >= 0 && !units.empty() &&
                             layers[static_cast<std::size_t>(units.back().back())].block == l.block;
-    if (transformer && !units.empty() && (l.name == "lm_head" || same_block)) {
+    if (!units.empty() && (l.role == LayerRole::head || same_block)) {
       units.back().push_back(i);
       continue;
     }
@@ -81,33 +82,19 @@ std::vector<int> balance(const std::vector<double>& costs, int parts) {
 
 }  // namespace
 
-std::vector<std::vector<int>> partition_layers(const Scenario& sc,
+std::vector<std::vector<int>> partition_layers(const ParallelConfig& parallel,
                                                const std::vector<LayerCost>& layers) {
-  const int chunks = sc.parallel.pp * sc.parallel.virtual_stages;
-  const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
-  const auto units = units_of(layers, t != nullptr);
+  const int chunks = parallel.pp * parallel.virtual_stages;
+  const bool transformer = std::any_of(layers.begin(), layers.end(), [](const LayerCost& l) {
+    return l.role != LayerRole::generic;
+  });
+  const auto units = units_of(layers);
   const int n = static_cast<int>(units.size());
 
   std::vector<int> counts;
-  if (!sc.parallel.stage_layers.empty()) {
-    counts = sc.parallel.stage_layers;
-    if (static_cast<int>(counts.size()) != chunks)
-      sc.fail("parallel.stage_layers", "lists " + std::to_string(counts.size()) +
-                                           " stages but pp × virtual_stages is " +
-                                           std::to_string(chunks));
-    if (std::accumulate(counts.begin(), counts.end(), 0) != n ||
-        std::any_of(counts.begin(), counts.end(), [](int c) { return c < 1; }))
-      sc.fail("parallel.stage_layers", "must give every stage at least one of the model's " +
-                                           std::to_string(n) + (t ? " blocks" : " layers") +
-                                           " and add up to that");
-  } else if (n < chunks) {
-    sc.fail("parallel.pp", "the model has " + std::to_string(n) + (t ? " blocks" : " layers") +
-                               ", fewer than pp × virtual_stages = " + std::to_string(chunks));
-  } else if (t != nullptr) {
-    if (n % chunks != 0)
-      sc.fail("parallel.pp", std::to_string(n) + " transformer blocks do not split evenly into " +
-                                 "pp × virtual_stages = " + std::to_string(chunks) +
-                                 " stages; choose a divisor or give parallel.stage_layers");
+  if (!parallel.stage_layers.empty()) {
+    counts = parallel.stage_layers;
+  } else if (transformer) {
     counts.assign(static_cast<std::size_t>(chunks), n / chunks);
   } else {
     std::vector<double> costs;
@@ -115,6 +102,10 @@ std::vector<std::vector<int>> partition_layers(const Scenario& sc,
       costs.push_back(unit_cost(layers, u));
     counts = balance(costs, chunks);
   }
+  if (static_cast<int>(counts.size()) != chunks ||
+      std::accumulate(counts.begin(), counts.end(), 0) != n)
+    throw std::invalid_argument("partition_layers: stage sizes do not cover the " +
+                                std::to_string(n) + " units (the scenario was not validated)");
 
   std::vector<std::vector<int>> out(static_cast<std::size_t>(chunks));
   int u = 0;

@@ -11,7 +11,9 @@
 namespace clustersim::models {
 
 // Layer indices (into `layers`) of each global chunk g = chunk × pp + stage, g = 0 .. pp·v − 1.
-std::vector<std::vector<int>> partition_layers(const Scenario& scenario,
+// `parallel.stage_layers`, when given, holds the blocks (or list layers) of each chunk. The
+// scenario's validation has checked that the split is possible.
+std::vector<std::vector<int>> partition_layers(const ParallelConfig& parallel,
                                                const std::vector<LayerCost>& layers);
 
 }  // namespace clustersim::models

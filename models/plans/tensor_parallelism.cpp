@@ -1,8 +1,6 @@
-#include "models/plans/layer_parallelism.hpp"
+#include "models/plans/tensor_parallelism.hpp"
 
-#include <variant>
-
-#include "models/schedule_builder.hpp"
+#include <algorithm>
 
 namespace clustersim::models {
 
@@ -10,57 +8,89 @@ using engine::Category;
 using engine::CollectiveType;
 using engine::OpId;
 
-LayerParallelism::LayerParallelism(const Scenario& sc, const std::vector<LayerCost>& layers)
-    : sc_(sc),
-      layers_(layers),
-      moe_(sc),
-      tp_(sc.parallel.tp),
-      sequence_parallel_(sc.parallel.sequence_parallel && sc.parallel.tp > 1),
-      elem_(bytes_per_element(sc.training.precision)),
-      precision_(static_cast<std::uint8_t>(sc.training.precision)) {
-  const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
-  transformer_ = t != nullptr;
-  const double hidden = t ? static_cast<double>(t->hidden_size) : 0.0;
-  activation_bytes_ = static_cast<std::uint64_t>(static_cast<double>(sc.training.micro_batch) *
-                                                 std::max(1, sc.training.seq_len) * hidden * elem_);
-  if (tp_ > 1 && !transformer_)
-    sc.fail("parallel.tp",
-            "tensor parallelism needs a transformer model; a layer list cannot be split");
+TensorParallelism::TensorParallelism(const PlanContext& ctx)
+    : ctx_(ctx),
+      moe_(ctx),
+      tp_(ctx.parallel.tp),
+      sequence_parallel_(ctx.parallel.sequence_parallel && ctx.parallel.tp > 1),
+      elem_(ctx.element_bytes()),
+      precision_(static_cast<std::uint8_t>(ctx.training.precision)) {
+  const double hidden = ctx.transformer ? static_cast<double>(ctx.transformer->hidden_size) : 0.0;
+  activation_bytes_ = static_cast<std::uint64_t>(static_cast<double>(ctx.training.micro_batch) *
+                                                 ctx.seq_len() * hidden * elem_);
 }
 
-LayerParallelism::Kind LayerParallelism::kind(const LayerCost& l) const {
-  if (!transformer_) return Kind::other;
-  if (l.name == "embedding") return Kind::embedding;
-  if (l.name == "lm_head") return Kind::head;
-  if (l.name.ends_with(".attn")) return Kind::attention;
-  if (l.name.ends_with(".mlp")) return Kind::mlp;
-  return Kind::other;
-}
-
-bool LayerParallelism::sharded(const LayerCost& l) const {
-  return kind(l) != Kind::other;
-}
-
-double LayerParallelism::local_params(const LayerCost& l, double count) const {
+double TensorParallelism::local_params(const LayerCost& l, double count) const {
   // Norms are replicated in Megatron; they are < 0.1 % of a layer and counted as sharded here.
   return sharded(l) ? count / tp_ : count;
 }
 
-std::uint64_t LayerParallelism::boundary_bytes() const {
-  if (!transformer_) {
-    return 0;  // layer lists: set by the caller from activation sizes
-  }
-  return sequence_parallel_ ? activation_bytes_ / static_cast<std::uint64_t>(tp_)
-                            : activation_bytes_;
+std::uint64_t TensorParallelism::boundary_bytes(const LayerCost& layer) const {
+  if (ctx_.transformer != nullptr)
+    return sequence_parallel_ ? activation_bytes_ / static_cast<std::uint64_t>(tp_)
+                              : activation_bytes_;
+  return static_cast<std::uint64_t>(layer.activation_bytes * ctx_.training.micro_batch * elem_ /
+                                    2.0);
 }
 
-OpId LayerParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank rank,
-                                    engine::StreamId stream, const LayerGroups& groups, int layer,
-                                    std::uint32_t mb, std::vector<OpId>& deps, Category category,
-                                    double flops, const char* suffix) {
-  const LayerCost& l = layers_[static_cast<std::size_t>(layer)];
-  const Kind k = kind(l);
-  const bool split = tp_ > 1 && k != Kind::other;
+double TensorParallelism::recompute_flops(const LayerCost& layer) const {
+  switch (ctx_.training.recompute) {
+    case Recompute::none:
+      return 0.0;
+    // Megatron checkpoints each layer's input and recomputes the layer; the embedding and the
+    // logits are not recomputed.
+    case Recompute::full:
+      return recomputable(layer) ? layer.forward_flops : 0.0;
+    case Recompute::selective: {
+      if (ctx_.transformer == nullptr || layer.role != LayerRole::attention) return 0.0;
+      const double s = ctx_.training.seq_len;
+      return 4.0 * s * s * static_cast<double>(ctx_.transformer->hidden_size);  // QKᵀ and ·V
+    }
+  }
+  return 0.0;
+}
+
+double TensorParallelism::kept_activation_bytes(const LayerCost& l) const {
+  if (ctx_.training.recompute == Recompute::full && recomputable(l)) {
+    if (ctx_.transformer == nullptr || l.role != LayerRole::attention) return 0.0;
+    const double h = static_cast<double>(ctx_.transformer->hidden_size);
+    const double scale = ctx_.training.micro_batch * elem_ / 2.0;
+    // The block input, kept once per block (on its attention layer).
+    return 2.0 * ctx_.seq_len() * h / (sequence_parallel_ ? tp_ : 1) * scale;
+  }
+  return full_activation_bytes(l);
+}
+
+double TensorParallelism::full_activation_bytes(const LayerCost& l) const {
+  const double scale = ctx_.training.micro_batch * elem_ / 2.0;
+  const TransformerSpec* t = ctx_.transformer;
+  if (t == nullptr) return l.activation_bytes * scale;
+  const double s = ctx_.seq_len();
+  const int split = sequence_parallel_ ? tp_ : 1;
+  double bytes = l.activation_bytes;
+  if (l.role == LayerRole::head) {
+    // 4·s·h of norm/projection inputs, 4·s·V of fp32 logits split over the vocabulary.
+    const double logits = 4.0 * s * static_cast<double>(t->vocab_size);
+    const double rest = bytes - logits;
+    return (rest / split + logits / tp_) * scale;
+  }
+  if (l.role == LayerRole::embedding) return bytes / split * scale;
+  if (ctx_.training.recompute == Recompute::selective && l.role == LayerRole::attention)
+    bytes -= 5.0 * t->num_heads * s * s;
+  // Per sublayer 5·s·h stay replicated under TP without SP: its input (2sh, the other 3sh of
+  // Korthikanti's 10 are the norm input) and the dropout mask; the rest is split.
+  const double replicated =
+      sequence_parallel_ ? 0.0 : std::min(bytes, 5.0 * s * static_cast<double>(t->hidden_size));
+  return (replicated + (bytes - replicated) / tp_) * scale;
+}
+
+OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank rank,
+                                     engine::StreamId stream, const LayerGroups& groups, int layer,
+                                     std::uint32_t mb, std::vector<OpId>& deps, Category category,
+                                     double flops, const char* suffix) {
+  const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
+  const LayerRole role = l.role;
+  const bool split = tp_ > 1 && sharded(l);
   const std::string base = l.name + " " + suffix;
   auto common = [&](Category cat, const std::string& name) {
     engine::ScheduleBuilder::Common c{rank, stream, cat, name, mb, deps};
@@ -71,67 +101,66 @@ OpId LayerParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ran
     last = id;
     deps.clear();
   };
-  if (split && sequence_parallel_ && (k == Kind::attention || k == Kind::mlp || k == Kind::head))
+  if (split && sequence_parallel_ && role != LayerRole::embedding)
     emitted(b.collective(common(Category::tp_comm, base + " tp all_gather"),
                          CollectiveType::all_gather, groups.tp, activation_bytes_));
-  if (moe_.is_moe(l)) {
+  if (role == LayerRole::moe) {
     emitted(moe_.forward(b, rank, stream, groups.ep, l, mb, deps, category));
   } else {
     const double per_rank = split ? flops / tp_ : flops;
     const double bytes =
-        (l.params * elem_ + l.memory_bytes * sc_.training.micro_batch * elem_ / 2.0) /
+        (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0) /
         (split ? tp_ : 1);
-    emitted(b.compute(common(category, base), per_rank * sc_.training.micro_batch,
+    emitted(b.compute(common(category, base), per_rank * ctx_.training.micro_batch,
                       static_cast<std::uint64_t>(bytes), precision_));
   }
   if (!split) return last;
-  switch (k) {
-    case Kind::attention:
-    case Kind::mlp:
-    case Kind::embedding:
+  switch (role) {
+    case LayerRole::attention:
+    case LayerRole::mlp:
+    case LayerRole::moe:
+    case LayerRole::embedding:
       emitted(b.collective(
           common(Category::tp_comm,
                  base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce")),
           sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce,
           groups.tp, activation_bytes_));
       break;
-    case Kind::head:
+    case LayerRole::head:
       // Vocabulary-parallel cross-entropy: the logits' max and sum of exponentials, fp32.
-      emitted(b.collective(common(Category::tp_comm, base + " tp all_reduce"),
-                           CollectiveType::all_reduce, groups.tp,
-                           static_cast<std::uint64_t>(2 * 4 * sc_.training.micro_batch *
-                                                      std::max(1, sc_.training.seq_len))));
+      emitted(b.collective(
+          common(Category::tp_comm, base + " tp all_reduce"), CollectiveType::all_reduce, groups.tp,
+          static_cast<std::uint64_t>(2 * 4 * ctx_.training.micro_batch * ctx_.seq_len())));
       break;
-    case Kind::other:
+    case LayerRole::generic:
       break;
   }
   return last;
 }
 
-OpId LayerParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
-                               engine::StreamId stream, const LayerGroups& groups, int layer,
-                               std::uint32_t mb, std::vector<OpId>& deps) {
-  const LayerCost& l = layers_[static_cast<std::size_t>(layer)];
+OpId TensorParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
+                                engine::StreamId stream, const LayerGroups& groups, int layer,
+                                std::uint32_t mb, std::vector<OpId>& deps) {
+  const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
   return forward_pass(b, rank, stream, groups, layer, mb, deps, Category::forward, l.forward_flops,
                       "fwd");
 }
 
-OpId LayerParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
-                                engine::StreamId stream, const LayerGroups& groups, int layer,
-                                std::uint32_t mb, std::vector<OpId>& deps, OpId* weight_grads) {
-  const LayerCost& l = layers_[static_cast<std::size_t>(layer)];
-  const Kind k = kind(l);
-  const bool split = tp_ > 1 && k != Kind::other;
-  const double extra = recompute_flops(sc_, l);
+OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
+                                 engine::StreamId stream, const LayerGroups& groups, int layer,
+                                 std::uint32_t mb, std::vector<OpId>& deps, OpId* weight_grads) {
+  const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
+  const bool split = tp_ > 1 && sharded(l);
+  const double extra = recompute_flops(l);
   if (extra > 0) {
-    if (sc_.training.recompute == Recompute::full) {
+    if (ctx_.training.recompute == Recompute::full) {
       // Full recompute re-runs the layer's forward, collectives included.
       forward_pass(b, rank, stream, groups, layer, mb, deps, Category::recompute, extra,
                    "recompute");
     } else {
       const double per_rank = split ? extra / tp_ : extra;
       b.compute({rank, stream, Category::recompute, l.name + " recompute", mb, deps},
-                per_rank * sc_.training.micro_batch, 0, precision_);
+                per_rank * ctx_.training.micro_batch, 0, precision_);
       deps.clear();
     }
   }
@@ -147,19 +176,20 @@ OpId LayerParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
                         CollectiveType::all_gather, groups.tp, activation_bytes_);
     deps.clear();
   }
-  if (moe_.is_moe(l)) {
+  if (l.role == LayerRole::moe) {
     last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads);
   } else {
     const double bytes =
-        2.0 * (l.params * elem_ + l.memory_bytes * sc_.training.micro_batch * elem_ / 2.0) /
+        2.0 * (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0) /
         (split ? tp_ : 1);
-    last = b.compute(common(Category::backward, base),
-                     (split ? l.backward_flops / tp_ : l.backward_flops) * sc_.training.micro_batch,
-                     static_cast<std::uint64_t>(bytes), precision_);
+    last =
+        b.compute(common(Category::backward, base),
+                  (split ? l.backward_flops / tp_ : l.backward_flops) * ctx_.training.micro_batch,
+                  static_cast<std::uint64_t>(bytes), precision_);
     *weight_grads = last;
   }
   deps.clear();
-  if (split && (k == Kind::attention || k == Kind::mlp || k == Kind::head)) {
+  if (split && l.role != LayerRole::embedding) {
     last = b.collective(
         common(Category::tp_comm,
                base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce")),

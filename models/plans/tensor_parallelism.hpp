@@ -7,15 +7,17 @@
 // max and sum are all-reduced in forward, the input gradient in backward). These collectives run
 // on the compute stream: they are on the critical path. The MLP of an MoE block runs its router,
 // token all-to-alls and experts in between (expert_parallelism.hpp).
+//
+// Its memory terms: the activations a layer keeps for backward on this rank (Korthikanti et al.
+// 2022, split or replicated by TP and SP, reduced by recompute), and the FLOPs recompute re-spends.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "engine/schedule.hpp"
-#include "models/model_costs.hpp"
 #include "models/plans/expert_parallelism.hpp"
-#include "models/scenario.hpp"
+#include "models/plans/plan_context.hpp"
 
 namespace clustersim::models {
 
@@ -25,9 +27,9 @@ struct LayerGroups {
   engine::GroupId ep = engine::kNone;
 };
 
-class LayerParallelism {
+class TensorParallelism {
  public:
-  LayerParallelism(const Scenario& scenario, const std::vector<LayerCost>& layers);
+  explicit TensorParallelism(const PlanContext& context);
 
   // Emits layer `layer`'s forward for micro-batch `mb`; `deps` gate its first op and are then
   // cleared. Returns the last op.
@@ -40,33 +42,42 @@ class LayerParallelism {
                         const LayerGroups& groups, int layer, std::uint32_t mb,
                         std::vector<engine::OpId>& deps, engine::OpId* weight_grads);
 
-  // Bytes of a b·s·h activation at the training precision: what TP collectives and pipeline
-  // sends move (a 1/t shard crosses stage boundaries with sequence parallelism).
-  std::uint64_t activation_bytes() const { return activation_bytes_; }
-  std::uint64_t boundary_bytes() const;
+  // Bytes of the activation (or its gradient) crossing a pipeline boundary after `layer`: b·s·h
+  // at the training precision for transformers (a 1/t shard with sequence parallelism), the
+  // layer's stored activation for layer lists.
+  std::uint64_t boundary_bytes(const LayerCost& layer) const;
   // This rank's share of `count` parameters of `layer`.
   double local_params(const LayerCost& layer, double count) const;
-  // Whether the layer is split over the TP group.
-  bool sharded(const LayerCost& layer) const;
-  const ExpertParallelism& experts() const { return moe_; }
+
+  // FLOPs the backward re-spends on recomputing `layer` (per sample): the whole forward with
+  // full recompute (not the embedding or the logits), the attention core (4·s²·h) with selective
+  // recompute, nothing otherwise.
+  double recompute_flops(const LayerCost& layer) const;
+  // Activation bytes one micro-batch leaves on this rank for the backward of `layer` (with full
+  // recompute: the checkpointed block input only).
+  double kept_activation_bytes(const LayerCost& layer) const;
+  // Everything the layer's forward materializes on this rank (what recompute brings back).
+  double full_activation_bytes(const LayerCost& layer) const;
+  // Whether full recompute re-runs the layer (not the embedding or the LM head).
+  static bool recomputable(const LayerCost& layer) {
+    return layer.role != LayerRole::embedding && layer.role != LayerRole::head;
+  }
 
  private:
-  enum class Kind { embedding, attention, mlp, head, other };
-  Kind kind(const LayerCost& layer) const;
+  // Whether the layer is split over the TP group (every transformer layer is).
+  bool sharded(const LayerCost& layer) const { return layer.role != LayerRole::generic; }
   // The collectives around a layer's compute, shared by forward and recompute.
   engine::OpId forward_pass(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
                             const LayerGroups& groups, int layer, std::uint32_t mb,
                             std::vector<engine::OpId>& deps, engine::Category category,
                             double flops, const char* suffix);
 
-  const Scenario& sc_;
-  const std::vector<LayerCost>& layers_;
+  const PlanContext& ctx_;
   ExpertParallelism moe_;
   int tp_ = 1;
   bool sequence_parallel_ = false;
-  bool transformer_ = false;
   int elem_ = 2;
-  std::uint64_t activation_bytes_ = 0;
+  std::uint64_t activation_bytes_ = 0;  // b·s·h at the training precision
   std::uint8_t precision_ = 0;
 };
 

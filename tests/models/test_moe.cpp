@@ -5,9 +5,9 @@
 #include <string>
 
 #include "models/plans/expert_parallelism.hpp"
+#include "models/plans/training_schedule.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
-#include "models/schedule_builder.hpp"
 
 namespace clustersim::models {
 namespace {

@@ -5,9 +5,9 @@
 #include <set>
 #include <string>
 
+#include "models/plans/training_schedule.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
-#include "models/schedule_builder.hpp"
 
 namespace clustersim::models {
 namespace {

@@ -1,0 +1,87 @@
+#include "models/plans/ddp.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <tuple>
+
+#include "models/plans/tensor_parallelism.hpp"
+
+namespace clustersim::models {
+
+using engine::OpId;
+
+Ddp::Ddp(const PlanContext& ctx, const TensorParallelism& tp, ScheduleSink* sink)
+    : ctx_(ctx), tp_(tp), sink_(sink) {
+  if (sink_ != nullptr && ctx.parallel.dp > 1) comm_ = sink_->ops.stream("comm");
+}
+
+void Ddp::begin_rank(engine::Rank rank, OpId) {
+  rank_ = rank;
+  last_backward_.clear();
+}
+
+void Ddp::after_layer(int, int layer, bool forward, std::uint32_t, OpId, OpId weight_grads) {
+  if (!forward) last_backward_[layer] = weight_grads;
+}
+
+// One bucket set over the dp group (dense tensors), one over the expert-dp group (routed
+// experts), issued in the order they become ready.
+std::vector<OpId> Ddp::gradient_ops() {
+  if (ctx_.parallel.dp <= 1) return {};
+  std::vector<int> index;
+  const auto dense = local_layers(ctx_, tp_, rank_, false, &index);
+  const auto expert = local_layers(ctx_, tp_, rank_, true, nullptr);
+  const int elem = ctx_.element_bytes();
+  const auto sets = std::array{assign_buckets(dense, elem, ctx_.parallel.bucket_bytes),
+                               assign_buckets(expert, elem, ctx_.parallel.bucket_bytes)};
+  const auto expert_ranks = ctx_.layout.expert_dp_group(rank_);
+  const std::array<engine::GroupId, 2> on = {
+      sink_->groups.get(ctx_.layout.dp_group(rank_), "dp"),
+      expert_ranks.size() > 1 ? sink_->groups.get(expert_ranks, "expert_dp") : engine::kNone};
+  if (rank_ == 0) rank0_buckets_ = sets[0];
+  std::vector<std::tuple<int, int, std::size_t>> order;  // (-first layer, set, bucket)
+  for (int s = 0; s < 2; ++s)
+    for (std::size_t k = 0; k < sets[static_cast<std::size_t>(s)].size(); ++k)
+      order.emplace_back(-sets[static_cast<std::size_t>(s)][k].first_layer, s, k);
+  std::stable_sort(order.begin(), order.end());
+  // With overlap off every bucket waits for the whole backward: the stage's first layer.
+  const OpId end_of_backward = last_backward_.at(index.front());
+  std::vector<OpId> reduce_ops;
+  for (const auto& [neg_first, s, k] : order) {
+    if (on[static_cast<std::size_t>(s)] == engine::kNone) continue;
+    const auto& bucket = sets[static_cast<std::size_t>(s)][k];
+    const int first = index[static_cast<std::size_t>(-neg_first)];
+    const OpId ready[] = {ctx_.parallel.overlap ? last_backward_.at(first) : end_of_backward};
+    // Common holds a string_view: the name must outlive the call.
+    const std::string name = std::string(s == 0 ? "ddp bucket " : "ddp expert bucket ") +
+                             std::to_string(k) + " all_reduce";
+    engine::ScheduleBuilder::Common c{rank_, comm_,         engine::Category::dp_comm,
+                                      name,  engine::kNone, ready};
+    c.chunk = static_cast<std::uint32_t>(k);
+    reduce_ops.push_back(sink_->ops.collective(c, engine::CollectiveType::all_reduce,
+                                               on[static_cast<std::size_t>(s)], bucket.bytes));
+  }
+  return reduce_ops;
+}
+
+double Ddp::optimizer_params() const {
+  return total_params(local_layers(ctx_, tp_, rank_, false, nullptr)) +
+         total_params(local_layers(ctx_, tp_, rank_, true, nullptr));
+}
+
+MemoryBreakdown Ddp::memory(int stage) const {
+  const StageParameters p = stage_parameters(ctx_, stage);
+  const double psi = p.dense + p.experts;
+  const int elem = ctx_.element_bytes();
+  MemoryBreakdown m;
+  m.weights = elem * psi;
+  m.gradients = elem * psi;
+  m.optimizer =
+      optimizer_state_bytes_per_param(ctx_.training.optimizer, ctx_.training.precision) * psi;
+  // PyTorch DDP copies gradients into flat buckets (gradient_as_bucket_view=False).
+  m.buffers = ctx_.parallel.dp > 1 ? elem * psi : 0.0;
+  return m;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,62 @@
+// What a parallel plan is built from: the model's layers, their pipeline partition, the rank
+// layout and the plan's options. Plans see this narrow view, never the whole Scenario, so each
+// can be unit-tested without a scenario file; every check on the options happened when the
+// scenario was validated (models/scenario_validate.cpp).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/schedule.hpp"
+#include "models/model_costs.hpp"
+#include "models/rank_layout.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+
+struct PlanContext {
+  const std::vector<LayerCost>& layers;         // the model as costed, forward order
+  const std::vector<std::vector<int>>& chunks;  // layer indices of global chunk g = c·pp + stage
+  const RankLayout& layout;
+  const ParallelConfig& parallel;
+  const TrainingConfig& training;
+  const TransformerSpec* transformer = nullptr;  // null for a layer list
+  int gpus_per_node = 1;
+  int microbatches = 1;  // per iteration and pipeline
+
+  int element_bytes() const { return bytes_per_element(training.precision); }
+  int seq_len() const { return std::max(1, training.seq_len); }
+  int num_experts() const {
+    return transformer != nullptr && transformer->moe ? transformer->moe->num_experts : 0;
+  }
+  // The layers of pipeline stage `stage` in forward order, over all its chunks.
+  template <typename F>
+  void for_each_stage_layer(int stage, F&& f) const {
+    for (int c = 0; c < parallel.virtual_stages; ++c)
+      for (int l : chunks[static_cast<std::size_t>(c * parallel.pp + stage)])
+        f(l);
+  }
+};
+
+// The schedule's process groups, one per distinct rank list, named "<kind>[<n>]" in the order
+// they are first asked for.
+class ProcessGroups {
+ public:
+  explicit ProcessGroups(engine::ScheduleBuilder& builder) : builder_(builder) {}
+  engine::GroupId get(const std::vector<engine::Rank>& ranks, const char* kind);
+
+ private:
+  engine::ScheduleBuilder& builder_;
+  std::map<std::vector<engine::Rank>, engine::GroupId> ids_;
+  std::map<std::string, int> count_;
+};
+
+// Where a plan emits its ops and finds its groups.
+struct ScheduleSink {
+  engine::ScheduleBuilder& ops;
+  ProcessGroups& groups;
+};
+
+}  // namespace clustersim::models
