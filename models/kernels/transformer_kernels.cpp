@@ -550,8 +550,12 @@ std::vector<LayerKernels> resnet50_kernels(long batch, engine::KernelTable& name
       b.memory(name + ".bn.bwd", 5 * out + bn_params);
     }
     b.gemm(name + ".conv.wgrad", cout, k, m, 1, true, false, e);
+    // dgrad is the transposed convolution: m = N·H·W input positions, n = C, k = K·R·S, of which
+    // a stride-s convolution's kernel skips the structural zeros (k / s²), so dgrad FLOPs equal
+    // the forward's as for unstrided convolutions.
     if (dgrad)
-      b.gemm(name + ".conv.dgrad", N * in_hw * in_hw, cin, cout * r * r, 1, false, false, e);
+      b.gemm(name + ".conv.dgrad", N * in_hw * in_hw, cin, cout * r * r / (stride * stride), 1,
+             false, false, e);
     return Conv{out_hw, b.take()};
   };
   auto append = [](std::vector<Kernel>& to, const std::vector<Kernel>& from) {

@@ -92,8 +92,9 @@ std::vector<engine::Kernel> optimizer_kernels(const OptimizerKernelConfig& c,
 
 // ResNet-50 (torchvision v1.5, 224 × 224, NHWC) per layer of models/resnet50.cpp's list:
 // convolutions as implicit GEMMs (m = N·P·Q, n = K, k = C·R·S), batch norm, ReLU, pooling,
-// residual adds, fc. Backward: dgrad (m = N·H·W, n = C, k = K·R·S) and wgrad (m = K, n = C·R·S,
-// k = N·P·Q) per conv; conv1 has no dgrad (the image needs no gradient).
+// residual adds, fc. Backward: dgrad (m = N·H·W, n = C, k = K·R·S / stride²: strided dgrad skips
+// the structural zeros) and wgrad (m = K, n = C·R·S, k = N·P·Q) per conv; conv1 has no dgrad (the
+// image needs no gradient).
 struct LayerKernels {
   std::string layer;  // "conv1", "layer1.0", ..., "fc"
   std::vector<engine::Kernel> forward;
