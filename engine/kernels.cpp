@@ -8,6 +8,8 @@
 namespace clustersim::engine {
 namespace {
 
+static_assert(sizeof(Kernel) == 64, "Kernel stays one cache line");
+
 constexpr std::array<std::string_view, kNumKernelKinds> kKindNames = {
     "gemm", "attention_fwd", "attention_bwd", "memory", "launch_only"};
 
