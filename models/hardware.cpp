@@ -29,22 +29,56 @@ GpuSpec gpu(std::string name, std::array<double, kNumPrecisions> tflops, double 
 constexpr double kEffAmpere = 0.7;
 constexpr double kEffHopper = 0.6;
 
+// Kernel-level figures (docs/presets.md "Kernel model figures" gives each source):
+// SMs from the architecture whitepapers/datasheets; e_max fitted so that the GEMM model
+// reproduces the measured Maximum Achievable Matmul FLOPS (ml-engineering MAMF table) at its best
+// shape; attention efficiencies from FlashAttention-2/-3; launch figures to be fitted.
+struct KernelFigures {
+  int sm_count;
+  double gemm_max_efficiency;
+  bool stream_k;
+  double attention_fwd;
+  double attention_bwd;
+};
+constexpr double kLaunchFloorS = 2.5e-6;  // shortest kernel incl. its gap (to be fitted)
+constexpr double kHostLaunchS = 5e-6;     // PyTorch eager op + cudaLaunchKernel (to be fitted)
+
+GpuSpec with_kernels(GpuSpec g, const KernelFigures& f) {
+  g.sm_count = f.sm_count;
+  g.gemm_max_efficiency = f.gemm_max_efficiency;
+  g.gemm_stream_k = f.stream_k;
+  g.attention_fwd_efficiency = f.attention_fwd;
+  g.attention_bwd_efficiency = f.attention_bwd;
+  g.kernel_launch_floor_s = kLaunchFloorS;
+  g.host_launch_interval_s = kHostLaunchS;
+  return g;
+}
+
 std::vector<GpuSpec> make_gpus() {
   std::vector<GpuSpec> gpus;
   //                     fp32   tf32    fp16    bf16    fp8      HBM GB/s  GiB
   // NVIDIA V100 datasheet (SXM2): 15.7 fp32, 125 tensor fp16; no tf32/bf16/fp8.
-  gpus.push_back(gpu("V100-SXM2-32GB", {15.7, 0, 125, 0, 0}, 900, 32, kEffAmpere));
+  gpus.push_back(with_kernels(gpu("V100-SXM2-32GB", {15.7, 0, 125, 0, 0}, 900, 32, kEffAmpere),
+                              {80, 0.80, false, 0.35, 0.30}));
   // NVIDIA A100 datasheet: 19.5 fp32, 156 tf32, 312 fp16/bf16 (dense); no fp8.
-  gpus.push_back(gpu("A100-SXM4-40GB", {19.5, 156, 312, 312, 0}, 1555, 40, kEffAmpere));
-  gpus.push_back(gpu("A100-SXM4-80GB", {19.5, 156, 312, 312, 0}, 2039, 80, kEffAmpere));
+  gpus.push_back(with_kernels(gpu("A100-SXM4-40GB", {19.5, 156, 312, 312, 0}, 1555, 40, kEffAmpere),
+                              {108, 0.902, false, 0.70, 0.55}));
+  gpus.push_back(with_kernels(gpu("A100-SXM4-80GB", {19.5, 156, 312, 312, 0}, 2039, 80, kEffAmpere),
+                              {108, 0.902, false, 0.70, 0.55}));
   // NVIDIA H100 datasheet (SXM5): sparse figures halved for dense.
-  gpus.push_back(gpu("H100-SXM5-80GB", {67, 494.5, 989, 989, 1979}, 3350, 80, kEffHopper));
+  gpus.push_back(
+      with_kernels(gpu("H100-SXM5-80GB", {67, 494.5, 989, 989, 1979}, 3350, 80, kEffHopper),
+                   {132, 0.836, true, 0.60, 0.45}));
   // NVIDIA H200 datasheet: same compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s.
-  gpus.push_back(gpu("H200-SXM-141GB", {67, 494.5, 989, 989, 1979}, 4800, 141, kEffHopper));
+  gpus.push_back(
+      with_kernels(gpu("H200-SXM-141GB", {67, 494.5, 989, 989, 1979}, 4800, 141, kEffHopper),
+                   {132, 0.836, true, 0.60, 0.45}));
   // NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved): 180 GB HBM3e, 8 TB/s.
-  gpus.push_back(gpu("B200", {75, 1125, 2250, 2250, 4500}, 8000, 180, kEffHopper));
+  gpus.push_back(with_kernels(gpu("B200", {75, 1125, 2250, 2250, 4500}, 8000, 180, kEffHopper),
+                              {148, 0.788, true, 0.60, 0.45}));
   // NVIDIA L40S datasheet: 91.6 fp32, 183 tf32, 362.05 fp16/bf16, 733 fp8; 48 GB GDDR6.
-  gpus.push_back(gpu("L40S", {91.6, 183, 362.05, 362.05, 733}, 864, 48, kEffAmpere));
+  gpus.push_back(with_kernels(gpu("L40S", {91.6, 183, 362.05, 362.05, 733}, 864, 48, kEffAmpere),
+                              {142, 0.75, false, 0.55, 0.45}));
   // A host core pool: one 32-core AVX-512 socket with two FMA units per core at 2.0 GHz
   // all-core: 32 × 2 FMA × 16 fp32 lanes × 2 FLOP × 2.0 GHz = 4.096 TFLOP/s fp32; AVX512_BF16
   // dot products double that for bf16. 8 × DDR5-4800 channels = 307.2 GB/s, 256 GiB.

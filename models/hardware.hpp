@@ -27,6 +27,16 @@ struct GpuSpec {
   double compute_efficiency = 0.7;  // achieved fraction of peak on large GEMMs, absent a profile
   double memory_efficiency = 0.8;   // achieved fraction of HBM bandwidth
   double launch_overhead_s = 4e-6;  // per op (kernel launches of one layer's op)
+
+  // Kernel-level compute model (models/kernels/, docs/fidelity.md). 0 = not known for this
+  // preset: costing a kernel that needs the figure is an error naming the GPU and the figure.
+  int sm_count = 0;                       // streaming multiprocessors (wave size of a GEMM)
+  double gemm_max_efficiency = 0.0;       // e_max: cuBLAS ceiling for 16-bit GEMMs, × peak
+  bool gemm_stream_k = false;             // persistent stream-K GEMMs soften wave quantization
+  double attention_fwd_efficiency = 0.0;  // fused (flash) attention forward, × peak
+  double attention_bwd_efficiency = 0.0;  // fused (flash) attention backward, × peak
+  double kernel_launch_floor_s = 0.0;     // shortest device time of any kernel (with its gap)
+  double host_launch_interval_s = 0.0;    // host time to issue one kernel (framework + driver)
 };
 
 struct NodeSpec {

@@ -1,0 +1,101 @@
+#include "models/kernels/kernel_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "models/kernels/gemm_model.hpp"
+
+namespace clustersim::models::kernels {
+namespace {
+
+[[noreturn]] void missing(const GpuSpec& gpu, const std::string& figure, std::string_view what) {
+  throw std::invalid_argument("GPU '" + gpu.name + "' has no " + figure + " (needed to cost " +
+                              std::string(what) + " kernels)");
+}
+
+double memory_seconds(double bytes, const GpuSpec& gpu) {
+  const double bw = gpu.hbm_bandwidth * gpu.memory_efficiency;
+  if (!(bw > 0)) missing(gpu, "memory bandwidth", "memory-bound");
+  return bytes / bw;
+}
+
+double attention_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
+  const bool forward = k.kind == engine::KernelKind::attention_fwd;
+  const double eff = forward ? gpu.attention_fwd_efficiency : gpu.attention_bwd_efficiency;
+  if (!(eff > 0))
+    missing(gpu, forward ? "attention_fwd_efficiency" : "attention_bwd_efficiency", "attention");
+  if (gpu.sm_count <= 0) missing(gpu, "sm_count", "attention");
+  const Precision p = kernel_precision(k);
+  const double peak = gpu.peak_flops[static_cast<std::size_t>(p)];
+  if (!(peak > 0)) missing(gpu, std::string(to_string(p)) + " peak FLOP/s", "attention");
+  double flops = k.flops;
+  if (!(flops > 0)) {  // from the shape, FlashAttention's count
+    flops = 4.0 * static_cast<double>(k.batch) * static_cast<double>(k.m) *
+            static_cast<double>(k.n) * static_cast<double>(k.k);
+    if (k.causal) flops /= 2;
+    if (!forward) flops *= 2.5;
+  }
+  // One CTA per (sequence × head, 128-row block of the parallelized length).
+  const std::uint64_t rows = forward ? k.m : k.n;
+  const std::uint64_t blocks =
+      (rows + kAttentionBlockRows - 1) / static_cast<std::uint64_t>(kAttentionBlockRows);
+  const double ctas = static_cast<double>(std::max<std::uint64_t>(1, k.batch * blocks));
+  const double slots = gpu.sm_count;
+  double waves = std::ceil(ctas / slots);
+  if (gpu.gemm_stream_k && ctas > slots) waves = ctas / slots;  // persistent scheduling
+  const double wave_eff = ctas / (waves * slots);
+  const double compute = flops / (peak * eff * wave_eff);
+  return std::max(compute, memory_seconds(k.bytes, gpu));
+}
+
+}  // namespace
+
+Precision kernel_precision(const engine::Kernel& kernel) {
+  if (kernel.dtype >= kNumPrecisions)
+    throw std::invalid_argument("kernel dtype " + std::to_string(kernel.dtype) +
+                                " names no precision");
+  return static_cast<Precision>(kernel.dtype);
+}
+
+double kernel_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
+  if (!(gpu.kernel_launch_floor_s > 0))
+    missing(gpu, "kernel_launch_floor_s", engine::to_string(k.kind));
+  double t = 0;
+  switch (k.kind) {
+    case engine::KernelKind::gemm:
+      t = estimate_gemm({k.m, k.n, k.k, k.batch, kernel_precision(k)}, gpu).seconds;
+      break;
+    case engine::KernelKind::attention_fwd:
+    case engine::KernelKind::attention_bwd:
+      t = attention_seconds(k, gpu);
+      break;
+    case engine::KernelKind::memory:
+      t = memory_seconds(k.bytes, gpu);
+      break;
+    case engine::KernelKind::launch_only:
+      break;
+  }
+  return std::max(t, gpu.kernel_launch_floor_s);
+}
+
+double kernels_seconds(std::span<const engine::Kernel> kernels, const GpuSpec& gpu) {
+  if (kernels.empty()) return 0.0;
+  if (!(gpu.host_launch_interval_s > 0))
+    missing(gpu, "host_launch_interval_s", engine::to_string(kernels.front().kind));
+  double device = 0;
+  for (const auto& k : kernels)
+    device += kernel_seconds(k, gpu);
+  const double host = static_cast<double>(kernels.size()) * gpu.host_launch_interval_s;
+  return std::max(device, host);
+}
+
+std::vector<double> kernel_list_seconds(const engine::KernelTable& table, const GpuSpec& gpu) {
+  std::vector<double> seconds(table.size());
+  for (std::uint32_t i = 0; i < table.size(); ++i)
+    seconds[i] = kernels_seconds(table.list(i), gpu);
+  return seconds;
+}
+
+}  // namespace clustersim::models::kernels

@@ -1,0 +1,641 @@
+#include "models/kernels/transformer_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace clustersim::models::kernels {
+namespace {
+
+using engine::Kernel;
+using engine::KernelKind;
+
+constexpr double kFp32 = 4.0;
+constexpr double kMaskByte = 1.0;  // dropout masks are bytes
+constexpr double kIndex = 8.0;     // int64 token indices
+// apex multi_tensor_apply: tensors per launch at depth 4 (Adam: grad, param, m, v) and depth 2.
+constexpr std::uint64_t kTensorsPerLaunchDepth4 = 36;
+constexpr std::uint64_t kTensorsPerLaunchDepth2 = 64;
+
+// Appends kernels with interned names and the config's dtype.
+class Emitter {
+ public:
+  Emitter(engine::KernelTable& names, Precision dtype)
+      : names_(names), dtype_(static_cast<std::uint8_t>(dtype)) {}
+
+  void gemm(std::string_view name, double m, double n, double k, double batch, bool ta, bool tb,
+            double elem) {
+    Kernel g;
+    g.kind = KernelKind::gemm;
+    g.m = static_cast<std::uint64_t>(m);
+    g.n = static_cast<std::uint64_t>(n);
+    g.k = static_cast<std::uint64_t>(k);
+    g.batch = static_cast<std::uint64_t>(batch);
+    g.trans_a = ta;
+    g.trans_b = tb;
+    const double dm = static_cast<double>(g.m), dn = static_cast<double>(g.n),
+                 dk = static_cast<double>(g.k), db = static_cast<double>(g.batch);
+    g.flops = 2.0 * dm * dn * dk * db;
+    g.bytes = (dm * dk + dk * dn + dm * dn) * elem * db;
+    push(name, g);
+  }
+  void memory(std::string_view name, double bytes, double flops = 0) {
+    Kernel k;
+    k.kind = KernelKind::memory;
+    k.bytes = bytes;
+    k.flops = flops;
+    push(name, k);
+  }
+  void attention(std::string_view name, bool forward, double s_q, double s_k, double d,
+                 double batch, bool causal, double flops, double bytes) {
+    Kernel k;
+    k.kind = forward ? KernelKind::attention_fwd : KernelKind::attention_bwd;
+    k.m = static_cast<std::uint64_t>(s_q);
+    k.n = static_cast<std::uint64_t>(s_k);
+    k.k = static_cast<std::uint64_t>(d);
+    k.batch = static_cast<std::uint64_t>(batch);
+    k.causal = causal;
+    k.flops = flops;
+    k.bytes = bytes;
+    push(name, k);
+  }
+  std::vector<Kernel> take() { return std::move(out_); }
+  std::vector<Kernel>& out() { return out_; }
+
+ private:
+  void push(std::string_view name, Kernel k) {
+    k.name = names_.name(name);
+    k.dtype = dtype_;
+    out_.push_back(k);
+  }
+  engine::KernelTable& names_;
+  std::uint8_t dtype_;
+  std::vector<Kernel> out_;
+};
+
+// Derived sizes of a config, as doubles.
+struct Dims {
+  double T, Tn, h, d, a_local, kv_local_width, q_local_width, f, e, t, s, b;
+};
+
+Dims dims(const TransformerKernelConfig& c) {
+  if (c.hidden <= 0 || c.heads <= 0 || c.seq <= 0 || c.micro_batch <= 0 || c.tp <= 0)
+    throw std::invalid_argument(
+        "transformer kernels: hidden, heads, seq, micro_batch and tp must be >= 1");
+  const int kv_heads = c.kv_heads > 0 ? c.kv_heads : c.heads;
+  if (c.heads % c.tp != 0 || (kv_heads % c.tp != 0 && c.tp % kv_heads != 0))
+    throw std::invalid_argument("transformer kernels: tp must divide the attention heads");
+  Dims x{};
+  x.t = c.tp;
+  x.b = static_cast<double>(c.micro_batch);
+  x.s = static_cast<double>(c.seq);
+  x.T = x.b * x.s;
+  x.Tn = c.sequence_parallel ? x.T / x.t : x.T;
+  x.h = static_cast<double>(c.hidden);
+  x.d = x.h / c.heads;
+  x.a_local = static_cast<double>(c.heads) / x.t;
+  x.q_local_width = x.h / x.t;
+  // GQA: kv heads shard by t (replicated when fewer kv heads than TP ranks, as Megatron does).
+  x.kv_local_width = std::max(1.0, static_cast<double>(kv_heads) / x.t) * x.d;
+  x.f = static_cast<double>(c.ffn);
+  x.e = bytes_per_element(c.dtype);
+  return x;
+}
+
+// A linear layer's kernels: forward GEMM, or backward dgrad + wgrad (+ bias grad reduction).
+void linear(Emitter& em, const std::string& name, Pass pass, double T, double n, double k,
+            bool bias, double e, bool dgrad = true) {
+  if (pass == Pass::forward) {
+    em.gemm(name + ".fprop", T, n, k, 1, false, true, e);  // bias fused in the GEMM epilogue
+    return;
+  }
+  if (dgrad) em.gemm(name + ".dgrad", T, k, n, 1, false, false, e);
+  em.gemm(name + ".wgrad", n, k, T, 1, true, false, e);
+  if (bias) em.memory(name + ".bgrad", T * n * e + n * kFp32);
+}
+
+void norm(Emitter& em, const TransformerKernelConfig& c, const Dims& x, const std::string& name,
+          Pass pass) {
+  const double act = x.Tn * x.h * x.e;
+  const double stats = x.Tn * 2 * kFp32;
+  const bool fused = c.fused_kernels || c.norm == Norm::layernorm;  // torch layer_norm is one
+  if (pass == Pass::forward) {
+    if (fused) {
+      em.memory(name + ".fwd", 2 * act + stats);
+    } else {  // eager RMSNorm: pow+mean, rsqrt, x * rstd, * weight
+      em.memory(name + ".pow_mean", act + x.Tn * kFp32);
+      em.memory(name + ".rsqrt", 2 * x.Tn * kFp32);
+      em.memory(name + ".mul_rstd", 2 * act + x.Tn * kFp32);
+      em.memory(name + ".mul_weight", 2 * act + x.h * x.e);
+    }
+    return;
+  }
+  if (fused) {  // dx from x, dy, stats; then the weight/bias gradient partials reduced
+    em.memory(name + ".bwd", 3 * act + stats);
+    em.memory(name + ".wgrad_reduce", 2 * x.h * kFp32 * 64);
+  } else {
+    em.memory(name + ".mul_weight.bwd", 3 * act);
+    em.memory(name + ".weight_grad", 2 * act + x.h * kFp32);
+    em.memory(name + ".mul_rstd.bwd", 3 * act + x.Tn * kFp32);
+    em.memory(name + ".pow_mean.bwd", 3 * act + x.Tn * kFp32);
+  }
+}
+
+// Bias + dropout + residual add after a row-parallel layer (Megatron's bias_dropout_add).
+void bias_dropout_add(Emitter& em, const TransformerKernelConfig& c, const Dims& x,
+                      const std::string& name, Pass pass) {
+  const double act = x.Tn * x.h * x.e;
+  const double mask = c.dropout ? x.Tn * x.h * kMaskByte : 0;
+  if (pass == Pass::forward) {
+    if (c.fused_kernels || (!c.bias && !c.dropout)) {
+      em.memory(name + ".bias_dropout_add", 3 * act + mask + (c.bias ? x.h * x.e : 0));
+    } else {
+      if (c.bias) em.memory(name + ".bias_add", 2 * act + x.h * x.e);
+      if (c.dropout) em.memory(name + ".dropout", 2 * act + mask);
+      em.memory(name + ".residual_add", 3 * act);
+    }
+    return;
+  }
+  // The residual passes dy through; the branch gets dropout's backward; the bias gradient is a
+  // reduction over tokens.
+  if (c.dropout) em.memory(name + ".dropout.bwd", 2 * act + mask);
+  if (c.bias) em.memory(name + ".bias.bgrad", act + x.h * kFp32);
+}
+
+void residual_grad_add(Emitter& em, const Dims& x, const std::string& name) {
+  em.memory(name + ".residual_grad_add", 3 * x.Tn * x.h * x.e);
+}
+
+void rotary(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass pass) {
+  const std::string tag = pass == Pass::forward ? "" : ".bwd";
+  const double q = x.T * x.q_local_width * x.e;
+  const double k = x.T * x.kv_local_width * x.e;
+  const double tables = 2 * x.s * x.d * kFp32;  // cos and sin
+  if (c.fused_kernels) {
+    em.memory("attn.rope" + tag, 2 * (q + k) + tables);
+    return;
+  }
+  // eager: x·cos, rotate_half (neg + cat), ·sin, add, for q and for k
+  for (const auto& [which, bytes] : {std::pair{"q", q}, std::pair{"k", k}}) {
+    const std::string base = std::string("attn.rope_") + which;
+    em.memory(base + ".mul_cos" + tag, 2 * bytes + tables / 2);
+    em.memory(base + ".rotate_half" + tag, 2 * bytes);
+    em.memory(base + ".mul_sin" + tag, 2 * bytes + tables / 2);
+    em.memory(base + ".add" + tag, 3 * bytes);
+  }
+}
+
+void core_attention(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass pass) {
+  const double B = x.b * x.a_local;  // independent (sequence, head) attention problems
+  const double s = x.s;
+  const double q = x.T * x.q_local_width * x.e;  // q, and o, and their gradients
+  const double kv = x.T * x.kv_local_width * x.e;
+  if (c.attention == AttentionImpl::flash) {
+    const double fwd_flops = 4.0 * B * s * s * x.d / (c.causal ? 2.0 : 1.0);
+    const double lse = B * s * kFp32;
+    if (pass == Pass::forward) {
+      em.attention("attn.flash.fwd", true, s, s, x.d, B, c.causal, fwd_flops, 2 * q + 2 * kv + lse);
+    } else {  // FlashAttention-2: dot(o, do) preprocess, the backward, dq accumulator convert
+      em.memory("attn.flash.bwd_preprocess", 2 * q + lse);
+      em.attention("attn.flash.bwd", false, s, s, x.d, B, c.causal, 2.5 * fwd_flops,
+                   4 * q + 4 * kv + lse + 2 * q / x.e * kFp32);
+      em.memory("attn.flash.bwd_convert_dq", q / x.e * kFp32 + q);
+    }
+    return;
+  }
+  // Standard attention: GQA expands k and v to all local heads first.
+  const double scores = B * s * s * x.e;
+  const double mask = c.dropout ? B * s * s * kMaskByte : 0;
+  const bool gqa = x.kv_local_width < x.q_local_width;
+  const double expanded = x.T * x.q_local_width * x.e;
+  if (pass == Pass::forward) {
+    if (gqa) em.memory("attn.repeat_kv", 2 * (kv + expanded));
+    em.gemm("attn.qk.fprop", s, s, x.d, B, false, true, x.e);
+    if (c.fused_kernels) {
+      em.memory("attn.scale_mask_softmax", 2 * scores);
+    } else {
+      em.memory("attn.scale", 2 * scores);
+      em.memory("attn.mask", 2 * scores + s * s);
+      em.memory("attn.softmax", 2 * scores);
+    }
+    if (c.dropout) em.memory("attn.dropout", 2 * scores + mask);
+    em.gemm("attn.pv.fprop", s, x.d, s, B, false, false, x.e);
+    return;
+  }
+  // O = P·V: dP = dO·Vᵀ, dV = Pᵀ·dO; S = Q·Kᵀ: dQ = dS·K, dK = dSᵀ·Q.
+  em.gemm("attn.pv.dgrad_p", s, s, x.d, B, false, true, x.e);
+  em.gemm("attn.pv.dgrad_v", s, x.d, s, B, true, false, x.e);
+  if (c.dropout) em.memory("attn.dropout.bwd", 2 * scores + mask);
+  if (c.fused_kernels) {
+    em.memory("attn.scale_mask_softmax.bwd", 3 * scores);
+  } else {
+    em.memory("attn.softmax.bwd", 3 * scores);
+    em.memory("attn.mask.bwd", 2 * scores + s * s);
+    em.memory("attn.scale.bwd", 2 * scores);
+  }
+  em.gemm("attn.qk.dgrad_q", s, x.d, s, B, false, false, x.e);
+  em.gemm("attn.qk.dgrad_k", s, x.d, s, B, true, false, x.e);
+  if (gqa) em.memory("attn.repeat_kv.bwd", 2 * (kv + expanded));
+}
+
+void activation(Emitter& em, const TransformerKernelConfig& c, const std::string& name, double T,
+                double f, double e, Pass pass) {
+  const double out = T * f * e;
+  if (c.activation == Activation::gelu) {
+    if (pass == Pass::forward) {
+      if (c.fused_kernels || !c.bias) {
+        em.memory(name + ".bias_gelu", 2 * out + (c.bias ? f * e : 0));
+      } else {
+        em.memory(name + ".bias_add", 2 * out + f * e);
+        em.memory(name + ".gelu", 2 * out);
+      }
+    } else {
+      em.memory(name + ".bias_gelu.bwd", 3 * out);
+    }
+    return;
+  }
+  // SwiGLU over the fused gate+up output [T × 2f]: silu(gate) · up.
+  if (pass == Pass::forward) {
+    if (c.fused_kernels) {
+      em.memory(name + ".swiglu", 3 * out);
+    } else {
+      em.memory(name + ".silu", 2 * out);
+      em.memory(name + ".mul", 3 * out);
+    }
+  } else {
+    if (c.fused_kernels) {
+      em.memory(name + ".swiglu.bwd", 5 * out);
+    } else {
+      em.memory(name + ".mul.bwd_up", 3 * out);
+      em.memory(name + ".mul.bwd_gate", 3 * out);
+      em.memory(name + ".silu.bwd", 3 * out);
+      em.memory(name + ".cat", 4 * out);
+    }
+  }
+}
+
+void dense_mlp(Emitter& em, const TransformerKernelConfig& c, const Dims& x,
+               const std::string& name, double f_local, Pass pass) {
+  const double fc1_out = c.activation == Activation::swiglu ? 2 * f_local : f_local;
+  if (pass == Pass::forward) {
+    linear(em, name + ".fc1", pass, x.T, fc1_out, x.h, c.bias, x.e);
+    activation(em, c, name, x.T, f_local, x.e, pass);
+    linear(em, name + ".fc2", pass, x.T, x.h, f_local, false, x.e);
+  } else {
+    linear(em, name + ".fc2", pass, x.T, x.h, f_local, false, x.e);
+    activation(em, c, name, x.T, f_local, x.e, pass);
+    linear(em, name + ".fc1", pass, x.T, fc1_out, x.h, c.bias, x.e);
+  }
+}
+
+void moe_mlp(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass pass) {
+  if (c.top_k <= 0 || c.expert_ffn <= 0)
+    throw std::invalid_argument("MoE kernels: top_k and expert_ffn must be >= 1");
+  const double E = c.num_experts;
+  const double local = c.local_experts > 0 ? c.local_experts : c.num_experts;
+  const double k = c.top_k;
+  const double tokens = c.tokens_per_expert > 0 ? c.tokens_per_expert : x.Tn * k / E;
+  const double f_local = static_cast<double>(c.expert_ffn) / x.t;
+  const double fc1_out = c.activation == Activation::swiglu ? 2 * f_local : f_local;
+  const double routed = x.Tn * k * x.h * x.e;  // token copies after dispatch
+  const double probs = x.Tn * E * kFp32;
+  const double f_shared = static_cast<double>(c.shared_experts) * f_local;
+  Dims shared = x;
+  shared.T = x.Tn;
+  auto experts = [&] {
+    if (pass == Pass::forward) {
+      em.gemm("moe.experts.fc1.fprop", tokens, fc1_out, x.h, local, false, true, x.e);
+      activation(em, c, "moe.experts", tokens * local, f_local, x.e, pass);
+      em.gemm("moe.experts.fc2.fprop", tokens, x.h, f_local, local, false, true, x.e);
+    } else {
+      em.gemm("moe.experts.fc2.dgrad", tokens, f_local, x.h, local, false, false, x.e);
+      em.gemm("moe.experts.fc2.wgrad", x.h, f_local, tokens, local, true, false, x.e);
+      activation(em, c, "moe.experts", tokens * local, f_local, x.e, pass);
+      em.gemm("moe.experts.fc1.dgrad", tokens, x.h, fc1_out, local, false, false, x.e);
+      em.gemm("moe.experts.fc1.wgrad", fc1_out, x.h, tokens, local, true, false, x.e);
+    }
+  };
+  if (pass == Pass::forward) {
+    linear(em, "moe.router", pass, x.Tn, E, x.h, false, x.e);
+    em.memory("moe.router.softmax", 2 * probs);
+    em.memory("moe.router.topk", probs + x.Tn * k * (kFp32 + kIndex));
+    em.memory("moe.permute", x.Tn * x.h * x.e + routed + x.Tn * k * kIndex);
+    experts();
+    em.memory("moe.unpermute", routed + x.Tn * x.h * x.e + x.Tn * k * kFp32);
+    if (c.shared_experts > 0) dense_mlp(em, c, shared, "moe.shared", f_shared, pass);
+  } else {
+    if (c.shared_experts > 0) dense_mlp(em, c, shared, "moe.shared", f_shared, pass);
+    em.memory("moe.unpermute.bwd", routed + x.Tn * x.h * x.e + x.Tn * k * kFp32);
+    experts();
+    em.memory("moe.permute.bwd", x.Tn * x.h * x.e + routed + x.Tn * k * kIndex);
+    em.memory("moe.router.topk.bwd", probs + x.Tn * k * kFp32);
+    em.memory("moe.router.softmax.bwd", 3 * probs);
+    linear(em, "moe.router", pass, x.Tn, E, x.h, false, x.e);
+  }
+}
+
+}  // namespace
+
+TransformerKernelConfig kernel_config(const TransformerSpec& m, long micro_batch, long seq,
+                                      int tp) {
+  TransformerKernelConfig c;
+  c.micro_batch = micro_batch;
+  c.seq = seq;
+  c.hidden = m.hidden_size;
+  c.heads = m.num_heads;
+  c.kv_heads = m.num_kv_heads;
+  c.ffn = m.ffn_hidden_size;
+  c.vocab = m.vocab_size;
+  c.activation = m.activation;
+  c.norm = m.norm;
+  c.bias = m.bias;
+  c.learned_positions = m.learned_positions;
+  c.dropout = m.bias;  // GPT/BERT-style models train with dropout, Llama-style ones without
+  c.tp = tp;
+  if (m.moe) {
+    c.num_experts = m.moe->num_experts;
+    c.top_k = m.moe->top_k;
+    c.expert_ffn =
+        m.moe->expert_ffn_hidden_size > 0 ? m.moe->expert_ffn_hidden_size : m.ffn_hidden_size;
+    c.shared_experts = m.moe->shared_experts;
+  }
+  return c;
+}
+
+std::vector<Kernel> attention_block_kernels(const TransformerKernelConfig& c, Pass pass,
+                                            engine::KernelTable& names) {
+  const Dims x = dims(c);
+  Emitter em(names, c.dtype);
+  const double qkv = x.q_local_width + 2 * x.kv_local_width;
+  if (pass == Pass::forward) {
+    norm(em, c, x, "attn.norm", pass);
+    linear(em, "attn.qkv", pass, x.T, qkv, x.h, c.bias, x.e);
+    if (!c.learned_positions) rotary(em, c, x, pass);
+    core_attention(em, c, x, pass);
+    linear(em, "attn.proj", pass, x.T, x.h, x.q_local_width, false, x.e);
+    bias_dropout_add(em, c, x, "attn", pass);
+  } else {
+    bias_dropout_add(em, c, x, "attn", pass);
+    linear(em, "attn.proj", pass, x.T, x.h, x.q_local_width, false, x.e);
+    core_attention(em, c, x, pass);
+    if (!c.learned_positions) rotary(em, c, x, pass);
+    linear(em, "attn.qkv", pass, x.T, qkv, x.h, c.bias, x.e);
+    norm(em, c, x, "attn.norm", pass);
+    residual_grad_add(em, x, "attn");
+  }
+  return em.take();
+}
+
+std::vector<Kernel> mlp_block_kernels(const TransformerKernelConfig& c, Pass pass,
+                                      engine::KernelTable& names) {
+  const Dims x = dims(c);
+  Emitter em(names, c.dtype);
+  const bool moe = c.num_experts > 0;
+  if (!moe && c.ffn <= 0) throw std::invalid_argument("transformer kernels: ffn must be >= 1");
+  if (pass == Pass::forward) {
+    norm(em, c, x, "mlp.norm", pass);
+    if (moe)
+      moe_mlp(em, c, x, pass);
+    else
+      dense_mlp(em, c, x, "mlp", x.f / x.t, pass);
+    bias_dropout_add(em, c, x, "mlp", pass);
+  } else {
+    bias_dropout_add(em, c, x, "mlp", pass);
+    if (moe)
+      moe_mlp(em, c, x, pass);
+    else
+      dense_mlp(em, c, x, "mlp", x.f / x.t, pass);
+    norm(em, c, x, "mlp.norm", pass);
+    residual_grad_add(em, x, "mlp");
+  }
+  return em.take();
+}
+
+std::vector<Kernel> transformer_layer_kernels(const TransformerKernelConfig& c, Pass pass,
+                                              engine::KernelTable& names) {
+  auto first = attention_block_kernels(c, pass, names);
+  auto second = mlp_block_kernels(c, pass, names);
+  if (pass == Pass::backward) std::swap(first, second);  // backward runs the MLP first
+  first.insert(first.end(), second.begin(), second.end());
+  return first;
+}
+
+std::vector<Kernel> embedding_kernels(const TransformerKernelConfig& c, Pass pass,
+                                      engine::KernelTable& names) {
+  const Dims x = dims(c);
+  if (c.vocab <= 0) throw std::invalid_argument("transformer kernels: vocab must be >= 1");
+  Emitter em(names, c.dtype);
+  const double act = x.T * x.h * x.e;
+  const double shard = static_cast<double>(c.vocab) / x.t * x.h;
+  if (pass == Pass::forward) {
+    if (c.tp > 1) em.memory("embedding.mask_ids", 3 * x.T * kIndex);
+    em.memory("embedding.gather", 2 * act + x.T * kIndex);
+    if (c.tp > 1) em.memory("embedding.zero_masked", 2 * act + x.T);
+    if (c.learned_positions) em.memory("embedding.position_add", 3 * act);
+    if (c.dropout) em.memory("embedding.dropout", 2 * x.Tn * x.h * x.e + x.Tn * x.h * kMaskByte);
+  } else {
+    if (c.dropout) em.memory("embedding.dropout.bwd", 2 * x.Tn * x.h * x.e + x.Tn * x.h);
+    if (c.learned_positions) em.memory("embedding.position.bwd", act + x.T * x.h * kFp32);
+    em.memory("embedding.zero_grad_table", shard * kFp32);
+    em.memory("embedding.sort_ids", 4 * x.T * kIndex);
+    em.memory("embedding.scatter_add", act + 2 * x.T * x.h * kFp32 + x.T * kIndex);
+  }
+  return em.take();
+}
+
+std::vector<Kernel> lm_head_kernels(const TransformerKernelConfig& c, Pass pass,
+                                    engine::KernelTable& names) {
+  const Dims x = dims(c);
+  if (c.vocab <= 0) throw std::invalid_argument("transformer kernels: vocab must be >= 1");
+  Emitter em(names, c.dtype);
+  const double v = static_cast<double>(c.vocab) / x.t;
+  const double logits = x.T * v;  // elements
+  if (pass == Pass::forward) {
+    norm(em, c, x, "lm_head.norm", pass);
+    linear(em, "lm_head.logits", pass, x.T, v, x.h, false, x.e);
+    if (c.fused_kernels) {  // one pass: fp32 max/sum-exp and target logit; one writes softmax
+      em.memory("lm_head.ce.fwd", logits * x.e + x.T * 3 * kFp32);
+      em.memory("lm_head.ce.softmax", logits * (x.e + kFp32));
+    } else {  // Megatron's vocab-parallel CE on logits.float()
+      em.memory("lm_head.ce.cast", logits * (x.e + kFp32));
+      em.memory("lm_head.ce.max", logits * kFp32);
+      em.memory("lm_head.ce.sub_max", 2 * logits * kFp32);
+      em.memory("lm_head.ce.target_logit", x.T * (kIndex + 2 * kFp32));
+      em.memory("lm_head.ce.exp", 2 * logits * kFp32);
+      em.memory("lm_head.ce.sum", logits * kFp32);
+      em.memory("lm_head.ce.div", 2 * logits * kFp32);
+    }
+  } else {
+    if (c.fused_kernels) {
+      em.memory("lm_head.ce.bwd", logits * (kFp32 + x.e));
+    } else {
+      em.memory("lm_head.ce.sub_onehot", 2 * logits * kFp32);
+      em.memory("lm_head.ce.mul_grad", logits * (kFp32 + x.e));
+    }
+    linear(em, "lm_head.logits", pass, x.T, v, x.h, false, x.e);
+    norm(em, c, x, "lm_head.norm", pass);
+  }
+  return em.take();
+}
+
+std::vector<Kernel> optimizer_kernels(const OptimizerKernelConfig& c, engine::KernelTable& names) {
+  if (c.params < 0 || c.tensors == 0)
+    throw std::invalid_argument("optimizer kernels: params must be >= 0, tensors >= 1");
+  Emitter em(names, Precision::fp32);
+  const double p = c.params;
+  const std::uint64_t launches4 =
+      (c.tensors + kTensorsPerLaunchDepth4 - 1) / kTensorsPerLaunchDepth4;
+  const std::uint64_t launches2 =
+      (c.tensors + kTensorsPerLaunchDepth2 - 1) / kTensorsPerLaunchDepth2;
+  auto pass = [&](const std::string& name, double bytes_per_param, std::uint64_t launches,
+                  double flops_per_param) {
+    for (std::uint64_t i = 0; i < launches; ++i)
+      em.memory(name, bytes_per_param * p / static_cast<double>(launches),
+                flops_per_param * p / static_cast<double>(launches));
+  };
+  if (c.clip_grad) {
+    pass("optimizer.grad_norm", kFp32, launches2, 2);      // multi_tensor_l2norm: read grads
+    pass("optimizer.grad_clip", 2 * kFp32, launches2, 1);  // multi_tensor_scale in place
+  }
+  if (c.optimizer == OptimizerKind::adam) {
+    if (c.fused) {  // read grad, param, m, v; write param, m, v (fp32)
+      pass("optimizer.adam", 7 * kFp32, launches4, 10);
+    } else {  // torch foreach Adam: lerp m, mul v, addcmul v, sqrt, div, add eps, addcdiv param
+      pass("optimizer.foreach.lerp_m", 3 * kFp32, launches4, 2);
+      pass("optimizer.foreach.mul_v", 2 * kFp32, launches2, 1);
+      pass("optimizer.foreach.addcmul_v", 3 * kFp32, launches4, 2);
+      pass("optimizer.foreach.sqrt", 2 * kFp32, launches2, 1);
+      pass("optimizer.foreach.div", 2 * kFp32, launches2, 1);
+      pass("optimizer.foreach.add_eps", 2 * kFp32, launches2, 1);
+      pass("optimizer.foreach.addcdiv", 4 * kFp32, launches4, 3);
+    }
+  } else {  // momentum SGD: read grad, param, buffer; write param, buffer
+    pass(c.fused ? "optimizer.sgd" : "optimizer.foreach.sgd", 5 * kFp32, launches4, 3);
+  }
+  if (c.master_weights) pass("optimizer.cast_to_model", kFp32 + 2, launches2, 0);
+  if (c.zero_grad) pass("optimizer.zero_grad", kFp32, 1, 0);
+  return em.take();
+}
+
+std::vector<LayerKernels> resnet50_kernels(long batch, engine::KernelTable& names, Precision dtype,
+                                           bool fused_bn_relu) {
+  if (batch <= 0) throw std::invalid_argument("resnet50 kernels: batch must be >= 1");
+  const double N = static_cast<double>(batch);
+  const double e = bytes_per_element(dtype);
+  std::vector<LayerKernels> layers;
+
+  // conv + BN (+ ReLU): forward kernels appended to `f`; returns the unit's backward kernels in
+  // backward order (ReLU, BN, wgrad, dgrad). cuDNN's training BN reads its input twice (statistics,
+  // normalize) and writes once; its backward reads x and dy twice and writes dx.
+  struct Conv {
+    double out_hw;
+    std::vector<Kernel> backward;
+  };
+  auto conv_unit = [&](Emitter& f, const std::string& name, double cin, double cout, double r,
+                       double stride, double in_hw, bool relu, bool dgrad) {
+    Emitter b(names, dtype);
+    const double out_hw = std::ceil(in_hw / stride);
+    const double m = N * out_hw * out_hw;
+    const double k = cin * r * r;
+    const double out = m * cout * e;
+    const double bn_params = cout * 4 * kFp32;
+    f.gemm(name + ".conv.fprop", m, cout, k, 1, false, true, e);
+    if (fused_bn_relu && relu) {
+      f.memory(name + ".bn_relu", 3 * out + bn_params);
+      b.memory(name + ".bn_relu.bwd", 5 * out + bn_params);
+    } else {
+      f.memory(name + ".bn", 3 * out + bn_params);
+      if (relu) f.memory(name + ".relu", 2 * out);
+      if (relu) b.memory(name + ".relu.bwd", 3 * out);
+      b.memory(name + ".bn.bwd", 5 * out + bn_params);
+    }
+    b.gemm(name + ".conv.wgrad", cout, k, m, 1, true, false, e);
+    // dgrad is the transposed convolution: m = N·H·W input positions, n = C, k = K·R·S, of which
+    // a stride-s convolution's kernel skips the structural zeros (k / s²), so dgrad FLOPs equal
+    // the forward's as for unstrided convolutions.
+    if (dgrad)
+      b.gemm(name + ".conv.dgrad", N * in_hw * in_hw, cin, cout * r * r / (stride * stride), 1,
+             false, false, e);
+    return Conv{out_hw, b.take()};
+  };
+  auto append = [](std::vector<Kernel>& to, const std::vector<Kernel>& from) {
+    to.insert(to.end(), from.begin(), from.end());
+  };
+
+  {  // stem: conv1 7×7/2 + BN + ReLU, 3×3/2 max pool
+    Emitter f(names, dtype), b(names, dtype);
+    const Conv c1 = conv_unit(f, "conv1", 3, 64, 7, 2, 224, true, false);
+    f.memory("conv1.maxpool", N * (112.0 * 112 + 56 * 56) * 64 * e);
+    b.memory("conv1.maxpool.bwd", N * 56 * 56 * 64 * (e + kIndex) + 2 * N * 112 * 112 * 64 * e);
+    std::vector<Kernel> bwd = b.take();
+    append(bwd, c1.backward);
+    layers.push_back({"conv1", f.take(), std::move(bwd)});
+  }
+  struct Stage {
+    double width;
+    int blocks;
+    double stride;
+  };
+  constexpr Stage stages[] = {{64, 3, 1}, {128, 4, 2}, {256, 6, 2}, {512, 3, 2}};
+  double in_c = 64, hw = 56;
+  for (int si = 0; si < 4; ++si) {
+    for (int bi = 0; bi < stages[si].blocks; ++bi) {
+      const std::string name = "layer" + std::to_string(si + 1) + "." + std::to_string(bi);
+      const double stride = bi == 0 ? stages[si].stride : 1;
+      const double w = stages[si].width, out_c = 4 * w;
+      Emitter f(names, dtype), b(names, dtype);
+      const Conv a = conv_unit(f, name + ".conv_a", in_c, w, 1, 1, hw, true, true);
+      const Conv m = conv_unit(f, name + ".conv_b", w, w, 3, stride, a.out_hw, true, true);
+      const Conv c = conv_unit(f, name + ".conv_c", w, out_c, 1, 1, m.out_hw, false, true);
+      Conv down{0, {}};
+      if (bi == 0)
+        down = conv_unit(f, name + ".downsample", in_c, out_c, 1, stride, hw, false, true);
+      const double out = N * c.out_hw * c.out_hw * out_c * e;
+      f.memory(name + ".residual_add", 3 * out);
+      f.memory(name + ".relu", 2 * out);
+      // Backward: the output ReLU, then the branch's units last to first and the projection;
+      // the block input receives two gradients (branch, shortcut), added.
+      b.memory(name + ".relu.bwd", 3 * out);
+      std::vector<Kernel> bwd = b.take();
+      append(bwd, c.backward);
+      append(bwd, m.backward);
+      append(bwd, a.backward);
+      append(bwd, down.backward);
+      Emitter tail(names, dtype);
+      tail.memory(name + ".input_grad_add", 3 * N * hw * hw * in_c * e);
+      append(bwd, tail.take());
+      layers.push_back({name, f.take(), std::move(bwd)});
+      in_c = out_c;
+      hw = c.out_hw;
+    }
+  }
+  {  // global average pool, fc, softmax cross-entropy
+    Emitter f(names, dtype), b(names, dtype);
+    f.memory("fc.avgpool", N * (7.0 * 7 * 2048 + 2048) * e);
+    f.gemm("fc.fprop", N, 1000, 2048, 1, false, true, e);
+    f.memory("fc.cross_entropy", N * 1000 * (e + 3 * kFp32));
+    b.memory("fc.cross_entropy.bwd", N * 1000 * (kFp32 + e));
+    b.gemm("fc.dgrad", N, 2048, 1000, 1, false, false, e);
+    b.gemm("fc.wgrad", 1000, 2048, N, 1, true, false, e);
+    b.memory("fc.bgrad", N * 1000 * e + 1000 * kFp32);
+    b.memory("fc.avgpool.bwd", N * (7.0 * 7 * 2048 + 2048) * e);
+    layers.push_back({"fc", f.take(), b.take()});
+  }
+  return layers;
+}
+
+double total_flops(const std::vector<Kernel>& kernels) {
+  double sum = 0;
+  for (const auto& k : kernels)
+    sum += k.flops;
+  return sum;
+}
+
+double gemm_flops(const std::vector<Kernel>& kernels) {
+  double sum = 0;
+  for (const auto& k : kernels)
+    if (k.kind != KernelKind::memory && k.kind != KernelKind::launch_only) sum += k.flops;
+  return sum;
+}
+
+}  // namespace clustersim::models::kernels

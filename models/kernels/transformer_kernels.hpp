@@ -1,0 +1,111 @@
+// The kernels one rank launches for a transformer layer's forward and backward, the way
+// Megatron-LM (with PyTorch eager elsewhere) launches them, and ResNet-50's convolutions as
+// implicit GEMMs (docs/fidelity.md "Kernel lists").
+//
+// Conventions. T = micro_batch · seq tokens; t = tensor-parallel size. A linear layer
+// Y[T×n] = X[T×k] · Wᵀ (W is [n×k], PyTorch's out × in) is the GEMM m = T, n, k, trans_b;
+// its backward launches dgrad dX = dY · W (m = T, n = k, k = n) and wgrad dW = dYᵀ · X
+// (m = n, n = k, k = T, trans_a), as Megatron's LinearWithGradAccumulationAndAsyncCommunication.
+// Column-parallel layers (QKV, fc1) split n by t, row-parallel ones (out-proj, fc2) split k.
+// Norms, dropout and residual adds see T/t tokens with sequence parallelism, T without.
+// Bytes count every read and write of a kernel; 16-bit tensors use the config's dtype size.
+// Communication (TP all-reduce, SP all-gather / reduce-scatter, EP all-to-all) is not a kernel
+// here: the plans schedule it as its own ops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/kernels.hpp"
+#include "models/hardware.hpp"
+#include "models/model_spec.hpp"
+
+namespace clustersim::models::kernels {
+
+enum class AttentionImpl : std::uint8_t { standard, flash };
+enum class Pass : std::uint8_t { forward, backward };
+
+struct TransformerKernelConfig {
+  long micro_batch = 1;
+  long seq = 2048;
+  long hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;  // 0: = heads
+  long ffn = 0;
+  long vocab = 0;
+  Activation activation = Activation::gelu;
+  Norm norm = Norm::layernorm;
+  bool bias = true;
+  bool learned_positions = true;  // false: rotary embeddings on q and k
+  int tp = 1;
+  bool sequence_parallel = false;
+  AttentionImpl attention = AttentionImpl::flash;
+  bool causal = true;         // the fused kernel skips the masked half (standard does not)
+  bool fused_kernels = true;  // Megatron's fused softmax, bias-GeLU, bias-dropout-add, RoPE, CE
+  bool dropout = true;        // hidden and attention dropout (GPT/BERT yes, Llama no)
+  Precision dtype = Precision::bf16;
+  // MoE MLP (num_experts > 0): `local_experts` experts on this rank, each receiving
+  // `tokens_per_expert` tokens (<= 0: T · top_k / num_experts, an even router).
+  int num_experts = 0;
+  int local_experts = 0;  // 0: all
+  int top_k = 0;
+  long expert_ffn = 0;
+  int shared_experts = 0;
+  double tokens_per_expert = 0;
+};
+
+// From a model preset: shape, activation, norm, bias, positions; the rest keeps its defaults.
+TransformerKernelConfig kernel_config(const TransformerSpec& model, long micro_batch, long seq,
+                                      int tp = 1);
+
+// Kernel lists of one layer op. `names` interns the kernels' names ("qkv.fprop", ...).
+std::vector<engine::Kernel> attention_block_kernels(const TransformerKernelConfig& c, Pass pass,
+                                                    engine::KernelTable& names);
+// The MLP block; an MoE block (router, permute, grouped expert GEMMs, unpermute) when
+// num_experts > 0.
+std::vector<engine::Kernel> mlp_block_kernels(const TransformerKernelConfig& c, Pass pass,
+                                              engine::KernelTable& names);
+// Attention then MLP: one transformer layer.
+std::vector<engine::Kernel> transformer_layer_kernels(const TransformerKernelConfig& c, Pass pass,
+                                                      engine::KernelTable& names);
+// Word (and learned position) embedding lookup of the vocabulary shard, dropout.
+std::vector<engine::Kernel> embedding_kernels(const TransformerKernelConfig& c, Pass pass,
+                                              engine::KernelTable& names);
+// Final norm, logits GEMM over the vocabulary shard, fp32 vocab-parallel cross-entropy.
+std::vector<engine::Kernel> lm_head_kernels(const TransformerKernelConfig& c, Pass pass,
+                                            engine::KernelTable& names);
+
+enum class OptimizerKind : std::uint8_t { adam, sgd };
+struct OptimizerKernelConfig {
+  double params = 0;          // parameters this rank updates
+  std::uint64_t tensors = 1;  // parameter tensors (multi-tensor kernels batch them)
+  OptimizerKind optimizer = OptimizerKind::adam;
+  bool fused = true;           // apex/Megatron FusedAdam (one pass) vs torch foreach (per op)
+  bool master_weights = true;  // mixed precision: fp32 master copy, 16-bit model weights
+  bool clip_grad = true;       // global grad norm + scale
+  bool zero_grad = true;       // memset of the fp32 gradient buffer
+};
+// Zero-grad, grad-norm/clip, the optimizer step and the master → 16-bit weight cast.
+std::vector<engine::Kernel> optimizer_kernels(const OptimizerKernelConfig& c,
+                                              engine::KernelTable& names);
+
+// ResNet-50 (torchvision v1.5, 224 × 224, NHWC) per layer of models/resnet50.cpp's list:
+// convolutions as implicit GEMMs (m = N·P·Q, n = K, k = C·R·S), batch norm, ReLU, pooling,
+// residual adds, fc. Backward: dgrad (m = N·H·W, n = C, k = K·R·S / stride²: strided dgrad skips
+// the structural zeros) and wgrad (m = K, n = C·R·S, k = N·P·Q) per conv; conv1 has no dgrad (the
+// image needs no gradient).
+struct LayerKernels {
+  std::string layer;  // "conv1", "layer1.0", ..., "fc"
+  std::vector<engine::Kernel> forward;
+  std::vector<engine::Kernel> backward;
+};
+std::vector<LayerKernels> resnet50_kernels(long batch, engine::KernelTable& names,
+                                           Precision dtype = Precision::bf16,
+                                           bool fused_bn_relu = false);
+
+// Sum of the kernels' FLOPs (GEMM and attention; memory kernels count what they carry).
+double total_flops(const std::vector<engine::Kernel>& kernels);
+double gemm_flops(const std::vector<engine::Kernel>& kernels);  // GEMMs and attention only
+
+}  // namespace clustersim::models::kernels
