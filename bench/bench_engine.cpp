@@ -103,7 +103,7 @@ void BM_EngineSyntheticDag(benchmark::State& state) {
   const UnitCompute compute;
   std::uint64_t events = 0;
   for (auto _ : state) {
-    auto network = engine::make_network_model(engine::NetworkModelKind::ideal, topology);
+    auto network = engine::make_network_model("ideal", topology);
     const auto tl = engine::simulate(schedule, topology, *network, compute);
     events += tl.events;
     benchmark::DoNotOptimize(tl.makespan);

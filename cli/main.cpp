@@ -5,7 +5,7 @@
 #include "cli/command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
-#include "models/scenario.hpp"
+#include "models/frontend.hpp"
 
 int main(int argc, char** argv) {
   using namespace clustersim;
@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   try {
     return action();
   } catch (const models::ScenarioError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return cli::kExitBadInput;
+  } catch (const models::OutputPathError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return cli::kExitBadInput;
   } catch (const cli::BadInput& e) {

@@ -5,12 +5,15 @@
 #include <memory>
 #include <variant>
 
-#include "cli/summary.hpp"
+#include "engine/format.hpp"
 #include "models/hardware.hpp"
 #include "models/model_costs.hpp"
 #include "models/model_spec.hpp"
 
 namespace clustersim::cli {
+
+using engine::format_bytes;
+using engine::format_rate;
 
 namespace {
 

@@ -2,16 +2,13 @@
 
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 
 #include "cli/progress.hpp"
 #include "cli/summary.hpp"
-#include "engine/io/atomic_file.hpp"
-#include "engine/trace.hpp"
-#include "models/result_json.hpp"
-#include "models/run_scenario.hpp"
+#include "engine/network/network_model.hpp"
+#include "models/frontend.hpp"
 
 namespace clustersim::cli {
 
@@ -26,55 +23,29 @@ struct RunArgs {
   bool reproducible = false;
 };
 
-// Outputs never replace what the user wrote: refuse a path that is the scenario itself. A path
-// whose directory does not exist is refused too, before a long simulation rather than after it.
-void check_output(const std::string& out, const std::string& scenario, const char* flag) {
-  if (out.empty()) return;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::equivalent(out, scenario, ec))
-    throw BadInput(std::string(flag) + " " + out +
-                   " is the scenario file; refusing to overwrite it");
-  const fs::path dir = fs::path(out).has_parent_path() ? fs::path(out).parent_path() : ".";
-  if (!fs::is_directory(dir, ec))
-    throw BadInput(std::string(flag) + " " + out + ": directory '" + dir.string() +
-                   "' does not exist; allowed: a file in an existing directory");
-  if (fs::is_directory(out, ec))
-    throw BadInput(std::string(flag) + " " + out + " is a directory; allowed: a file path");
-}
-
 int run(const RunArgs& a) {
-  check_output(a.json_out, a.file, "--json");
-  check_output(a.trace_out, a.file, "--trace");
-  const models::Scenario sc = models::load_scenario(a.file, a.overrides);
-
-  models::RunOptions options;
-  if (!a.network.empty()) {
-    static const std::map<std::string, engine::NetworkModelKind> kinds = {
-        {"analytical", engine::NetworkModelKind::analytical},
-        {"flow", engine::NetworkModelKind::flow},
-        {"ideal", engine::NetworkModelKind::ideal}};
-    options.network = kinds.at(a.network);
-  }
-  options.record_link_rates = !a.trace_out.empty();
-  Progress progress("simulating " + sc.name);
-  options.progress = [&progress](double f) { progress.update(f); };
-  const models::RunOutput out = models::run_scenario(sc, options);
+  // Check the outputs before a long simulation rather than after it.
+  for (const auto& [path, flag] : {std::pair{a.json_out, "--json"}, {a.trace_out, "--trace"}})
+    if (!path.empty()) models::check_output_path(path, {a.file}, flag);
+  models::RunRequest request;
+  request.scenario = a.file;
+  request.overrides = a.overrides;
+  if (!a.network.empty()) request.network = a.network;
+  request.record_link_rates = !a.trace_out.empty();
+  Progress progress("simulating " + std::filesystem::path(a.file).stem().string());
+  request.progress = [&progress](std::string_view phase, double f) {
+    if (phase == "simulating") progress.update(f);
+  };
+  const models::Prediction p = models::predict(request);
   progress.done();
 
-  print_summary(std::cout, sc, out.result);
+  print_summary(std::cout, p.scenario, p.output.result);
   if (!a.json_out.empty()) {
-    engine::write_file_atomically(a.json_out, [&](std::ostream& os) {
-      os << models::result_to_json(out.result, a.reproducible).dump(2) << "\n";
-    });
+    models::write_result_json(p, a.json_out, a.reproducible);
     std::cout << "  result JSON: " << a.json_out << "\n";
   }
   if (!a.trace_out.empty()) {
-    engine::TraceOptions trace;
-    trace.counter_links = out.result.busiest_link_ids;
-    engine::write_file_atomically(a.trace_out, [&](std::ostream& os) {
-      engine::write_trace(os, out.built.schedule, out.timeline, out.topology, trace);
-    });
+    models::write_trace(p, a.trace_out);
     std::cout << "  trace: " << a.trace_out << " (open it in https://ui.perfetto.dev)\n";
   }
   return kExitOk;  // a plan that does not fit is still a prediction; the summary says so
@@ -92,7 +63,7 @@ void add_run_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", args->json_out, "Write the result JSON here");
   cmd->add_option("--trace", args->trace_out, "Write a Chrome/Perfetto trace here");
   cmd->add_option("--network", args->network, "Network model (overrides simulation.network_model)")
-      ->check(CLI::IsMember({"analytical", "flow", "ideal"}));
+      ->check(CLI::IsMember(engine::network_model_names()));
   cmd->add_flag("--reproducible", args->reproducible,
                 "Write simulator.wall_s as 0 so identical inputs give byte-identical JSON");
   cmd->callback([args, &action] { action = [args] { return run(*args); }; });

@@ -4,7 +4,13 @@
 #include <cstdio>
 #include <string>
 
+#include "engine/format.hpp"
+
 namespace clustersim::cli {
+
+using engine::format_bytes;
+using engine::format_rate;
+using engine::format_seconds;
 
 namespace {
 std::string printf_string(const char* fmt, double v, const char* unit) {
@@ -16,28 +22,6 @@ std::string percent(double fraction) {
   return printf_string("%.1f%s", fraction * 100.0, " %");
 }
 }  // namespace
-
-std::string format_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (std::fabs(b) >= 1024.0 && u < 4) {
-    b /= 1024.0;
-    ++u;
-  }
-  return printf_string(u == 0 ? "%.0f %s" : "%.2f %s", b, units[u]);
-}
-
-std::string format_seconds(double s) {
-  if (s >= 1.0) return printf_string("%.3f %s", s, "s");
-  if (s >= 1e-3) return printf_string("%.3f %s", s * 1e3, "ms");
-  return printf_string("%.3f %s", s * 1e6, "us");
-}
-
-std::string format_rate(double bps) {
-  if (bps >= 1e12) return printf_string("%.2f %s", bps / 1e12, "TB/s");
-  if (bps >= 1e9) return printf_string("%.1f %s", bps / 1e9, "GB/s");
-  return printf_string("%.1f %s", bps / 1e6, "MB/s");
-}
 
 void print_summary(std::ostream& out, const models::Scenario& sc, const models::Result& r) {
   char line[256];

@@ -6,81 +6,16 @@
 namespace clustersim::engine {
 
 std::string_view to_string(OpKind k) {
-  switch (k) {
-    case OpKind::compute:
-      return "compute";
-    case OpKind::collective:
-      return "collective";
-    case OpKind::send:
-      return "send";
-    case OpKind::recv:
-      return "recv";
-    case OpKind::copy:
-      return "copy";
-  }
-  return "?";
+  return kOpKindNames.name(k);
 }
-
 std::string_view to_string(Category c) {
-  switch (c) {
-    case Category::forward:
-      return "forward";
-    case Category::backward:
-      return "backward";
-    case Category::recompute:
-      return "recompute";
-    case Category::optimizer:
-      return "optimizer";
-    case Category::dp_comm:
-      return "dp-comm";
-    case Category::tp_comm:
-      return "tp-comm";
-    case Category::pp_comm:
-      return "pp-comm";
-    case Category::ep_comm:
-      return "ep-comm";
-  }
-  return "?";
+  return kCategoryNames.name(c);
 }
-
 std::string_view to_string(CollectiveType t) {
-  switch (t) {
-    case CollectiveType::all_reduce:
-      return "all_reduce";
-    case CollectiveType::all_gather:
-      return "all_gather";
-    case CollectiveType::reduce_scatter:
-      return "reduce_scatter";
-    case CollectiveType::all_to_all:
-      return "all_to_all";
-    case CollectiveType::broadcast:
-      return "broadcast";
-    case CollectiveType::reduce:
-      return "reduce";
-    case CollectiveType::scatter:
-      return "scatter";
-    case CollectiveType::gather:
-      return "gather";
-    case CollectiveType::send_recv:
-      return "send_recv";
-  }
-  return "?";
+  return kCollectiveTypeNames.name(t);
 }
-
 std::string_view to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::automatic:
-      return "auto";
-    case Algorithm::ring:
-      return "ring";
-    case Algorithm::tree:
-      return "tree";
-    case Algorithm::hierarchical:
-      return "hierarchical";
-    case Algorithm::direct:
-      return "direct";
-  }
-  return "?";
+  return kAlgorithmNames.name(a);
 }
 
 bool is_communication(Category c) {

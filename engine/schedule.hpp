@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/names.hpp"
+
 namespace clustersim::engine {
 
 using OpId = std::uint32_t;
@@ -52,6 +54,44 @@ inline constexpr int kNumCollectiveTypes = 9;
 // How a collective is carried out on the network. `automatic` lets the simulator choose by size and
 // group shape the way NCCL does (see collectives.hpp).
 enum class Algorithm : std::uint8_t { automatic, ring, tree, hierarchical, direct };
+
+inline constexpr NameTable kOpKindNames{std::array<std::pair<OpKind, std::string_view>, 5>{{
+    {OpKind::compute, "compute"},
+    {OpKind::collective, "collective"},
+    {OpKind::send, "send"},
+    {OpKind::recv, "recv"},
+    {OpKind::copy, "copy"},
+}}};
+// DESIGN.md fixes these spellings ("dp-comm", ...).
+inline constexpr NameTable kCategoryNames{std::array<std::pair<Category, std::string_view>, 8>{{
+    {Category::forward, "forward"},
+    {Category::backward, "backward"},
+    {Category::recompute, "recompute"},
+    {Category::optimizer, "optimizer"},
+    {Category::dp_comm, "dp-comm"},
+    {Category::tp_comm, "tp-comm"},
+    {Category::pp_comm, "pp-comm"},
+    {Category::ep_comm, "ep-comm"},
+}}};
+inline constexpr NameTable kCollectiveTypeNames{
+    std::array<std::pair<CollectiveType, std::string_view>, kNumCollectiveTypes>{{
+        {CollectiveType::all_reduce, "all_reduce"},
+        {CollectiveType::all_gather, "all_gather"},
+        {CollectiveType::reduce_scatter, "reduce_scatter"},
+        {CollectiveType::all_to_all, "all_to_all"},
+        {CollectiveType::broadcast, "broadcast"},
+        {CollectiveType::reduce, "reduce"},
+        {CollectiveType::scatter, "scatter"},
+        {CollectiveType::gather, "gather"},
+        {CollectiveType::send_recv, "send_recv"},
+    }}};
+inline constexpr NameTable kAlgorithmNames{std::array<std::pair<Algorithm, std::string_view>, 5>{{
+    {Algorithm::automatic, "auto"},
+    {Algorithm::ring, "ring"},
+    {Algorithm::tree, "tree"},
+    {Algorithm::hierarchical, "hierarchical"},
+    {Algorithm::direct, "direct"},
+}}};
 
 std::string_view to_string(OpKind);
 std::string_view to_string(Category);

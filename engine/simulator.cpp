@@ -75,9 +75,13 @@ class Run {
           top_done_ = false;
         }
       }
-      if (options_.progress && finished_ops_ / report_every != reported_ / report_every) {
+      if (finished_ops_ / report_every != reported_ / report_every) {
         reported_ = finished_ops_;
-        options_.progress(static_cast<double>(finished_ops_) / static_cast<double>(s_.ops.size()));
+        if (options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed))
+          throw Cancelled("simulation cancelled");
+        if (options_.progress)
+          options_.progress(static_cast<double>(finished_ops_) /
+                            static_cast<double>(s_.ops.size()));
       }
     }
     if (finished_ops_ != s_.ops.size()) report_deadlock();

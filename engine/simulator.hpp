@@ -2,6 +2,7 @@
 // ComputeModel and records when every op started and ended.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -22,10 +23,18 @@ class SimulationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by simulate() when its cancel flag was set.
+class Cancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 struct SimulationOptions {
   AlgorithmOverrides algorithms = no_overrides();
   // Called now and then with the fraction of ops finished (0..1); may be empty.
   std::function<void(double)> progress;
+  // Checked as often as progress is reported; when set, simulate() throws Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
   // Record link-rate changes into Timeline::link_rates (for trace counters).
   bool record_link_rates = false;
 };

@@ -33,39 +33,11 @@ std::uint64_t mix(std::uint64_t x) {
 }  // namespace
 
 std::string_view to_string(VertexKind k) {
-  switch (k) {
-    case VertexKind::gpu:
-      return "gpu";
-    case VertexKind::nvswitch:
-      return "nvswitch";
-    case VertexKind::pcie_switch:
-      return "pcie-switch";
-    case VertexKind::cpu:
-      return "cpu";
-    case VertexKind::nic:
-      return "nic";
-    case VertexKind::leaf_switch:
-      return "leaf-switch";
-    case VertexKind::spine_switch:
-      return "spine-switch";
-  }
-  return "?";
+  return kVertexKindNames.name(k);
 }
 
 std::string_view to_string(LinkKind k) {
-  switch (k) {
-    case LinkKind::nvlink:
-      return "nvlink";
-    case LinkKind::pcie:
-      return "pcie";
-    case LinkKind::ib:
-      return "ib";
-    case LinkKind::ethernet:
-      return "ethernet";
-    case LinkKind::cpu_interconnect:
-      return "cpu-interconnect";
-  }
-  return "?";
+  return kLinkKindNames.name(k);
 }
 
 VertexId Topology::add_vertex(VertexKind kind, std::string name, int node) {

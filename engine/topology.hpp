@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/names.hpp"
 #include "engine/units.hpp"
 
 namespace clustersim::engine {
@@ -32,6 +33,26 @@ enum class VertexKind : std::uint8_t {
   spine_switch,
 };
 enum class LinkKind : std::uint8_t { nvlink, pcie, ib, ethernet, cpu_interconnect };
+inline constexpr int kNumLinkKinds = 5;
+
+inline constexpr NameTable kVertexKindNames{std::array<std::pair<VertexKind, std::string_view>, 7>{{
+    {VertexKind::gpu, "gpu"},
+    {VertexKind::nvswitch, "nvswitch"},
+    {VertexKind::pcie_switch, "pcie-switch"},
+    {VertexKind::cpu, "cpu"},
+    {VertexKind::nic, "nic"},
+    {VertexKind::leaf_switch, "leaf-switch"},
+    {VertexKind::spine_switch, "spine-switch"},
+}}};
+// The spelling of scenario keys (simulation.link_efficiency.<kind>), JSON and traces alike.
+inline constexpr NameTable kLinkKindNames{
+    std::array<std::pair<LinkKind, std::string_view>, kNumLinkKinds>{{
+        {LinkKind::nvlink, "nvlink"},
+        {LinkKind::pcie, "pcie"},
+        {LinkKind::ib, "ib"},
+        {LinkKind::ethernet, "ethernet"},
+        {LinkKind::cpu_interconnect, "cpu_interconnect"},
+    }}};
 
 std::string_view to_string(VertexKind);
 std::string_view to_string(LinkKind);

@@ -181,19 +181,14 @@ std::vector<std::string> names_of(const std::vector<T>& items) {
   return names;  // already sorted
 }
 
-constexpr std::array<std::string_view, kNumPrecisions> kPrecisionNames = {"fp32", "tf32", "fp16",
-                                                                          "bf16", "fp8"};
-
 }  // namespace
 
 std::string_view to_string(Precision p) {
-  return kPrecisionNames.at(static_cast<std::size_t>(p));
+  return kPrecisionNames.name(p);
 }
 
 std::optional<Precision> parse_precision(std::string_view text) {
-  for (int i = 0; i < kNumPrecisions; ++i)
-    if (kPrecisionNames[static_cast<std::size_t>(i)] == text) return static_cast<Precision>(i);
-  return std::nullopt;
+  return kPrecisionNames.parse(text);
 }
 
 int bytes_per_element(Precision p) {

@@ -7,12 +7,21 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/names.hpp"
 #include "engine/topology_builders.hpp"
 
 namespace clustersim::models {
 
 enum class Precision : std::uint8_t { fp32, tf32, fp16, bf16, fp8 };
 inline constexpr int kNumPrecisions = 5;
+inline constexpr engine::NameTable kPrecisionNames{
+    std::array<std::pair<Precision, std::string_view>, kNumPrecisions>{{
+        {Precision::fp32, "fp32"},
+        {Precision::tf32, "tf32"},
+        {Precision::fp16, "fp16"},
+        {Precision::bf16, "bf16"},
+        {Precision::fp8, "fp8"},
+    }}};
 std::string_view to_string(Precision);
 std::optional<Precision> parse_precision(
     std::string_view);             // "fp32", "tf32", "fp16", "bf16", "fp8"

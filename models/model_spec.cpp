@@ -53,20 +53,20 @@ TransformerSpec llama_like(int layers, long hidden, int heads, int kv_heads, lon
 
 std::vector<ModelSpec> make_models() {
   std::vector<ModelSpec> m;
-  m.push_back({"resnet50", detail::resnet50_layers(), 0});
+  m.push_back({"resnet50", detail::resnet50_layers(), 0, {}});
   // BERT-large (Devlin et al. 2018): 24 layers, 1024, 16 heads, WordPiece 30522, 512 positions.
-  m.push_back({"bert-large", gpt_like(24, 1024, 16, 30522, 512), 512});
+  m.push_back({"bert-large", gpt_like(24, 1024, 16, 30522, 512), 512, {}});
   // GPT-2 XL (Radford et al. 2019; HF gpt2-xl config): 48 layers, 1600, 25 heads, 1024 positions.
-  m.push_back({"gpt2-xl", gpt_like(48, 1600, 25, 50257, 1024), 1024});
+  m.push_back({"gpt2-xl", gpt_like(48, 1600, 25, 50257, 1024), 1024, {}});
   // GPT-3 175B (Brown et al. 2020, Table 2.1), vocab padded to 51200 as Megatron-LM does.
-  m.push_back({"gpt3-175b", gpt_like(96, 12288, 96, 51200, 2048), 2048});
+  m.push_back({"gpt3-175b", gpt_like(96, 12288, 96, 51200, 2048), 2048, {}});
   // Llama 2 (Touvron et al. 2023; HF configs): 4096 context.
-  m.push_back({"llama2-7b", llama_like(32, 4096, 32, 32, 11008, 32000, 4096), 4096});
-  m.push_back({"llama2-70b", llama_like(80, 8192, 64, 8, 28672, 32000, 4096), 4096});
+  m.push_back({"llama2-7b", llama_like(32, 4096, 32, 32, 11008, 32000, 4096), 4096, {}});
+  m.push_back({"llama2-70b", llama_like(80, 8192, 64, 8, 28672, 32000, 4096), 4096, {}});
   // Llama 3 / 3.1 (Dubey et al. 2024, Table 3; HF configs): 8192 pre-training context.
-  m.push_back({"llama3-8b", llama_like(32, 4096, 32, 8, 14336, 128256, 8192), 8192});
-  m.push_back({"llama3-70b", llama_like(80, 8192, 64, 8, 28672, 128256, 8192), 8192});
-  m.push_back({"llama3-405b", llama_like(126, 16384, 128, 8, 53248, 128256, 131072), 8192});
+  m.push_back({"llama3-8b", llama_like(32, 4096, 32, 8, 14336, 128256, 8192), 8192, {}});
+  m.push_back({"llama3-70b", llama_like(80, 8192, 64, 8, 28672, 128256, 8192), 8192, {}});
+  m.push_back({"llama3-405b", llama_like(126, 16384, 128, 8, 53248, 128256, 131072), 8192, {}});
   // Mixtral 8x7B (Jiang et al. 2024; HF config): Mistral-7B attention, 8 experts top-2 per layer.
   TransformerSpec mixtral = llama_like(32, 4096, 32, 8, 14336, 32000, 32768);
   MoeSpec moe;
@@ -75,7 +75,7 @@ std::vector<ModelSpec> make_models() {
   moe.every = 1;
   moe.expert_ffn_hidden_size = 14336;
   mixtral.moe = moe;
-  m.push_back({"mixtral-8x7b", mixtral, 4096});
+  m.push_back({"mixtral-8x7b", mixtral, 4096, {}});
   // DeepSeekMoE 16B (Dai et al. 2024, arXiv:2401.06066; HF deepseek-ai/deepseek-moe-16b-base
   // config.json): 28 layers, hidden 2048, 16 heads (MHA), vocab 102400, 4096 context; fine-grained
   // experts: 64 routed of ffn 1408, top-6, 2 shared; the first block keeps a dense MLP of 10944
@@ -89,7 +89,7 @@ std::vector<ModelSpec> make_models() {
   fine.shared_experts = 2;
   fine.first_dense = 1;
   deepseek.moe = fine;
-  m.push_back({"deepseek-moe-16b", deepseek, 4096});
+  m.push_back({"deepseek-moe-16b", deepseek, 4096, {}});
   std::sort(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return m;
 }

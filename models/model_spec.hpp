@@ -62,6 +62,7 @@ struct ModelSpec {
   std::string name;
   std::variant<TransformerSpec, std::vector<LayerSpec>> body;
   int default_seq_len = 0;  // 0: the scenario must say; layer lists ignore seq_len
+  std::string config_file;  // the Hugging Face config.json it was read from, if any
 };
 
 const ModelSpec* find_model(std::string_view name);

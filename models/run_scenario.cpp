@@ -6,24 +6,13 @@
 #include <filesystem>
 
 #include "engine/calibration/json_fields.hpp"
+#include "engine/format.hpp"
 #include "engine/simulator.hpp"
 #include "models/compute_model.hpp"
 #include "models/compute_profile.hpp"
 #include "models/plan_warnings.hpp"
 
 namespace clustersim::models {
-
-std::string_view to_string(engine::NetworkModelKind kind) {
-  switch (kind) {
-    case engine::NetworkModelKind::analytical:
-      return "analytical";
-    case engine::NetworkModelKind::flow:
-      return "flow";
-    case engine::NetworkModelKind::ideal:
-      return "ideal";
-  }
-  return "?";
-}
 
 engine::Topology build_topology(const Scenario& sc) {
   auto spec = sc.cluster.topology;
@@ -67,22 +56,6 @@ Calibration load_calibration(const Scenario& sc) {
   return c;
 }
 
-std::string figure(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
-std::string size_text(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  return figure("%.4g", bytes) + " " + units[u];
-}
-
 // "all_reduce on 8 ranks/1 node: fitted α 12.1 us, busbw 231 GB/s from profile p.json", with one
 // "α, busbw (sizes)" per size range the run used, and the shape taken when it was not exact.
 std::string profile_note(const engine::ProfileUse& u, const std::string& profile) {
@@ -92,16 +65,18 @@ std::string profile_note(const engine::ProfileUse& u, const std::string& profile
                      (u.requested.nodes == 1 ? " node: " : " nodes: ");
   if (u.fit == nullptr) return note + "not in profile " + profile + "; cost from the topology";
   if (!u.exact)
-    note += "nearest shape " + u.fit->shape.str() + " (bus factor " + figure("%.4g", u.bus_factor) +
-            " for " + std::to_string(u.requested.ranks) + " ranks), ";
+    note += "nearest shape " + u.fit->shape.str() + " (bus factor " +
+            engine::format_number("%.4g", u.bus_factor) + " for " +
+            std::to_string(u.requested.ranks) + " ranks), ";
   note += "fitted ";
   for (std::size_t i = 0; i < u.ranges.size(); ++i) {
     const engine::ProtocolRange& r = u.fit->ranges[u.ranges[i]];
     if (i > 0) note += "; ";
-    note += "α " + figure("%.3g", r.alpha_s * 1e6) + " us, busbw " + figure("%.3g", r.busbw / 1e9) +
-            " GB/s";
+    note += "α " + engine::format_number("%.3g", r.alpha_s * 1e6) + " us, busbw " +
+            engine::format_number("%.3g", r.busbw / 1e9) + " GB/s";
     if (u.fit->ranges.size() > 1)
-      note += " (" + size_text(r.min_bytes) + "–" + size_text(r.max_bytes) + ")";
+      note +=
+          " (" + engine::format_bytes(r.min_bytes) + "–" + engine::format_bytes(r.max_bytes) + ")";
   }
   return note + " from profile " + profile;
 }
@@ -129,20 +104,29 @@ void compute_notes(const engine::Schedule& schedule, const RooflineComputeModel&
 
 RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   const auto began = std::chrono::steady_clock::now();
+  auto phase = [&](std::string_view name, double fraction) {
+    if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed))
+      throw Cancelled("cancelled while " + std::string(name));
+    if (options.progress) options.progress(name, fraction);
+  };
+  phase("building", 0.0);
   const Calibration calibration = load_calibration(sc);
   const bool calibrated = !sc.simulation.calibration.empty();
   RunOutput out{build_topology(sc), build_schedule(sc), {}, {}};
-  const auto kind = options.network.value_or(sc.simulation.network_model);
+  const std::string kind = options.network.value_or(sc.simulation.network_model);
   auto network = engine::make_network_model(kind, out.topology,
                                             calibrated ? &calibration.collectives : nullptr);
+  phase("simulating", 0.0);
   const RooflineComputeModel compute(sc.cluster.gpu, calibrated ? &calibration.compute : nullptr);
   engine::SimulationOptions sim;
   sim.algorithms = sc.simulation.algorithms;
-  sim.progress = options.progress;
+  if (options.progress) sim.progress = [&options](double f) { options.progress("simulating", f); };
+  sim.cancel = options.cancel;
   sim.record_link_rates = options.record_link_rates;
   out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
+  phase("metrics", 0.0);
   out.result = compute_metrics(sc, out.built, out.timeline, out.topology);
-  out.result.network_model = std::string(to_string(kind));
+  out.result.network_model = kind;
   out.result.notes = plan_warnings(sc);
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())

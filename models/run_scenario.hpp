@@ -2,23 +2,34 @@
 // GUI both call this; neither holds logic of its own beyond presentation.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "engine/network/network_model.hpp"
 #include "engine/schedule.hpp"
+#include "engine/simulator.hpp"
 #include "engine/timeline.hpp"
 #include "engine/topology.hpp"
 #include "models/metrics.hpp"
-#include "models/scenario.hpp"
 #include "models/plans/training_schedule.hpp"
+#include "models/scenario.hpp"
 
 namespace clustersim::models {
 
+// Progress of a run: the phase ("loading", "building", "simulating", "metrics") and the fraction
+// of it done (0..1). Front ends render it; it must be cheap.
+using ProgressFn = std::function<void(std::string_view phase, double fraction)>;
+// Thrown when a run's cancel flag was set.
+using Cancelled = engine::Cancelled;
+
 struct RunOptions {
-  std::optional<engine::NetworkModelKind> network;  // overrides simulation.network_model
-  bool record_link_rates = false;                   // for trace counters
-  std::function<void(double)> progress;             // fraction of ops simulated
+  std::optional<std::string> network;         // replaces simulation.network_model
+  bool record_link_rates = false;             // for trace counters
+  ProgressFn progress;                        // may be empty
+  const std::atomic<bool>* cancel = nullptr;  // checked between phases and while simulating
 };
 
 struct RunOutput {
@@ -28,8 +39,9 @@ struct RunOutput {
   Result result;
 };
 
-std::string_view to_string(engine::NetworkModelKind kind);
 engine::Topology build_topology(const Scenario& scenario);
+// Simulates a loaded scenario. Front ends call models/frontend.hpp, which loads and then calls
+// this.
 RunOutput run_scenario(const Scenario& scenario, const RunOptions& options = {});
 
 }  // namespace clustersim::models

@@ -57,6 +57,8 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
     yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);
   }
   detail::validate(s);
+  for (const std::string& f : {s.file, s.simulation.calibration, s.model.config_file})
+    if (!f.empty()) s.inputs.push_back(f);
   return s;
 }
 

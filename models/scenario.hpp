@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/names.hpp"
 #include "engine/network/collectives.hpp"
 #include "engine/network/network_model.hpp"
 #include "engine/topology_builders.hpp"
@@ -34,6 +35,35 @@ enum class Recompute { none, selective, full };
 enum class Optimizer { adam, adamw, sgd };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
+
+// The names a scenario uses for each choice (engine/names.hpp).
+inline constexpr engine::NameTable kRecomputeNames{
+    std::array<std::pair<Recompute, std::string_view>, 3>{{
+        {Recompute::none, "none"},
+        {Recompute::selective, "selective"},
+        {Recompute::full, "full"},
+    }}};
+inline constexpr engine::NameTable kOptimizerNames{
+    std::array<std::pair<Optimizer, std::string_view>, 3>{{
+        {Optimizer::adam, "adam"},
+        {Optimizer::adamw, "adamw"},
+        {Optimizer::sgd, "sgd"},
+    }}};
+inline constexpr engine::NameTable kPipelineScheduleNames{
+    std::array<std::pair<PipelineSchedule, std::string_view>, 3>{{
+        {PipelineSchedule::gpipe, "gpipe"},
+        {PipelineSchedule::one_f_one_b, "1f1b"},
+        {PipelineSchedule::interleaved, "interleaved"},
+    }}};
+inline constexpr engine::NameTable kDataParallelNames{
+    std::array<std::pair<DataParallel, std::string_view>, 6>{{
+        {DataParallel::ddp, "ddp"},
+        {DataParallel::zero1, "zero1"},
+        {DataParallel::zero2, "zero2"},
+        {DataParallel::zero3, "zero3"},
+        {DataParallel::fsdp, "fsdp"},
+        {DataParallel::hsdp, "hsdp"},
+    }}};
 
 struct ClusterConfig {
   int nodes = 1;
@@ -80,7 +110,7 @@ struct ParallelConfig {
 };
 
 struct SimulationConfig {
-  engine::NetworkModelKind network_model = engine::NetworkModelKind::flow;
+  std::string network_model{engine::kDefaultNetworkModel};  // a name of engine::network_models()
   int iterations = 1;
   std::string calibration;  // path of a calibration profile, empty for none
   engine::AlgorithmOverrides algorithms = engine::no_overrides();
@@ -89,7 +119,7 @@ struct SimulationConfig {
   // NVLink's figure in bus bandwidth (≈ 235 of 300 GB/s on A100, ≈ 370 of 450 on H100) and about
   // 95 % of an InfiniBand NIC's; the PCIe and CPU-link figures of the presets are effective
   // already. A calibration profile, where it covers a collective, overrides all of this.
-  std::array<double, 5> link_efficiency = {0.8, 1.0, 0.95, 0.9, 1.0};
+  std::array<double, engine::kNumLinkKinds> link_efficiency = {0.8, 1.0, 0.95, 0.9, 1.0};
 };
 
 struct Scenario {
@@ -102,6 +132,9 @@ struct Scenario {
   SimulationConfig simulation;
   // Where each key was written ("parallel.tp" -> file:line:col), for errors raised after loading.
   std::map<std::string, SourceLocation> locations;
+  // Every file the scenario was made from (itself, a calibration profile, a config.json):
+  // outputs must never replace one.
+  std::vector<std::string> inputs;
 
   int world_size() const { return cluster.nodes * cluster.topology.node.gpus; }
   // Micro-batches per iteration on each pipeline: global_batch / (micro_batch · dp).

@@ -121,6 +121,7 @@ ModelSpec read_model(const yaml::Value& value, const std::filesystem::path& base
     const std::string path = existing_file(*hf, base_dir);
     try {
       base = read_hf_config(path);
+      base->config_file = path;
     } catch (const ModelSpecError& e) {
       hf->fail(e.what());
     }

@@ -28,19 +28,9 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
   auto seq = needs_seq ? std::optional(m.require("seq_len", "the tokens per sample, e.g. 2048"))
                        : m.get("seq_len");
   t.seq_len = seq ? seq->count(1) : model.default_seq_len;
-  if (auto x = m.get("precision")) {
-    const std::string name = x->text();
-    const auto p = parse_precision(name);
-    if (!p) x->fail_choice(name, {"fp32", "tf32", "fp16", "bf16", "fp8"}, "precision");
-    t.precision = *p;
-  }
-  if (auto x = m.get("recompute"))
-    t.recompute = x->choice<Recompute>({{"none", Recompute::none},
-                                        {"selective", Recompute::selective},
-                                        {"full", Recompute::full}});
-  if (auto x = m.get("optimizer"))
-    t.optimizer = x->choice<Optimizer>(
-        {{"adam", Optimizer::adam}, {"adamw", Optimizer::adamw}, {"sgd", Optimizer::sgd}});
+  if (auto x = m.get("precision")) t.precision = x->choice(kPrecisionNames, "precision");
+  if (auto x = m.get("recompute")) t.recompute = x->choice(kRecomputeNames);
+  if (auto x = m.get("optimizer")) t.optimizer = x->choice(kOptimizerNames);
   m.finish();
   return t;
 }
@@ -54,21 +44,12 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("ep")) p.ep = x->count(1);
   if (auto x = m.get("dp")) p.dp = x->count(1);
   if (auto x = m.get("sequence_parallel")) p.sequence_parallel = x->boolean();
-  if (auto x = m.get("schedule"))
-    p.schedule = x->choice<PipelineSchedule>({{"gpipe", PipelineSchedule::gpipe},
-                                              {"1f1b", PipelineSchedule::one_f_one_b},
-                                              {"interleaved", PipelineSchedule::interleaved}});
+  if (auto x = m.get("schedule")) p.schedule = x->choice(kPipelineScheduleNames);
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1);
   if (auto x = m.get("stage_layers"))
     for (const yaml::Value& item : x->sequence())
       p.stage_layers.push_back(item.count(1));
-  if (auto x = m.get("data_parallel"))
-    p.data_parallel = x->choice<DataParallel>({{"ddp", DataParallel::ddp},
-                                               {"zero1", DataParallel::zero1},
-                                               {"zero2", DataParallel::zero2},
-                                               {"zero3", DataParallel::zero3},
-                                               {"fsdp", DataParallel::fsdp},
-                                               {"hsdp", DataParallel::hsdp}});
+  if (auto x = m.get("data_parallel")) p.data_parallel = x->choice(kDataParallelNames);
   // MiB, as PyTorch's bucket_cap_mb.
   if (auto x = m.get("bucket_mb")) p.bucket_bytes = x->number(1e-6) * 1024.0 * 1024.0;
   if (auto x = m.get("overlap")) p.overlap = x->boolean();
@@ -108,41 +89,32 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
   if (!value) return s;
   yaml::MapReader m = value->map();
   if (auto x = m.get("network_model")) {
-    if (x->text() == "simgrid")
-      x->fail(
-          "the simgrid network model is not built in this version; allowed: analytical | "
-          "flow | ideal");
-    s.network_model =
-        x->choice<engine::NetworkModelKind>({{"analytical", engine::NetworkModelKind::analytical},
-                                             {"flow", engine::NetworkModelKind::flow},
-                                             {"ideal", engine::NetworkModelKind::ideal}});
+    const std::string name = x->text();
+    if (engine::find_network_model(name) == nullptr) {
+      if (name == "simgrid")
+        x->fail("the simgrid network model is not built in this version; allowed: " +
+                yaml::join(engine::network_model_names(), " | "));
+      x->fail_choice(name, engine::network_model_names(), "network model");
+    }
+    s.network_model = name;
   }
   if (auto x = m.get("iterations")) s.iterations = x->count(1);
   if (auto x = m.get("link_efficiency")) {
     yaml::MapReader table = x->map();
-    const char* kinds[] = {"nvlink", "pcie", "ib", "ethernet", "cpu_interconnect"};
-    for (std::size_t k = 0; k < std::size(kinds); ++k)
-      if (auto e = table.get(kinds[k])) {
+    for (const auto& [kind, name] : engine::kLinkKindNames.entries())
+      if (auto e = table.get(name)) {
         const double f = e->number(0.0);
         if (!(f > 0.0 && f <= 1.0)) e->fail("an efficiency is a fraction; allowed: 0 < value <= 1");
-        s.link_efficiency[k] = f;
+        s.link_efficiency[static_cast<std::size_t>(kind)] = f;
       }
     table.finish();
   }
   if (auto x = m.get("calibration")) s.calibration = existing_file(*x, base_dir);
   if (auto x = m.get("algorithms")) {
     yaml::MapReader table = x->map();
-    for (int i = 0; i < engine::kNumCollectiveTypes; ++i) {
-      const auto type = static_cast<engine::CollectiveType>(i);
-      auto a = table.get(engine::to_string(type));
-      if (!a) continue;
-      s.algorithms[static_cast<std::size_t>(i)] =
-          a->choice<engine::Algorithm>({{"auto", engine::Algorithm::automatic},
-                                        {"ring", engine::Algorithm::ring},
-                                        {"tree", engine::Algorithm::tree},
-                                        {"hierarchical", engine::Algorithm::hierarchical},
-                                        {"direct", engine::Algorithm::direct}});
-    }
+    for (const auto& [type, name] : engine::kCollectiveTypeNames.entries())
+      if (auto a = table.get(name))
+        s.algorithms[static_cast<std::size_t>(type)] = a->choice(engine::kAlgorithmNames);
     table.finish();
   }
   m.finish();

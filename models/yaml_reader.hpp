@@ -91,6 +91,14 @@ class Value {
     fail_choice(t, names);
   }
 
+  // One of a name table's entries (engine/names.hpp); otherwise an error listing them.
+  template <class E, std::size_t N>
+  E choice(const engine::NameTable<E, N>& table, std::string_view what = "value") const {
+    const std::string t = text();
+    if (const auto v = table.parse(t)) return *v;
+    fail_choice(t, table.names(), what);
+  }
+
   [[noreturn]] void fail(const std::string& message) const;
   [[noreturn]] void fail_choice(const std::string& got, const std::vector<std::string>& allowed,
                                 std::string_view what = "value") const;

@@ -9,7 +9,9 @@
 namespace clustersim::engine {
 
 // Calls `write` with a stream to a temporary file in the target's directory, then renames it to
-// `path`. Throws std::runtime_error naming the path when it cannot be written.
+// `path`. A symbolic link is followed (the link survives, its target is replaced); a special file
+// (/dev/null, a FIFO) is written into directly, never replaced. Throws std::runtime_error naming
+// the path when it cannot be written.
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write);
 

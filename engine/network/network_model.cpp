@@ -58,17 +58,51 @@ std::unique_ptr<NetworkModel> make_ideal_model(const Topology& topology) {
 
 }  // namespace detail
 
-std::unique_ptr<NetworkModel> make_network_model(NetworkModelKind kind, const Topology& topology,
+namespace {
+
+std::unique_ptr<NetworkModel> make_ideal(const Topology& topology, const CollectiveProfile*) {
+  return detail::make_ideal_model(topology);
+}
+
+constexpr NetworkModelEntry kModels[] = {
+    {"analytical",
+     "alpha + bytes x bus factor / bus bandwidth per collective; no contention (fastest)",
+     &detail::make_analytical_model},
+    {"flow", "flows on their routes sharing every link max-min fairly (default)",
+     &detail::make_flow_model},
+    {"ideal", "communication takes no time (a bound)", &make_ideal},
+};
+
+}  // namespace
+
+std::span<const NetworkModelEntry> network_models() {
+  return kModels;
+}
+
+const NetworkModelEntry* find_network_model(std::string_view name) {
+  for (const auto& m : kModels)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::vector<std::string> network_model_names() {
+  std::vector<std::string> names;
+  for (const auto& m : kModels)
+    names.emplace_back(m.name);
+  return names;
+}
+
+std::unique_ptr<NetworkModel> make_network_model(std::string_view name, const Topology& topology,
                                                  const CollectiveProfile* profile) {
-  switch (kind) {
-    case NetworkModelKind::analytical:
-      return detail::make_analytical_model(topology, profile);
-    case NetworkModelKind::flow:
-      return detail::make_flow_model(topology, profile);
-    case NetworkModelKind::ideal:
-      return detail::make_ideal_model(topology);
+  const NetworkModelEntry* m = find_network_model(name);
+  if (m == nullptr) {
+    std::string allowed;
+    for (const auto& n : network_model_names())
+      allowed += (allowed.empty() ? "" : " | ") + n;
+    throw std::invalid_argument("unknown network model '" + std::string(name) +
+                                "'; allowed: " + allowed);
   }
-  throw std::invalid_argument("unknown network model kind; allowed: analytical, flow, ideal");
+  return m->make(topology, profile);
 }
 
 }  // namespace clustersim::engine

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,10 +46,23 @@ class NetworkModel {
   virtual std::vector<ProfileUse> profile_uses() const { return {}; }
 };
 
-enum class NetworkModelKind { analytical, flow, ideal };
-// With `profile` (it must outlive the model), analytical and flow take each covered collective's
-// cost from it (docs/calibration.md "Using a profile"); ideal ignores it.
-std::unique_ptr<NetworkModel> make_network_model(NetworkModelKind kind, const Topology& topology,
+// The registry of network models (DESIGN.md "Network models"): the scenario key
+// simulation.network_model, the CLI's --network, the summary and the JSON all take names from
+// it. A new model is its own file plus one line in network_model.cpp's table.
+struct NetworkModelEntry {
+  std::string_view name;
+  std::string_view help;  // one line, for --help and docs
+  // With `profile` (it must outlive the model), a model may take each covered collective's cost
+  // from it (docs/calibration.md "Using a profile").
+  std::unique_ptr<NetworkModel> (*make)(const Topology& topology, const CollectiveProfile* profile);
+};
+std::span<const NetworkModelEntry> network_models();
+const NetworkModelEntry* find_network_model(std::string_view name);  // nullptr if unknown
+std::vector<std::string> network_model_names();
+inline constexpr std::string_view kDefaultNetworkModel = "flow";
+
+// Throws std::invalid_argument naming the allowed models for an unknown `name`.
+std::unique_ptr<NetworkModel> make_network_model(std::string_view name, const Topology& topology,
                                                  const CollectiveProfile* profile = nullptr);
 
 }  // namespace clustersim::engine

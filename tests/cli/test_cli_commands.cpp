@@ -2,8 +2,10 @@
 // input), error messages that name file, line and key, --set, --network, output safety (never
 // overwrite the scenario, atomic writes), --version, --help and `presets`.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli_harness.hpp"
 
@@ -95,9 +97,36 @@ TEST(Cli, RefusesToWriteOutputsOverTheScenario) {
   for (const char* flag : {"--json", "--trace"}) {
     const Outcome o = run_cli({"run", scenario.string(), flag, scenario.string()}, dir);
     EXPECT_EQ(o.code, 2) << flag;
-    EXPECT_NE(o.err.find("scenario file"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("refusing to overwrite"), std::string::npos) << o.err;
     EXPECT_EQ(read_file(scenario), kTiny) << flag << " touched the scenario";
   }
+}
+
+// Users run as root: an output path that is a device, a pipe or a link must survive the run.
+TEST(Cli, OutputsNeverReplaceDevicesPipesOrLinks) {
+  const TempDir dir;
+  const auto scenario = dir.write("tiny.yaml", kTiny);
+  // /dev/null stays the character device.
+  Outcome o = run_cli({"run", scenario.string(), "--json", "/dev/null"}, dir);
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  // A link stays a link; the file it points to receives the result.
+  const auto real = dir.write("real.json", "old");
+  fs::create_symlink(real, dir / "link.json");
+  o = run_cli({"run", scenario.string(), "--json", (dir / "link.json").string()}, dir);
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+  EXPECT_EQ(json::parse(read_file(real))["scenario"], "tiny");
+  // A FIFO is written into, not replaced: a reader on the other end gets the JSON.
+  const fs::path fifo = dir / "pipe.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = read_file(fifo); });
+  o = run_cli({"run", scenario.string(), "--json", fifo.string()}, dir);
+  reader.join();
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_EQ(json::parse(received)["scenario"], "tiny");
 }
 
 TEST(Cli, OutputInAMissingDirectoryIsBadInputAndNothingIsWritten) {

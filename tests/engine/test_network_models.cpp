@@ -58,8 +58,8 @@ double seconds_of(const std::map<TransferId, Time>& done, TransferId id) {
   return done.at(id).seconds();
 }
 
-Time one_collective(NetworkModelKind kind, CollectiveType type, Algorithm algo, int n, double bytes,
-                    Time link_latency) {
+Time one_collective(const std::string& kind, CollectiveType type, Algorithm algo, int n,
+                    double bytes, Time link_latency) {
   const Topology t = single_switch(n, link_latency);
   const auto members = all_gpus(t);
   const TransferPlan plan = plan_collective(type, algo, members, 0, t);
@@ -74,8 +74,8 @@ TEST(FlowModel, RingAllReduceMatchesClosedForm) {
   for (int n : {2, 4, 8, 16}) {
     for (double s : {1e6, 256e6}) {
       const double want = 2.0 * (n - 1) * (alpha + s / (n * kB));
-      const Time got = one_collective(NetworkModelKind::flow, CollectiveType::all_reduce,
-                                      Algorithm::ring, n, s, Time::from_ps(1'000'000));
+      const Time got = one_collective("flow", CollectiveType::all_reduce, Algorithm::ring, n, s,
+                                      Time::from_ps(1'000'000));
       EXPECT_NEAR(got.seconds(), want, 0.01 * want) << "n=" << n << " S=" << s;
     }
   }
@@ -88,8 +88,8 @@ TEST(FlowModel, RingAllGatherAndReduceScatterMatchClosedForm) {
     for (int n : {3, 8}) {
       const double s = 64e6;
       const double want = (n - 1) * (alpha + s / (n * kB));
-      const Time got = one_collective(NetworkModelKind::flow, type, Algorithm::ring, n, s,
-                                      Time::from_ps(1'000'000));
+      const Time got =
+          one_collective("flow", type, Algorithm::ring, n, s, Time::from_ps(1'000'000));
       EXPECT_NEAR(got.seconds(), want, 0.01 * want) << to_string(type) << " n=" << n;
     }
   }
@@ -101,8 +101,8 @@ TEST(FlowModel, DirectAllToAllOnOneSwitchMatchesClosedForm) {
   for (int n : {4, 8}) {
     const double s = 32e6;
     const double want = (n - 1) * (alpha + s / (n * kB));
-    const Time got = one_collective(NetworkModelKind::flow, CollectiveType::all_to_all,
-                                    Algorithm::direct, n, s, Time::from_ps(1'000'000));
+    const Time got = one_collective("flow", CollectiveType::all_to_all, Algorithm::direct, n, s,
+                                    Time::from_ps(1'000'000));
     EXPECT_NEAR(got.seconds(), want, 0.01 * want) << "n=" << n;
   }
 }
@@ -112,8 +112,7 @@ TEST(NetworkModels, TwoFlowsOnOneLinkShareItInFlowOnly) {
   // B/2, so both finish at 2S/B = 0.2 s. analytical ignores contention: S/B = 0.1 s each.
   const Topology t = single_switch(3, Time::zero());
   const TransferPlan a = message(0, 2), b = message(1, 2);
-  for (auto [kind, want] :
-       {std::pair{NetworkModelKind::flow, 0.2}, std::pair{NetworkModelKind::analytical, 0.1}}) {
+  for (auto [kind, want] : {std::pair{"flow", 0.2}, std::pair{"analytical", 0.1}}) {
     auto m = make_network_model(kind, t);
     m->start(1, a, 1e9, Time::zero());
     m->start(2, b, 1e9, Time::zero());
@@ -128,7 +127,7 @@ TEST(FlowModel, LateFlowGetsItsFairShareFromItsStart) {
   // at 0.05 s, when A has S/2 left; both then run at B/2, so A ends at 0.05 + (S/2)/(B/2) =
   // 0.15 s. B has moved S/2 by then and finishes its last S/2 alone at B: 0.15 + 0.05 = 0.2 s.
   const Topology t = single_switch(3, Time::zero());
-  auto m = make_network_model(NetworkModelKind::flow, t);
+  auto m = make_network_model("flow", t);
   std::vector<std::tuple<LinkId, double, double>> rates;
   m->set_link_rate_sink(
       [&](LinkId l, Time at, double r) { rates.emplace_back(l, at.seconds(), r); });
@@ -167,7 +166,7 @@ TEST(FlowModel, MaxMinGivesTheRestToTheUnconstrainedFlow) {
     t.add_link(t.gpu_vertex(g), sw, Bandwidth::bytes_per_second(bws[i]), Time::zero(),
                LinkKind::ib);
   }
-  auto m = make_network_model(NetworkModelKind::flow, t);
+  auto m = make_network_model("flow", t);
   std::map<LinkId, double> first_rate;
   m->set_link_rate_sink([&](LinkId l, Time, double r) { first_rate.try_emplace(l, r); });
   const TransferPlan a = message(0, 2), b = message(1, 2);
@@ -194,7 +193,7 @@ TEST(FlowModel, OversubscribedFatTreeHalvesCrossSpineFlows) {
       t.add_link(t.gpu_vertex(e), l, Bandwidth::bytes_per_second(kB), Time::zero(), LinkKind::ib);
     }
   }
-  auto m = make_network_model(NetworkModelKind::flow, t);
+  auto m = make_network_model("flow", t);
   std::vector<TransferPlan> plans;
   for (EndpointId i = 0; i < 8; ++i)
     plans.push_back(message(i, (i + 4) % 8));
@@ -210,7 +209,7 @@ TEST(FlowModel, SimultaneousCompletionsComeOutTogetherInIdOrder) {
   // Three identical messages on disjoint links end at the same instant: one advance() reports
   // them all, ascending by id whatever the start order.
   const Topology t = single_switch(6, Time::zero());
-  auto m = make_network_model(NetworkModelKind::flow, t);
+  auto m = make_network_model("flow", t);
   const TransferPlan a = message(0, 1), b = message(2, 3), c = message(4, 5);
   m->start(7, a, 1e6, Time::zero());
   m->start(3, b, 1e6, Time::zero());
@@ -231,7 +230,7 @@ TEST(FlowModel, LargeRingFinishesInOneBatch) {
   const auto members = all_gpus(t);
   const TransferPlan plan =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, members, 0, t);
-  auto m = make_network_model(NetworkModelKind::flow, t);
+  auto m = make_network_model("flow", t);
   m->start(1, plan, 1e8, Time::zero());
   int calls = 0;
   std::vector<TransferId> completed;
@@ -249,7 +248,7 @@ TEST(FlowModel, LinkBytesCountRingTraffic) {
   const auto members = all_gpus(t);
   const TransferPlan plan =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, members, 0, t);
-  for (auto kind : {NetworkModelKind::flow, NetworkModelKind::analytical}) {
+  for (auto kind : {"flow", "analytical"}) {
     auto m = make_network_model(kind, t);
     m->start(1, plan, 1e6, Time::zero());
     run(*m);
@@ -264,10 +263,10 @@ TEST(NetworkModels, AnalyticalAgreesWithFlowWithoutContention) {
   for (auto type :
        {CollectiveType::all_reduce, CollectiveType::all_gather, CollectiveType::broadcast}) {
     for (double s : {1e4, 1e8}) {
-      const Time flow = one_collective(NetworkModelKind::flow, type, Algorithm::ring, 8, s,
-                                       Time::from_ps(2'000'000));
-      const Time ana = one_collective(NetworkModelKind::analytical, type, Algorithm::ring, 8, s,
-                                      Time::from_ps(2'000'000));
+      const Time flow =
+          one_collective("flow", type, Algorithm::ring, 8, s, Time::from_ps(2'000'000));
+      const Time ana =
+          one_collective("analytical", type, Algorithm::ring, 8, s, Time::from_ps(2'000'000));
       EXPECT_NEAR(ana.seconds(), flow.seconds(), 0.02 * flow.seconds()) << to_string(type);
     }
   }
@@ -277,7 +276,7 @@ TEST(NetworkModels, AnalyticalReportsLinkRates) {
   // One message of S = 1e9 at B after a 1 us latency: its links read B from 1 us and 0 from
   // 1 us + 0.1 s.
   const Topology t = single_switch(2, Time::zero());
-  auto m = make_network_model(NetworkModelKind::analytical, t);
+  auto m = make_network_model("analytical", t);
   std::vector<std::pair<double, double>> seen;
   const LinkId up = t.route(0, 1).front();
   m->set_link_rate_sink([&](LinkId l, Time at, double r) {
@@ -298,7 +297,7 @@ TEST(NetworkModels, IdealMakesCommunicationFree) {
   const auto members = all_gpus(t);
   const TransferPlan plan =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, members, 0, t);
-  auto m = make_network_model(NetworkModelKind::ideal, t);
+  auto m = make_network_model("ideal", t);
   const Time at = Time::from_seconds(3.0);
   m->start(2, plan, 1e9, at);
   m->start(1, plan, 1e9, at);
@@ -312,8 +311,7 @@ TEST(NetworkModels, IdealMakesCommunicationFree) {
 TEST(NetworkModels, EmptyPlansCompleteAtTheirStart) {
   const Topology t = single_switch(2, Time::zero());
   const TransferPlan empty;
-  for (auto kind :
-       {NetworkModelKind::flow, NetworkModelKind::analytical, NetworkModelKind::ideal}) {
+  for (auto kind : {"flow", "analytical", "ideal"}) {
     auto m = make_network_model(kind, t);
     m->start(4, empty, 1e9, Time::from_ps(5));
     const auto done = run(*m);

@@ -170,7 +170,7 @@ TEST(ModelCosts, MoeEveryNthLayerAndSharedExperts) {
   t.ffn_hidden_size = 256;
   t.vocab_size = 100;
   t.moe = MoeSpec{4, 1, 2, 128, 1, 1.0, 1.0};
-  const auto layers = expand_model(ModelSpec{"tiny", t, 0}, 16);
+  const auto layers = expand_model(ModelSpec{"tiny", t, 0, {}}, 16);
   const double s = 16, h = 64;
   // Blocks 0 and 2 are MoE: router 2·s·h·E, then top-1 + 1 shared GeLU expert of 128.
   const double moe = 2 * s * h * 4 + 2 * (2 * s * h * 128 * 2);
@@ -195,7 +195,7 @@ TEST(ModelCosts, TiedHeadHasNoWeightButStillItsFlops) {
 
 TEST(ModelCosts, LayerListRepeatsAndBackwardDefault) {
   const std::vector<LayerSpec> list = {{"stem", 10, 100, -1, 8, 1}, {"block", 5, 50, 70, 4, 3}};
-  const auto layers = expand_model(ModelSpec{"custom", list, 0}, 0);
+  const auto layers = expand_model(ModelSpec{"custom", list, 0, {}}, 0);
   ASSERT_EQ(layers.size(), 4u);
   EXPECT_EQ(layers[0].name, "stem");
   EXPECT_EQ(layers[1].name, "block[0]");
@@ -209,7 +209,7 @@ TEST(ModelCosts, LayerListRepeatsAndBackwardDefault) {
 TEST(ModelCosts, BadInputIsRejectedWithItsName) {
   const std::vector<LayerSpec> zero_repeat = {{"conv", 1, 1, -1, 1, 0}};
   try {
-    expand_model(ModelSpec{"bad", zero_repeat, 0}, 0);
+    expand_model(ModelSpec{"bad", zero_repeat, 0, {}}, 0);
     FAIL() << "repeat 0 accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("conv"), std::string::npos) << e.what();
@@ -218,7 +218,7 @@ TEST(ModelCosts, BadInputIsRejectedWithItsName) {
   EXPECT_THROW(expand("llama3-8b", 0), std::invalid_argument);
   TransformerSpec t = std::get<TransformerSpec>(find_model("llama3-8b")->body);
   t.num_kv_heads = 5;  // does not divide 32
-  EXPECT_THROW(expand_model(ModelSpec{"x", t, 0}, 16), std::invalid_argument);
+  EXPECT_THROW(expand_model(ModelSpec{"x", t, 0, {}}, 16), std::invalid_argument);
 }
 
 // ---- Hugging Face config.json ----

@@ -49,7 +49,7 @@ TEST(Scenario, DesignExampleParsesToItsNumbers) {
   EXPECT_TRUE(s.parallel.overlap);
   EXPECT_EQ(s.world_size(), 1024);       // 128 nodes × 8
   EXPECT_EQ(s.num_microbatches(), 192);  // 1536 / (1 · 8)
-  EXPECT_EQ(s.simulation.network_model, engine::NetworkModelKind::flow);
+  EXPECT_EQ(s.simulation.network_model, "flow");
   EXPECT_EQ(s.simulation.iterations, 1);
   EXPECT_EQ(s.simulation.calibration, kData + "calibration.json");  // next to the scenario
   EXPECT_EQ(s.simulation.algorithms, engine::no_overrides());
@@ -106,7 +106,7 @@ TEST(Scenario, ExplicitPcieClusterAndLayerList) {
   EXPECT_DOUBLE_EQ(s.parallel.bucket_bytes, 52428800.0);  // 50 MiB
   EXPECT_FALSE(s.parallel.overlap);
   EXPECT_EQ(s.parallel.order, (std::vector<std::string>{"dp", "tp", "ep", "pp"}));
-  EXPECT_EQ(s.simulation.network_model, engine::NetworkModelKind::analytical);
+  EXPECT_EQ(s.simulation.network_model, "analytical");
   EXPECT_EQ(s.simulation.iterations, 3);
   const auto all_reduce = static_cast<std::size_t>(engine::CollectiveType::all_reduce);
   const auto all_to_all = static_cast<std::size_t>(engine::CollectiveType::all_to_all);
@@ -175,7 +175,7 @@ training: {global_batch: 8}
   EXPECT_EQ(s.parallel.tp, 1);
   EXPECT_EQ(s.parallel.dp, 8);  // all 8 GPUs of one node
   EXPECT_EQ(s.parallel.order, (std::vector<std::string>{"tp", "ep", "dp", "pp"}));
-  EXPECT_EQ(s.simulation.network_model, engine::NetworkModelKind::flow);
+  EXPECT_EQ(s.simulation.network_model, "flow");
   EXPECT_DOUBLE_EQ(s.parallel.bucket_bytes, 25.0 * 1024 * 1024);
 }
 

@@ -45,8 +45,8 @@ training: {global_batch: 16}
   EXPECT_DOUBLE_EQ(topology.route_bandwidth(0, 1).bytes_per_second(), 0.8 * 300e9);
   // n0.gpu0 -> n1.gpu0 is bounded by the 200 Gb/s NIC: 0.95 × 25 GB/s.
   EXPECT_DOUBLE_EQ(topology.route_bandwidth(0, 8).bytes_per_second(), 0.95 * 25e9);
-  const auto nominal = build_topology(parse_scenario(
-      text + "simulation: {link_efficiency: {nvlink: 1, ib: 1}}\n", "nominal.yaml"));
+  const auto nominal = build_topology(
+      parse_scenario(text + "simulation: {link_efficiency: {nvlink: 1, ib: 1}}\n", "nominal.yaml"));
   EXPECT_DOUBLE_EQ(nominal.route_bandwidth(0, 1).bytes_per_second(), 300e9);
   EXPECT_THROW(parse_scenario(text + "simulation: {link_efficiency: {nvlink: 1.5}}\n", "bad.yaml"),
                ScenarioError);

@@ -1,0 +1,58 @@
+// The one front-end API (DESIGN.md "Folders and layers"): every front end — the CLI, the GUI,
+// the Python module, sweeps and the plan search — loads, runs and writes through these calls and
+// holds nothing but presentation itself.
+//
+//   RunRequest req{.scenario = "s.yaml", .overrides = {"parallel.tp=4"}};
+//   req.progress = [](std::string_view phase, double f) { ... };
+//   const Prediction p = predict(req);                   // throws ScenarioError on bad input
+//   write_result_json(p, "result.json", /*reproducible=*/true);
+//   write_trace(p, "trace.json");
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/run_scenario.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+
+struct RunRequest {
+  std::string scenario;                       // a scenario file
+  std::vector<std::string> overrides;         // "key.path=value", as --set
+  std::optional<std::string> network;         // replaces simulation.network_model
+  bool record_link_rates = false;             // needed for the trace's link counters
+  ProgressFn progress;                        // may be empty
+  const std::atomic<bool>* cancel = nullptr;  // set it to stop the run (Cancelled is thrown)
+};
+
+// A scenario as loaded and what running it produced: topology, schedule, timeline, result with
+// its notes.
+struct Prediction {
+  Scenario scenario;
+  RunOutput output;
+};
+
+// Loads (ScenarioError on bad input) and runs the scenario.
+Prediction predict(const RunRequest& request);
+
+// An output path the user gave that must not be written: one of the scenario's input files, a
+// directory, or a file in a folder that does not exist. Bad input (exit code 2 in the CLI).
+class OutputPathError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// Checks `path` before a long run rather than after it; `flag` names it in the message.
+void check_output_path(const std::string& path, const std::vector<std::string>& inputs,
+                       std::string_view flag);
+
+// Write atomically (engine/io/atomic_file.hpp), after check_output_path.
+void write_result_json(const Prediction& prediction, const std::string& path, bool reproducible);
+void write_trace(const Prediction& prediction, const std::string& path);
+
+}  // namespace clustersim::models
