@@ -6,35 +6,8 @@
 
 namespace clustersim::calibrate {
 
-bool backend_built(std::string_view backend) {
-#ifdef CLUSTERSIM_HAVE_MPI
-  if (backend == "mpi") return true;
-#endif
-#ifdef CLUSTERSIM_HAVE_CUDA
-  if (backend == "cuda") return true;
-#endif
-  (void)backend;
-  return false;
-}
-
-BenchResult run_backend(std::string_view backend, const BenchOptions& options) {
-  if (backend != "cuda" && backend != "mpi")
-    throw std::invalid_argument("unknown backend '" + std::string(backend) +
-                                "' (allowed: cuda, mpi)");
-#ifdef CLUSTERSIM_HAVE_MPI
-  if (backend == "mpi") return run_mpi_benchmarks(options);
-#endif
-#ifdef CLUSTERSIM_HAVE_CUDA
-  if (backend == "cuda") return run_cuda_benchmarks(options);
-#endif
-  (void)options;
-  throw BackendUnavailable("the " + std::string(backend) +
-                           " backend is not built into this clustersim (configure with " +
-                           (backend == "mpi" ? "MPI" : "CUDA and NCCL") + " installed)");
-}
-
-Calibration calibrate(std::string_view backend, const BenchOptions& options) {
-  BenchResult r = run_backend(backend, options);
+Calibration calibrate(BackendFn backend, const BenchOptions& options) {
+  BenchResult r = backend(options);
   Calibration c;
   c.writer = r.writer;
   c.profile.provenance = std::move(r.provenance);

@@ -1,6 +1,9 @@
 // The one backend interface of `clustersim calibrate` (DESIGN.md "Folders and layers"): each
-// backend runs its microbenchmarks and returns raw measurements; calibrate() fits them. The CUDA
-// and MPI backends compile only when found; asking for one that is not built is a clear error.
+// backend runs its microbenchmarks and returns raw measurements; calibrate() fits them. This file
+// and everything it declares need no GPU or MPI library: the CUDA and MPI backends
+// (calibrate/cuda/cuda_backend.hpp, calibrate/mpi/mpi_backend.hpp) compile only when found, into
+// their own libraries linked only by their own executables, clustersim-calibrate-cuda and
+// clustersim-calibrate-mpi (docs/calibration.md "Backends"), so `clustersim` loads none of them.
 #pragma once
 
 #include <functional>
@@ -42,25 +45,18 @@ struct BenchResult {
   bool writer = true;  // false on MPI ranks other than 0: they measure but write nothing
 };
 
-bool backend_built(std::string_view backend);  // "cuda" | "mpi"
-BenchResult run_backend(std::string_view backend, const BenchOptions& options);
+// A backend: runs its microbenchmarks. Throws BackendUnavailable, Cancelled or std::runtime_error.
+using BackendFn = BenchResult (*)(const BenchOptions&);
 
 // Runs the backend and fits; `writer` says whether this process should write the profile.
 struct Calibration {
   Profile profile;
   bool writer = true;
 };
-Calibration calibrate(std::string_view backend, const BenchOptions& options);
+Calibration calibrate(BackendFn backend, const BenchOptions& options);
 
 // Prints one nccl-tests-like row ("size count type time algbw busbw #wrong") and its header.
 void print_collective_header(std::ostream& out, std::string_view collective, std::uint32_t ranks);
 void print_collective_row(std::ostream& out, const CollectiveMeasurement& m);
-
-#ifdef CLUSTERSIM_HAVE_MPI
-BenchResult run_mpi_benchmarks(const BenchOptions& options);
-#endif
-#ifdef CLUSTERSIM_HAVE_CUDA
-BenchResult run_cuda_benchmarks(const BenchOptions& options);
-#endif
 
 }  // namespace clustersim::calibrate

@@ -1,46 +1,19 @@
 // Raw microbenchmark results (DESIGN.md "Calibration profile"), as every backend and the nccl-tests
-// import produce them. Plain structs with standard types only, so CUDA sources can include them.
+// import produce them. Host C++ only (nvcc compiles calibrate/cuda/kernels.cu alone).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "models/calibration_profile.hpp"
+
 namespace clustersim::calibrate {
 
-// One GPU as the CUDA backend found it.
-struct DeviceInfo {
-  int index = 0;
-  std::string name;
-  std::string pci_bus_id;     // "0000:07:00.0"
-  double memory_total = 0.0;  // bytes
-  double memory_free = 0.0;   // bytes, when the inventory was taken
-  int cc_major = 0, cc_minor = 0;
-  int sm_count = 0;
-};
-
-// One GPU pair of `nvidia-smi topo -m`: how a and b connect ("NV12", "PIX", "SYS", ...).
-struct DeviceLink {
-  std::string a, b, link;
-};
-
-// Who measured, where and with what.
-struct Provenance {
-  std::string host;
-  std::string gpu;              // device name, "cpu" for the MPI backend
-  std::string driver_version;   // CUDA driver, empty when none
-  std::string runtime_version;  // CUDA runtime, empty when none
-  std::string nccl_version;
-  std::string mpi_version;
-  std::string date;     // ISO 8601 UTC
-  std::string backend;  // "cuda", "mpi" or "nccl-tests"
-  std::uint32_t ranks = 1;
-  std::uint32_t nodes = 1;
-  std::vector<std::string> sources;  // imported files
-  std::vector<DeviceInfo> devices;   // CUDA backend: the inventory
-  std::string fabric;                // from nvidia-smi topo -m: "nvswitch" | "pcie"; empty: unknown
-  std::vector<DeviceLink> gpu_links;
-};
+// Provenance (who measured, where, with what) is part of the profile the simulator reads.
+using models::DeviceInfo;
+using models::DeviceLink;
+using models::Provenance;
 
 // A memory copy of `bytes` in direction d2d | h2d | d2h | peer | host. For d2d, `bytes` counts
 // what was read plus what was written (2× the buffer), as NVIDIA's bandwidthTest does.

@@ -1,53 +1,17 @@
 #include "cli/calibrate_command.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
-#include <csignal>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "calibrate/backend.hpp"
 #include "calibrate/nccl_tests_import.hpp"
 #include "calibrate/profile.hpp"
+#include "cli/calibrate_backend.hpp"
 
 namespace clustersim::cli {
 
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) {
-  g_interrupted.store(true);
-}
-
-// Installs the Ctrl-C handler for the lifetime of a run: the sweep stops between steps and no
-// profile is written.
-class InterruptGuard {
- public:
-  InterruptGuard() {
-    g_interrupted.store(false);
-    previous_ = std::signal(SIGINT, on_sigint);
-  }
-  ~InterruptGuard() { std::signal(SIGINT, previous_); }
-  InterruptGuard(const InterruptGuard&) = delete;
-  InterruptGuard& operator=(const InterruptGuard&) = delete;
-
- private:
-  void (*previous_)(int) = SIG_DFL;
-};
-
-// A one-line progress bar on stderr, redrawn in place on a terminal; silent when stderr is a
-// file so logs stay readable.
-void draw_progress(std::string_view phase, std::size_t done, std::size_t total) {
-  if (!::isatty(STDERR_FILENO) || total == 0) return;
-  constexpr std::size_t kWidth = 30;
-  const std::size_t filled = done * kWidth / total;
-  std::cerr << "\r[" << std::string(filled, '#') << std::string(kWidth - filled, ' ') << "] "
-            << done * 100 / total << "% " << phase << "            " << std::flush;
-  if (done == total) std::cerr << "\n";
-}
 
 struct CalibrateArgs {
   std::string backend;
@@ -57,21 +21,15 @@ struct CalibrateArgs {
   std::string import_out;
 };
 
+// Measuring needs a GPU or MPI library, which clustersim does not load: it becomes the back end's
+// executable (cli/calibrate_backend.hpp), which does the run, the fit and the writing.
 int run_calibrate(const CalibrateArgs& a) {
   if (a.backend.empty()) throw BadInput("calibrate: --backend cuda|mpi is required");
   if (a.out.empty()) throw BadInput("calibrate: --out PROFILE is required");
-  InterruptGuard guard;
-  calibrate::BenchOptions options;
-  options.quick = a.quick;
-  options.progress = draw_progress;
-  options.cancelled = [] { return g_interrupted.load(); };
-  options.table = &std::cout;
-  const calibrate::Calibration c = calibrate::calibrate(a.backend, options);
-  if (!c.writer) return kExitOk;  // MPI ranks other than 0
-  calibrate::write_profile(c.profile, a.out);
-  std::cout << "wrote " << a.out << " (" << c.profile.collectives.fits().size()
-            << " collective fits, backend " << c.profile.provenance.backend << ")\n";
-  return kExitOk;
+  std::vector<std::string> args;
+  if (a.quick) args.emplace_back("--quick");
+  args.insert(args.end(), {"--out", a.out});
+  exec_backend(find_backend(a.backend), args);
 }
 
 int run_import(const CalibrateArgs& a) {

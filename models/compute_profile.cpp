@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "engine/calibration/json_fields.hpp"
+#include "models/calibration_profile.hpp"
 
 namespace clustersim::models {
 
@@ -97,10 +98,7 @@ ComputeProfile compute_profile_from_json(const nlohmann::json& compute, const st
 }
 
 ComputeProfile read_compute_profile(const std::string& path) {
-  const nlohmann::json doc = engine::read_json_file(path);
-  const JsonPath top(path, "");
-  return compute_profile_from_json(
-      engine::require(engine::require(doc, "fitted", top), "compute", top.key("fitted")), path);
+  return read_calibration_profile(path).compute;
 }
 
 }  // namespace clustersim::models

@@ -44,6 +44,8 @@ class ComputeProfile {
 nlohmann::json to_json(const ComputeProfile& profile);
 // `file` only labels errors ("<file>: fitted.compute.gemm.bf16[3].flops_per_s: ...").
 ComputeProfile compute_profile_from_json(const nlohmann::json& compute, const std::string& file);
+// The "fitted"."compute" part of a whole profile file, read by read_calibration_profile()
+// (models/calibration_profile.hpp), which checks the rest of the file too.
 ComputeProfile read_compute_profile(const std::string& path);
 
 }  // namespace clustersim::models

@@ -1,7 +1,8 @@
 // The CUDA backend (docs/calibration.md "Backends"): inventory, copies, cuBLAS GEMMs and NCCL
 // collectives over all local GPUs in one process, printed as it goes; stops between steps on
 // Ctrl-C. Without a GPU it fails at once with BackendUnavailable (exit 1), before measuring.
-#include "calibrate/backend.hpp"
+#include "calibrate/cuda/cuda_backend.hpp"
+
 #include "calibrate/cuda/cuda_bench.hpp"
 
 namespace clustersim::calibrate {

@@ -1,5 +1,7 @@
 // The MPI backend (DESIGN.md "calibrate/"): host memcpy, Eigen GEMM and MPI collectives over a size
 // sweep, each result checked, printed like nccl-tests. Run under mpirun, one process per rank.
+#include "calibrate/mpi/mpi_backend.hpp"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/backend.hpp"
 #include "calibrate/cpu_bench.hpp"
 #include "calibrate/fit.hpp"
 #include "engine/network/collectives.hpp"

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "calibrate/backend.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/mpi/mpi_backend.hpp"
 
 using namespace clustersim::calibrate;
 
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     BenchOptions options;
     options.quick = true;
     options.table = &std::cout;
-    const Calibration c = calibrate("mpi", options);
+    const Calibration c = calibrate(run_mpi_benchmarks, options);
     if (!c.writer) return 0;
     write_profile(c.profile, argv[1]);
     const Profile p = read_profile(argv[1]);

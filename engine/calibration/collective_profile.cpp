@@ -164,11 +164,4 @@ CollectiveProfile collective_profile_from_json(const nlohmann::json& collectives
   }
 }
 
-CollectiveProfile read_collective_profile(const std::string& path) {
-  const nlohmann::json doc = read_json_file(path);
-  const JsonPath top(path, "");
-  return collective_profile_from_json(
-      require(require(doc, "fitted", top), "collectives", top.key("fitted")), path);
-}
-
 }  // namespace clustersim::engine

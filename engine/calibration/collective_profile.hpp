@@ -75,7 +75,7 @@ nlohmann::json to_json(const CollectiveProfile& profile);
 // `file` only labels errors: "<file>: fitted.collectives[2].ranges[0].busbw: ...".
 CollectiveProfile collective_profile_from_json(const nlohmann::json& collectives,
                                                const std::string& file);
-// Reads the "fitted"."collectives" part of a profile file.
-CollectiveProfile read_collective_profile(const std::string& path);
+// (A whole profile file is read by models::read_calibration_profile,
+// models/calibration_profile.hpp: engine only parses the part it consumes.)
 
 }  // namespace clustersim::engine

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/calibration/json_fields.hpp"
+#include "models/calibration_profile.hpp"
 
 namespace clustersim::calibrate {
 namespace {
@@ -117,12 +118,17 @@ TEST(Profile, RoundTripsThroughAFile) {
   ASSERT_EQ(back.collectives.fits().size(), 1u);
   EXPECT_EQ(back.collectives.fits()[0].ranges[1].busbw, 1.8e11);
   EXPECT_NEAR(back.compute.throughput("bf16", 1e7), 2e12, 1e3);
-  // The consumers read their own halves from the same file.
-  EXPECT_EQ(engine::read_collective_profile(path).fits().size(), 1u);
+  // The simulator's reader sees the same provenance and fitted parts.
+  const models::CalibrationProfile sim = models::read_calibration_profile(path);
+  EXPECT_EQ(sim.provenance.host, "node01");
+  ASSERT_EQ(sim.collectives.fits().size(), 1u);
+  EXPECT_EQ(sim.collectives.fits()[0].ranges[0].alpha_s, 2e-5);
+  EXPECT_NEAR(sim.compute.throughput("bf16", 1e7), 2e12, 1e3);
   EXPECT_TRUE(models::read_compute_profile(path).has("bf16"));
   // Atomic write: nothing but the profile is left in the folder.
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
-    EXPECT_EQ(e.path().string().find(path + ".tmp"), std::string::npos);
+    EXPECT_EQ(e.path().filename().string().find("roundtrip.json.tmp"), std::string::npos)
+        << e.path();
   std::filesystem::remove(path);
 }
 

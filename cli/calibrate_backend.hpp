@@ -1,0 +1,38 @@
+// The calibration back ends as executables of their own (docs/calibration.md "Backends"): the
+// simulator loads no GPU or MPI library, so `clustersim calibrate --backend cuda|mpi` replaces
+// itself (exec) with clustersim-calibrate-cuda or clustersim-calibrate-mpi, found beside the
+// running `clustersim` or in $CLUSTERSIM_BACKEND_DIR. Exec rather than a child process: under
+// `mpirun -np N clustersim calibrate --backend mpi` each rank then *is* the back end (same process,
+// same MPI environment), and Ctrl-C, stdout and the exit code need no forwarding.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "calibrate/backend.hpp"
+
+namespace clustersim::cli {
+
+inline constexpr const char* kBackendDirEnv = "CLUSTERSIM_BACKEND_DIR";
+
+// "clustersim-calibrate-cuda" for "cuda".
+std::string backend_executable_name(std::string_view backend);
+
+// The back end's executable: in $CLUSTERSIM_BACKEND_DIR when that is set (and not empty), else in
+// the directory of the running executable (/proc/self/exe). A missing one is BadInput (exit 2)
+// saying what to install or build.
+std::filesystem::path find_backend(std::string_view backend);
+
+// Replaces this process with `program` run with `args` (argv[0] is the program's path). Returns
+// only by throwing std::runtime_error, when the program cannot be started.
+[[noreturn]] void exec_backend(const std::filesystem::path& program,
+                               const std::vector<std::string>& args);
+
+// main() of clustersim-calibrate-<backend>: `[--quick] --out PROFILE`; runs the backend with the
+// progress reporter (cli/progress.hpp) and Ctrl-C handling, fits, writes the profile atomically
+// (the writing rank only) and returns the exit code (0 ok, 1 failure, 2 bad input).
+int backend_main(int argc, char** argv, std::string_view backend, calibrate::BackendFn run);
+
+}  // namespace clustersim::cli

@@ -1,0 +1,159 @@
+// `clustersim calibrate --backend` and the back-end executables (docs/calibration.md "Backends"):
+// clustersim loads no GPU or MPI library, so it replaces itself with clustersim-calibrate-<backend>
+// found beside it (or in $CLUSTERSIM_BACKEND_DIR); a missing one is exit 2 saying what to install.
+// Also the footprint of `clustersim --version` (docs/performance.md).
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "cli_harness.hpp"
+
+namespace clustersim::cli::testing {
+namespace {
+
+// Sets an environment variable for one test; `clustersim`, started by std::system, inherits it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(CliCalibrate, MissingBackendIsExitTwoSayingWhatToInstall) {
+  const TempDir dir;
+  fs::create_directory(dir / "empty");
+  const ScopedEnv env("CLUSTERSIM_BACKEND_DIR", (dir / "empty").string());
+  Outcome o = run_cli({"calibrate", "--backend", "cuda", "--quick", "--out", "p.json"}, dir);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_TRUE(contains(o.err, "clustersim-calibrate-cuda not found in CLUSTERSIM_BACKEND_DIR=" +
+                                  (dir / "empty").string() +
+                                  ": this build has no CUDA back end; install CUDA 13 + NCCL and "
+                                  "rebuild with -DCLUSTERSIM_WITH_CUDA=ON"))
+      << o.err;
+  o = run_cli({"calibrate", "--backend", "mpi", "--out", "p.json"}, dir);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_TRUE(contains(o.err, "clustersim-calibrate-mpi not found in CLUSTERSIM_BACKEND_DIR="))
+      << o.err;
+  EXPECT_TRUE(contains(o.err, "-DCLUSTERSIM_WITH_MPI=ON")) << o.err;
+  EXPECT_FALSE(fs::exists(dir / "p.json"));
+}
+
+TEST(CliCalibrate, BackendIsLookedUpBesideTheRunningBinary) {
+  // A copy of clustersim alone in a directory: no back end beside it.
+  const TempDir dir;
+  fs::create_directory(dir / "bin");
+  const fs::path lone = dir / "bin" / "clustersim";
+  std::error_code ec;
+  fs::create_hard_link(kBinary, lone, ec);
+  if (ec) fs::copy_file(kBinary, lone);
+  const std::string cmd = quote(lone.string()) +
+                          " calibrate --backend cuda --out p.json >/dev/null 2>" +
+                          quote((dir / "err").string());
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_TRUE(contains(read_file(dir / "err"), "clustersim-calibrate-cuda not found beside " +
+                                                   lone.string() +
+                                                   ": this build has no CUDA back end"))
+      << read_file(dir / "err");
+}
+
+TEST(CliCalibrate, ReplacesItselfWithTheBackendPassingTheArguments) {
+  const TempDir dir;
+  fs::create_directory(dir / "backends");
+  // A stand-in back end that reports its arguments and its parent process, and exits 7.
+  const fs::path fake = dir.write("backends/clustersim-calibrate-mpi",
+                                  "#!/bin/sh\n"
+                                  "echo \"program: $0\"\n"
+                                  "echo \"arguments: $*\"\n"
+                                  "echo \"parent: $(cat /proc/$PPID/comm)\"\n"
+                                  "exit 7\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const ScopedEnv env("CLUSTERSIM_BACKEND_DIR", (dir / "backends").string());
+  const Outcome o =
+      run_cli({"calibrate", "--backend", "mpi", "--quick", "--out", "out dir/p.json"}, dir);
+  EXPECT_EQ(o.code, 7) << o.err;  // the back end's own exit code
+  EXPECT_TRUE(contains(o.out, "program: " + fake.string() + "\n")) << o.out;
+  EXPECT_TRUE(contains(o.out, "arguments: --quick --out out dir/p.json\n")) << o.out;
+  // exec, not a child process: the back end's parent is whoever started clustersim.
+  EXPECT_TRUE(contains(o.out, "parent: ")) << o.out;
+  EXPECT_FALSE(contains(o.out, "parent: clustersim")) << o.out;
+
+  // Bad flags are refused before any back end is looked for.
+  const Outcome bad = run_cli({"calibrate", "--backend", "mpi"}, dir);
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_TRUE(contains(bad.err, "--out PROFILE is required")) << bad.err;
+  EXPECT_FALSE(contains(bad.out, "program:")) << bad.out;
+}
+
+TEST(CliCalibrate, CudaBackendWithoutAGpuIsAClearErrorAndWritesNothing) {
+  if (!fs::exists(fs::path(kBinary).parent_path() / "clustersim-calibrate-cuda"))
+    GTEST_SKIP() << "this build has no CUDA back end";
+  if (fs::exists("/dev/nvidia0")) GTEST_SKIP() << "a GPU is present";
+  const TempDir dir;
+  const Outcome o = run_cli({"calibrate", "--backend", "cuda", "--quick", "--out", "p.json"}, dir);
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_TRUE(contains(o.err, "the cuda backend found no usable GPU")) << o.err;
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{});
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Runs `clustersim --version` once; its wall time in seconds and peak RSS in KiB (wait4).
+std::pair<double, long> version_footprint() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, STDOUT_FILENO);
+    ::execl(kBinary.c_str(), kBinary.c_str(), "--version", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  ::wait4(pid, &status, 0, &usage);
+  const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  return {dt.count(), usage.ru_maxrss};
+}
+
+TEST(CliVersion, StartsInUnder20MsWithUnder30MbPeakRss) {
+  if (kSanitized) GTEST_SKIP() << "sanitizer runtimes add their own memory and time";
+  double best = 1e9;
+  long rss = 0;
+  for (int i = 0; i < 10; ++i) {  // the best of ten: other processes share the machine
+    const auto [seconds, kib] = version_footprint();
+    best = std::min(best, seconds);
+    rss = std::max(rss, kib);
+  }
+  EXPECT_LT(best, 0.020) << "clustersim --version took " << best * 1e3 << " ms at best";
+  EXPECT_LT(rss, 30 * 1024) << "clustersim --version peaked at " << rss << " KiB";
+}
+
+}  // namespace
+}  // namespace clustersim::cli::testing
