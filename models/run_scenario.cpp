@@ -8,6 +8,7 @@
 #include "engine/calibration/json_fields.hpp"
 #include "engine/format.hpp"
 #include "engine/simulator.hpp"
+#include "models/calibration_profile.hpp"
 #include "models/compute_model.hpp"
 #include "models/compute_profile.hpp"
 #include "models/plan_warnings.hpp"
@@ -42,13 +43,9 @@ Calibration load_calibration(const Scenario& sc) {
   const std::string& path = sc.simulation.calibration;
   if (path.empty()) return c;
   try {
-    const nlohmann::json doc = engine::read_json_file(path);
-    const engine::JsonPath top(path, "");
-    const nlohmann::json& fitted = engine::require(doc, "fitted", top);
-    c.collectives = engine::collective_profile_from_json(
-        engine::require(fitted, "collectives", top.key("fitted")), path);
-    c.compute =
-        compute_profile_from_json(engine::require(fitted, "compute", top.key("fitted")), path);
+    CalibrationProfile profile = read_calibration_profile(path);
+    c.collectives = std::move(profile.collectives);
+    c.compute = std::move(profile.compute);
   } catch (const engine::ProfileError& e) {
     sc.fail("simulation.calibration", e.what());
   }
