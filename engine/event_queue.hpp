@@ -50,6 +50,13 @@ class EventQueue {
   std::size_t size() const { return heap_.size(); }
   void reserve(std::size_t n) { heap_.reserve(n); }
   Time next_time() const { return heap_.empty() ? Time::max() : heap_.front().time; }
+  // Drops the events `keep` rejects (lazily invalidated ones) and restores the heap; the
+  // sequence numbers keep the pop order of the rest.
+  template <class Keep>
+  void compact(Keep keep) {
+    std::erase_if(heap_, [&](const Event& e) { return !keep(e.payload); });
+    std::make_heap(heap_.begin(), heap_.end(), later);
+  }
 
  private:
   static bool later(const Event& a, const Event& b) {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/calibration/json_fields.hpp"
+
 namespace clustersim::models {
 namespace detail {
 std::vector<LayerSpec> resnet50_layers();  // models/resnet50.cpp
@@ -167,15 +169,14 @@ class HfConfig {
 };
 
 json parse_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ModelSpecError(path + ": cannot open the Hugging Face config file");
+  json j;
   try {
-    json j = json::parse(in);
-    if (!j.is_object()) throw ModelSpecError(path + ": not a JSON object");
-    return j;
-  } catch (const json::exception& e) {
-    throw ModelSpecError(path + ": not valid JSON (" + e.what() + ")");
+    j = engine::read_json_file(path, "Hugging Face config file");
+  } catch (const engine::ProfileError& e) {
+    throw ModelSpecError(e.what());
   }
+  if (!j.is_object()) throw ModelSpecError(path + ": not a JSON object");
+  return j;
 }
 
 // Families with rotary positions, RMSNorm, no linear biases and an untied LM head by default.

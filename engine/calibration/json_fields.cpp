@@ -58,9 +58,9 @@ std::string optional_string(const nlohmann::json& obj, std::string_view key, con
   return it->get<std::string>();
 }
 
-nlohmann::json read_json_file(const std::string& path) {
+nlohmann::json read_json_file(const std::string& path, std::string_view what) {
   std::ifstream in(path);
-  if (!in) throw ProfileError(path + ": cannot open the calibration profile");
+  if (!in) throw ProfileError(path + ": cannot open the " + std::string(what));
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {

@@ -43,7 +43,9 @@ std::uint64_t require_count(const nlohmann::json& obj, std::string_view key, con
 std::string require_string(const nlohmann::json& obj, std::string_view key, const JsonPath& at);
 std::string optional_string(const nlohmann::json& obj, std::string_view key, const JsonPath& at);
 
-// Parses a whole file; a missing file or invalid JSON is a ProfileError naming the file.
-nlohmann::json read_json_file(const std::string& path);
+// Parses a whole file; a missing file or invalid JSON is a ProfileError naming the file and
+// `what` it should have been.
+nlohmann::json read_json_file(const std::string& path,
+                              std::string_view what = "calibration profile");
 
 }  // namespace clustersim::engine

@@ -49,12 +49,14 @@ class AnalyticalModel final : public NetworkModel {
     queue_.push(t, Event{Event::done, id, 0, 0, 0.0, &plan, payload_bytes});
   }
 
-  Time next_event_time() const override { return queue_.empty() ? Time::max() : queue_.top_time(); }
+  Time next_event_time() const override {
+    return queue_.empty() ? Time::max() : queue_.next_time();
+  }
 
   void advance(Time t, std::vector<TransferId>& completed) override {
     const auto begin = static_cast<std::ptrdiff_t>(completed.size());
-    while (!queue_.empty() && queue_.top_time() <= t) {
-      const Event e = queue_.pop();
+    while (!queue_.empty() && queue_.next_time() <= t) {
+      const Event e = queue_.pop().payload;
       if (e.kind == Event::done) {
         add_plan_link_bytes(topology_, *e.plan, e.payload, link_bytes_);
         completed.push_back(e.id);

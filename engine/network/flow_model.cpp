@@ -95,12 +95,14 @@ class FlowModel final : public NetworkModel {
     }
   }
 
-  Time next_event_time() const override { return queue_.empty() ? Time::max() : queue_.top_time(); }
+  Time next_event_time() const override {
+    return queue_.empty() ? Time::max() : queue_.next_time();
+  }
 
   void advance(Time t, std::vector<TransferId>& completed) override {
     const auto begin = static_cast<std::ptrdiff_t>(completed.size());
-    while (!queue_.empty() && queue_.top_time() <= t) {
-      const Event e = queue_.pop();
+    while (!queue_.empty() && queue_.next_time() <= t) {
+      const Event e = queue_.pop().payload;
       switch (e.kind) {
         case Event::flow_done:
           if (e.version == flows_[e.target].version) finish_flow(e.target, t, completed);
@@ -178,7 +180,7 @@ class FlowModel final : public NetworkModel {
     if (queue_.size() > 64 && queue_.size() > 4 * (active_flows_ + pending_)) {
       queue_.compact([this](const Event& e) { return valid(e); });
     }
-    while (!queue_.empty() && !valid(queue_.top()))
+    while (!queue_.empty() && !valid(queue_.top().payload))
       queue_.pop();
   }
 

@@ -33,11 +33,13 @@ class IdealModel final : public NetworkModel {
     add_plan_link_bytes(topology_, plan, payload_bytes, link_bytes_);
     queue_.push(now, id);
   }
-  Time next_event_time() const override { return queue_.empty() ? Time::max() : queue_.top_time(); }
+  Time next_event_time() const override {
+    return queue_.empty() ? Time::max() : queue_.next_time();
+  }
   void advance(Time t, std::vector<TransferId>& completed) override {
     const auto begin = static_cast<std::ptrdiff_t>(completed.size());
-    while (!queue_.empty() && queue_.top_time() <= t)
-      completed.push_back(queue_.pop());
+    while (!queue_.empty() && queue_.next_time() <= t)
+      completed.push_back(queue_.pop().payload);
     std::sort(completed.begin() + begin, completed.end());
   }
   const std::vector<double>& link_bytes() const override { return link_bytes_; }

@@ -31,9 +31,6 @@ struct ProfiledCost {
   double alpha_s = 0.0;
   double busbw = 0.0;       // bytes/s
   double bus_factor = 1.0;  // t = alpha_s + payload·bus_factor / busbw
-  double seconds(double payload_bytes) const {
-    return alpha_s + payload_bytes * bus_factor / busbw;
-  }
 };
 
 class ProfileLookup {

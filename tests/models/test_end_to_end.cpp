@@ -47,13 +47,10 @@ TEST(EndToEnd, IdealNetworkMakesExposedCommunicationZero) {
   EXPECT_LE(ideal.iteration_time_s, flow.iteration_time_s);
 }
 
-// BUG (models/memory_model.cpp, not owned here): estimate_memory() sums the parameters of the
-// whole model (built.layers) for every rank, ignoring the pipeline partition (and the TP split),
-// so a pipeline stage is charged for every stage's weights. Expected by hand: 4 layers of 1e6
-// parameters on pp = 2 stages of one GPU each (dp = 1) put 2 layers = 2e6 parameters on each GPU:
-// weights and gradients 2e6 × 2 B (bf16) = 4e6 B each, Adam state 2e6 × 12 B (m, v and an fp32
-// master copy; DESIGN.md "Memory model") = 2.4e7 B; no activations stated, no DDP buckets. The
-// code reports twice each (8e6, 8e6, 4.8e7). Enable once the memory model is per stage.
+// A pipeline stage holds only its own layers' parameters. By hand: 4 layers of 1e6 parameters on
+// pp = 2 stages of one GPU each (dp = 1) put 2 layers = 2e6 parameters on each GPU: weights and
+// gradients 2e6 × 2 B (bf16) = 4e6 B each, Adam state 2e6 × 12 B (m, v and an fp32 master copy;
+// DESIGN.md "Memory model") = 2.4e7 B; no DDP buckets without data parallelism.
 TEST(EndToEnd, MemoryCountsOnlyTheStagesOwnParameters) {
   const Scenario sc = parse_scenario(R"(
 cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 2}

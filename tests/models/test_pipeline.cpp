@@ -91,6 +91,67 @@ TEST(Pipeline, InterleavedBubbleShrinksByTheVirtualStages) {
         expect_bubble("interleaved", p, m, v, interleaved_bubble(p, m, v));
 }
 
+// Uneven stages for a transformer (parallel.stage_layers, as Llama 3 405B's 126 layers on PP 16
+// as [7, 8 × 14, 7]): here 14 blocks as [3, 4, 4, 3] on 4 stages. Each chunk holds its blocks
+// (the embedding joins the first, the LM head the last), and with free communication GPipe's
+// makespan is a flow shop's over identical jobs: Σ F_i + (m − 1)·max F_i for the forwards, then
+// from there Σ B_i + (m − 1)·max B_i for the backwards, with F_i, B_i a stage's per-micro-batch
+// forward and backward times (read from the ops' durations).
+TEST(Pipeline, UnevenTransformerStagesFromStageLayers) {
+  const int m = 6;
+  const std::string text =
+      "cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 4}\n"
+      "model: {num_layers: 14, hidden_size: 1024, num_heads: 16, ffn_hidden_size: 4096,\n"
+      "        vocab_size: 32000}\n"
+      "training: {global_batch: " +
+      std::to_string(m) +
+      ", micro_batch: 1, seq_len: 1024}\n"
+      "parallel: {pp: 4, schedule: gpipe, stage_layers: [3, 4, 4, 3]}\n"
+      "simulation: {network_model: ideal}\n";
+  const auto out = run_scenario(parse_scenario(text, "test"));
+  const auto& layers = out.built.layers;
+  const std::vector<int> blocks_expected = {3, 4, 4, 3};
+  for (std::size_t g = 0; g < 4; ++g) {
+    std::set<int> blocks;
+    for (int l : out.built.partition[g])
+      if (layers[static_cast<std::size_t>(l)].block >= 0)
+        blocks.insert(layers[static_cast<std::size_t>(l)].block);
+    EXPECT_EQ(static_cast<int>(blocks.size()), blocks_expected[g]) << "stage " << g;
+  }
+  EXPECT_EQ(layers[static_cast<std::size_t>(out.built.partition[0].front())].role,
+            LayerRole::embedding);
+  EXPECT_EQ(layers[static_cast<std::size_t>(out.built.partition[3].back())].role, LayerRole::head);
+
+  // Per stage (rank = stage with pp only): forward and backward time of micro-batch 0.
+  const auto& s = out.built.schedule;
+  const auto& tl = out.timeline;
+  std::vector<double> f(4, 0.0), b(4, 0.0);
+  double last_backward_end = 0;
+  for (std::size_t i = 0; i < s.ops.size(); ++i) {
+    const auto& op = s.ops[i];
+    if (op.kind != OpKind::compute) continue;
+    const double d = (tl.end[i] - tl.start[i]).seconds();
+    if (op.microbatch == 0 && op.category == engine::Category::forward) f[op.rank] += d;
+    if (op.microbatch == 0 &&
+        (op.category == engine::Category::backward || op.category == engine::Category::recompute))
+      b[op.rank] += d;
+    if (op.rank == 0 && op.category == engine::Category::backward)
+      last_backward_end = std::max(last_backward_end, tl.end[i].seconds());
+  }
+  auto flow_shop = [&](const std::vector<double>& t) {
+    double sum = 0, peak = 0;
+    for (double x : t) {
+      sum += x;
+      peak = std::max(peak, x);
+    }
+    return sum + (m - 1) * peak;
+  };
+  const double expected = flow_shop(f) + flow_shop(b);
+  EXPECT_NEAR(last_backward_end, expected, 1e-9 * expected);
+  // The middle stages hold 4 blocks and set the pace: the bubble is what the critical rank idles.
+  EXPECT_GT(out.result.bubble_fraction, 0.0);
+}
+
 // Without a pipeline there is no bubble: each rank (here two data-parallel replicas with free
 // communication) never waits.
 TEST(Pipeline, NoPipelineNoBubble) {
