@@ -41,6 +41,12 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
   if (auto x = m.get("optimizer"))
     t.optimizer = x->choice<Optimizer>(
         {{"adam", Optimizer::adam}, {"adamw", Optimizer::adamw}, {"sgd", Optimizer::sgd}});
+  if (auto x = m.get("attention")) {
+    t.attention =
+        x->choice<Attention>({{"standard", Attention::standard}, {"flash", Attention::flash}});
+    t.attention_given = true;
+  }
+  if (auto x = m.get("fused_kernels")) t.fused_kernels = x->boolean();
   m.finish();
   return t;
 }
