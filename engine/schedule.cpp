@@ -5,6 +5,8 @@
 
 namespace clustersim::engine {
 
+static_assert(sizeof(Op) == 56, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
+
 std::string_view to_string(OpKind k) {
   return kOpKindNames.name(k);
 }
@@ -93,12 +95,17 @@ OpId ScheduleBuilder::push(const Common& c, Op op) {
 }
 
 OpId ScheduleBuilder::compute(const Common& c, double flops, std::uint64_t bytes,
-                              std::uint8_t precision) {
+                              std::uint8_t precision, std::uint32_t kernels) {
+  if (kernels != kNone && kernels >= schedule_.kernels.size())
+    throw std::invalid_argument("schedule: op '" + std::string(c.name) + "' names kernel list " +
+                                std::to_string(kernels) + " of " +
+                                std::to_string(schedule_.kernels.size()));
   Op op;
   op.kind = OpKind::compute;
   op.flops = flops;
   op.bytes = bytes;
   op.precision = precision;
+  op.kernels = kernels;
   return push(c, op);
 }
 

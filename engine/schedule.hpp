@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/kernels.hpp"
 #include "engine/names.hpp"
 
 namespace clustersim::engine {
@@ -107,8 +108,14 @@ struct Op {
   std::uint32_t deps_count = 0;
   std::uint32_t name = 0;  // index into Schedule::names
   std::uint32_t microbatch = kNone;
-  // collective: process group; send/recv: the peer rank
-  std::uint32_t group_or_peer = kNone;
+  // The two never apply to one op, so they share four bytes (Op stays 56 bytes):
+  union {
+    // collective: process group; send/recv: the peer rank
+    std::uint32_t group_or_peer = kNone;
+    // compute: the kernel list it launches (index into Schedule::kernels), kNone for none. The
+    // engine stores and passes it; the compute model costs the list (ComputeModel).
+    std::uint32_t kernels;
+  };
   // send/recv: matching tag; broadcast/reduce/scatter/gather: root's index in the group
   std::uint32_t tag = 0;
   // Which chunk of a larger buffer the op works on (a gradient bucket, a sharded unit); traces
@@ -137,6 +144,7 @@ struct Schedule {
   std::vector<ProcessGroup> groups;
   std::vector<std::string> names;         // interned op names
   std::vector<std::string> stream_names;  // index = StreamId, e.g. "compute", "comm"
+  KernelTable kernels;                    // the kernel lists compute ops name (Op::kernels)
 
   std::span<const OpId> dependencies(const Op& op) const {
     return {deps.data() + op.deps_begin, op.deps_count};
@@ -167,7 +175,10 @@ class ScheduleBuilder {
     std::span<const OpId> deps = {};
     std::uint32_t chunk = kNone;
   };
-  OpId compute(const Common& c, double flops, std::uint64_t bytes, std::uint8_t precision = 0);
+  // `kernels`: the op's kernel list, an index into kernel_table() (kNone: none; the compute model
+  // then costs the op by its FLOPs and bytes).
+  OpId compute(const Common& c, double flops, std::uint64_t bytes, std::uint8_t precision = 0,
+               std::uint32_t kernels = kNone);
   OpId copy(const Common& c, std::uint64_t bytes);
   OpId collective(const Common& c, CollectiveType type, GroupId group, std::uint64_t bytes,
                   Algorithm algorithm = Algorithm::automatic, std::uint32_t root = 0);
@@ -180,6 +191,8 @@ class ScheduleBuilder {
     schedule_.deps.reserve(deps);
   }
   const Schedule& peek() const { return schedule_; }
+  // Where plans intern the kernel lists their compute ops name.
+  KernelTable& kernel_table() { return schedule_.kernels; }
   Schedule finish() &&;
 
  private:

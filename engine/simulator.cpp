@@ -28,12 +28,17 @@ class Run {
     const std::size_t n = s.ops.size();
     timeline_.algorithm.assign(n, Algorithm::automatic);
     state_.resize(n);
+    // Each distinct kernel list is costed once, not once per op that launches it.
+    const std::vector<Time> lists = compute.kernel_list_durations(s.kernels);
     for (OpId id = 0; id < n; ++id) {
       const Op& op = s.ops[id];
       OpState& st = state_[id];
       st.remaining_deps = op.deps_count;
       st.runs_on_gpu = op.kind == OpKind::compute || op.kind == OpKind::copy;
-      if (st.runs_on_gpu) st.duration = compute.duration(op);
+      if (st.runs_on_gpu)
+        st.duration = op.kind == OpKind::compute && op.kernels < lists.size()
+                          ? lists[op.kernels]
+                          : compute.duration(op);
       st.instance = rendezvous_.instance_of[id];
     }
     build_successors();

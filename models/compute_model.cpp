@@ -4,7 +4,25 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/kernels/kernel_cost.hpp"
+
 namespace clustersim::models {
+
+RooflineComputeModel::RooflineComputeModel(GpuSpec gpu, const ComputeProfile* profile)
+    : gpu_(kernels::calibrated_gpu(gpu, profile)),
+      profile_(profile),
+      kernels_(kernels::has_kernel_figures(gpu_)) {}
+
+std::vector<engine::Time> RooflineComputeModel::kernel_list_durations(
+    const engine::KernelTable& table) const {
+  if (!kernels_) return {};
+  const std::vector<double> seconds = kernels::kernel_list_seconds(table, gpu_, profile_);
+  std::vector<engine::Time> out;
+  out.reserve(seconds.size());
+  for (double s : seconds)
+    out.push_back(engine::Time::from_seconds(s));
+  return out;
+}
 
 bool RooflineComputeModel::profiled(Precision p) const {
   return profile_ != nullptr && profile_->has(to_string(p));

@@ -58,6 +58,7 @@ std::vector<ModelSpec> make_models() {
   m.push_back({"resnet50", detail::resnet50_layers(), 0, {}});
   // BERT-large (Devlin et al. 2018): 24 layers, 1024, 16 heads, WordPiece 30522, 512 positions.
   m.push_back({"bert-large", gpt_like(24, 1024, 16, 30522, 512), 512, {}});
+  std::get<TransformerSpec>(m.back().body).causal = false;  // an encoder: attention sees both ways
   // GPT-2 XL (Radford et al. 2019; HF gpt2-xl config): 48 layers, 1600, 25 heads, 1024 positions.
   m.push_back({"gpt2-xl", gpt_like(48, 1600, 25, 50257, 1024), 1024, {}});
   // GPT-3 175B (Brown et al. 2020, Table 2.1), vocab padded to 51200 as Megatron-LM does.
@@ -239,6 +240,8 @@ ModelSpec read_hf_config(const std::string& path) {
   t.max_positions = cfg.optional_int({"max_position_embeddings", "n_positions"}).value_or(2048);
   // PretrainedConfig ties by default; the Llama/Mistral/Qwen configs default to untied.
   t.tied_embeddings = cfg.optional_bool("tie_word_embeddings").value_or(!rotary_family);
+  // Encoders attend both ways (BERT and its kin); everything else here is a causal decoder.
+  t.causal = !(model_type == "bert" || model_type == "roberta" || model_type == "xlm-roberta");
 
   if (t.hidden_size % t.num_heads != 0)
     cfg.fail("key 'hidden_size' (" + std::to_string(t.hidden_size) +

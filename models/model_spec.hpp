@@ -41,6 +41,7 @@ struct TransformerSpec {
   bool learned_positions = true;  // learned position embeddings (GPT, BERT) vs rotary
   long max_positions = 2048;      // rows of the learned position table
   bool tied_embeddings = false;   // LM head shares the embedding matrix
+  bool causal = true;             // decoder (causal mask) or encoder (BERT: bidirectional)
   std::optional<MoeSpec> moe;
 };
 

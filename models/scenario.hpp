@@ -35,6 +35,9 @@ enum class Recompute { none, selective, full };
 enum class Optimizer { adam, adamw, sgd };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
+// How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
+// s² scores through memory) or a fused FlashAttention kernel.
+enum class Attention { standard, flash };
 
 // The names a scenario uses for each choice (engine/names.hpp).
 inline constexpr engine::NameTable kRecomputeNames{
@@ -54,6 +57,11 @@ inline constexpr engine::NameTable kPipelineScheduleNames{
         {PipelineSchedule::gpipe, "gpipe"},
         {PipelineSchedule::one_f_one_b, "1f1b"},
         {PipelineSchedule::interleaved, "interleaved"},
+    }}};
+inline constexpr engine::NameTable kAttentionNames{
+    std::array<std::pair<Attention, std::string_view>, 2>{{
+        {Attention::standard, "standard"},
+        {Attention::flash, "flash"},
     }}};
 inline constexpr engine::NameTable kDataParallelNames{
     std::array<std::pair<DataParallel, std::string_view>, 6>{{
@@ -79,7 +87,16 @@ struct TrainingConfig {
   Precision precision = Precision::bf16;
   Recompute recompute = Recompute::none;
   Optimizer optimizer = Optimizer::adam;
+  // training.attention; when the file does not say, default_attention(gpu, precision).
+  Attention attention = Attention::flash;
+  bool attention_given = false;
+  bool fused_kernels = true;  // Megatron's fused softmax, bias-GeLU, bias-dropout-add, RoPE, CE
 };
+
+// training.attention's default: flash for 16-bit and fp8 training on a GPU with bf16 tensor cores
+// (Ampere and later: A100, H100, H200, B200, L40S), where FlashAttention-2 runs; standard on
+// V100 (no FlashAttention-2 kernel) and for fp32/tf32 training (FlashAttention has no fp32 path).
+Attention default_attention(const GpuSpec& gpu, Precision precision);
 
 // PyTorch FSDP's knobs (parallel.fsdp); they apply to zero3, fsdp and hsdp.
 struct FsdpConfig {

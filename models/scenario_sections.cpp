@@ -31,6 +31,11 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
   if (auto x = m.get("precision")) t.precision = x->choice(kPrecisionNames, "precision");
   if (auto x = m.get("recompute")) t.recompute = x->choice(kRecomputeNames);
   if (auto x = m.get("optimizer")) t.optimizer = x->choice(kOptimizerNames);
+  if (auto x = m.get("attention")) {
+    t.attention = x->choice(kAttentionNames);
+    t.attention_given = true;
+  }
+  if (auto x = m.get("fused_kernels")) t.fused_kernels = x->boolean();
   m.finish();
   return t;
 }

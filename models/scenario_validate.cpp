@@ -2,6 +2,7 @@
 // rules follow Megatron-LM's argument checks, so a plan accepted here is one Megatron would run.
 #include <map>
 
+#include "models/kernels/kernel_cost.hpp"
 #include "models/rank_layout.hpp"
 #include "models/scenario_detail.hpp"
 
@@ -117,6 +118,30 @@ void validate_hsdp(const Scenario& s) {
   }
 }
 
+// training.attention: resolved to its default when not given; flash needs a 16-bit or fp8
+// precision and, on a GPU the kernel model costs, the GPU's fused-attention figures.
+void validate_attention(Scenario& s) {
+  TrainingConfig& t = s.training;
+  if (!t.attention_given) t.attention = default_attention(s.cluster.gpu, t.precision);
+  if (t.attention != Attention::flash || !std::holds_alternative<TransformerSpec>(s.model.body))
+    return;
+  if (t.precision == Precision::fp32 || t.precision == Precision::tf32)
+    s.fail("training.attention",
+           "flash attention has no " + std::string(to_string(t.precision)) +
+               " kernel (FlashAttention runs fp16, bf16 and fp8); allowed: standard, or "
+               "training.precision: bf16 | fp16");
+  const GpuSpec& gpu = s.cluster.gpu;
+  if (!kernels::has_kernel_figures(gpu)) return;  // costed by the roofline
+  for (const auto& [figure, value] :
+       {std::pair{"attention_fwd_efficiency", gpu.attention_fwd_efficiency},
+        std::pair{"attention_bwd_efficiency", gpu.attention_bwd_efficiency}})
+    if (!(value > 0))
+      s.fail(t.attention_given ? "training.attention" : "cluster",
+             "GPU " + gpu.name + " has no " + figure +
+                 " figure, which the flash attention kernel needs; allowed: "
+                 "training.attention: standard");
+}
+
 }  // namespace
 
 void validate(Scenario& s) {
@@ -171,8 +196,10 @@ void validate(Scenario& s) {
         supported.emplace_back(to_string(static_cast<Precision>(i)));
     s.fail("training.precision", "GPU " + s.cluster.gpu.name + " has no " +
                                      std::string(to_string(s.training.precision)) +
-                                     " peak; allowed: " + yaml::join(supported, " | "));
+                                     " peak FLOP/s figure (its GEMM kernels need one); allowed: " +
+                                     yaml::join(supported, " | "));
   }
+  validate_attention(s);
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {
     validate_transformer(s, *t);
     validate_stage_layers(s, t->num_layers, true);
@@ -188,3 +215,15 @@ void validate(Scenario& s) {
 }
 
 }  // namespace clustersim::models::detail
+
+namespace clustersim::models {
+
+Attention default_attention(const GpuSpec& gpu, Precision precision) {
+  const bool sixteen_bit =
+      precision == Precision::bf16 || precision == Precision::fp16 || precision == Precision::fp8;
+  const bool ampere_or_later = gpu.peak_flops[static_cast<std::size_t>(Precision::bf16)] > 0 &&
+                               kernels::has_kernel_figures(gpu);
+  return sixteen_bit && ampere_or_later ? Attention::flash : Attention::standard;
+}
+
+}  // namespace clustersim::models

@@ -50,6 +50,21 @@ double attention_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
   return std::max(compute, memory_seconds(k.bytes, gpu));
 }
 
+// A GEMM at the profile's measured efficiency for its shape.
+double profiled_gemm_seconds(const engine::Kernel& k, Precision p, const GpuSpec& gpu,
+                             const ComputeProfile& profile) {
+  if (k.m == 0 || k.n == 0 || k.k == 0 || k.batch == 0)
+    throw std::invalid_argument("GEMM with a zero dimension (m, n, k and batch must be >= 1)");
+  const double peak = gpu.peak_flops[static_cast<std::size_t>(p)];
+  if (!(peak > 0)) missing(gpu, std::string(to_string(p)) + " peak FLOP/s", "GEMM");
+  const double e = profile.gemm_efficiency(to_string(p), k.m, k.n, k.k, k.batch, peak);
+  const double m = static_cast<double>(k.m), n = static_cast<double>(k.n),
+               kk = static_cast<double>(k.k), b = static_cast<double>(k.batch);
+  const double compute = 2.0 * m * n * kk * b / (peak * e);
+  const double bytes = (m * kk + kk * n + m * n) * bytes_per_element(p) * b;
+  return std::max(compute, memory_seconds(bytes, gpu));
+}
+
 }  // namespace
 
 Precision kernel_precision(const engine::Kernel& kernel) {
@@ -59,14 +74,30 @@ Precision kernel_precision(const engine::Kernel& kernel) {
   return static_cast<Precision>(kernel.dtype);
 }
 
-double kernel_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
+bool has_kernel_figures(const GpuSpec& gpu) {
+  return gpu.sm_count > 0 && gpu.gemm_max_efficiency > 0 && gpu.kernel_launch_floor_s > 0 &&
+         gpu.host_launch_interval_s > 0;
+}
+
+GpuSpec calibrated_gpu(const GpuSpec& gpu, const ComputeProfile* profile) {
+  GpuSpec out = gpu;
+  if (profile != nullptr && profile->memory_bandwidth() > 0 && gpu.hbm_bandwidth > 0)
+    out.memory_efficiency = profile->memory_bandwidth() / gpu.hbm_bandwidth;
+  return out;
+}
+
+double kernel_seconds(const engine::Kernel& k, const GpuSpec& gpu, const ComputeProfile* profile) {
   if (!(gpu.kernel_launch_floor_s > 0))
     missing(gpu, "kernel_launch_floor_s", engine::to_string(k.kind));
   double t = 0;
   switch (k.kind) {
-    case engine::KernelKind::gemm:
-      t = estimate_gemm({k.m, k.n, k.k, k.batch, kernel_precision(k)}, gpu).seconds;
+    case engine::KernelKind::gemm: {
+      const Precision p = kernel_precision(k);
+      t = profile != nullptr && profile->has(to_string(p))
+              ? profiled_gemm_seconds(k, p, gpu, *profile)
+              : estimate_gemm({k.m, k.n, k.k, k.batch, p}, gpu).seconds;
       break;
+    }
     case engine::KernelKind::attention_fwd:
     case engine::KernelKind::attention_bwd:
       t = attention_seconds(k, gpu);
@@ -80,21 +111,23 @@ double kernel_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
   return std::max(t, gpu.kernel_launch_floor_s);
 }
 
-double kernels_seconds(std::span<const engine::Kernel> kernels, const GpuSpec& gpu) {
+double kernels_seconds(std::span<const engine::Kernel> kernels, const GpuSpec& gpu,
+                       const ComputeProfile* profile) {
   if (kernels.empty()) return 0.0;
   if (!(gpu.host_launch_interval_s > 0))
     missing(gpu, "host_launch_interval_s", engine::to_string(kernels.front().kind));
   double device = 0;
   for (const auto& k : kernels)
-    device += kernel_seconds(k, gpu);
+    device += kernel_seconds(k, gpu, profile);
   const double host = static_cast<double>(kernels.size()) * gpu.host_launch_interval_s;
   return std::max(device, host);
 }
 
-std::vector<double> kernel_list_seconds(const engine::KernelTable& table, const GpuSpec& gpu) {
+std::vector<double> kernel_list_seconds(const engine::KernelTable& table, const GpuSpec& gpu,
+                                        const ComputeProfile* profile) {
   std::vector<double> seconds(table.size());
   for (std::uint32_t i = 0; i < table.size(); ++i)
-    seconds[i] = kernels_seconds(table.list(i), gpu);
+    seconds[i] = kernels_seconds(table.list(i), gpu, profile);
   return seconds;
 }
 

@@ -12,26 +12,48 @@
 // but the host issues them at most one per GpuSpec::host_launch_interval_s, so an op of many short
 // kernels is bound by kernels × host interval:
 //   kernels_seconds = max(Σ kernel_seconds, count × host_launch_interval_s).
+//
+// With a calibration profile (docs/fidelity.md "Calibration replaces the defaults"), a GEMM whose
+// dtype the profile measured takes the profile's efficiency for its shape
+// (ComputeProfile::gemm_efficiency) instead of the tile/wave model:
+//   gemm = max(2·m·n·k·batch / (peak(dtype) × e_profile), bytes / HBM share),
+// and the profile's measured memory-bound bandwidth replaces hbm_bandwidth × memory_efficiency
+// for every kernel (calibrated_gpu).
 #pragma once
 
 #include <span>
 #include <vector>
 
 #include "engine/kernels.hpp"
+#include "models/compute_profile.hpp"
 #include "models/hardware.hpp"
 
 namespace clustersim::models::kernels {
 
 // Device time of one kernel (floor included). Throws std::invalid_argument naming the GPU and
-// the figure it lacks (no peak for the kernel's dtype, no attention efficiency, ...).
-double kernel_seconds(const engine::Kernel& kernel, const GpuSpec& gpu);
+// the figure it lacks (no peak for the kernel's dtype, no attention efficiency, ...). `profile`
+// (optional) overrides GEMM efficiencies; pass the GPU through calibrated_gpu first for its
+// memory bandwidth.
+double kernel_seconds(const engine::Kernel& kernel, const GpuSpec& gpu,
+                      const ComputeProfile* profile = nullptr);
 
 // Time of an op that launches `kernels` in order.
-double kernels_seconds(std::span<const engine::Kernel> kernels, const GpuSpec& gpu);
+double kernels_seconds(std::span<const engine::Kernel> kernels, const GpuSpec& gpu,
+                       const ComputeProfile* profile = nullptr);
 
 // Costs every list of `table` once (index = list index): ops that share a list share its cost,
 // so a schedule costs each distinct op shape once, not each op.
-std::vector<double> kernel_list_seconds(const engine::KernelTable& table, const GpuSpec& gpu);
+std::vector<double> kernel_list_seconds(const engine::KernelTable& table, const GpuSpec& gpu,
+                                        const ComputeProfile* profile = nullptr);
+
+// `gpu` with the profile's measured memory-bound bandwidth as its achievable HBM bandwidth
+// (memory_efficiency = measured / hbm_bandwidth); `gpu` itself without a profile or without that
+// measurement.
+GpuSpec calibrated_gpu(const GpuSpec& gpu, const ComputeProfile* profile);
+
+// Whether `gpu` carries the figures the kernel model needs (a preset of docs/presets.md "Kernel
+// model figures"); a GPU described only by peaks and bandwidth is costed by the roofline.
+bool has_kernel_figures(const GpuSpec& gpu);
 
 // Precision of a kernel's opaque dtype byte; throws on an index that names no precision.
 Precision kernel_precision(const engine::Kernel& kernel);

@@ -288,7 +288,13 @@ void dense_mlp(Emitter& em, const TransformerKernelConfig& c, const Dims& x,
   }
 }
 
-void moe_mlp(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass pass) {
+// The MoE block in the three ops the expert-parallel plan runs (MoePart): the router's op
+// (norm, router GEMM, softmax, top-k, permute), the experts' (grouped expert GEMMs, activation,
+// unpermute) and the shared experts' (a dense MLP); the residual bias-dropout-add goes with the
+// last op of the forward (the shared experts', else the experts'), its backward with the first
+// op of the backward.
+void moe_part(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass pass,
+              MoePart part) {
   if (c.top_k <= 0 || c.expert_ffn <= 0)
     throw std::invalid_argument("MoE kernels: top_k and expert_ffn must be >= 1");
   const double E = c.num_experts;
@@ -300,37 +306,54 @@ void moe_mlp(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass 
   const double routed = x.Tn * k * x.h * x.e;  // token copies after dispatch
   const double probs = x.Tn * E * kFp32;
   const double f_shared = static_cast<double>(c.shared_experts) * f_local;
-  Dims shared = x;
-  shared.T = x.Tn;
-  auto experts = [&] {
-    if (pass == Pass::forward) {
-      em.gemm("moe.experts.fc1.fprop", tokens, fc1_out, x.h, local, false, true, x.e);
-      activation(em, c, "moe.experts", tokens * local, f_local, x.e, pass);
-      em.gemm("moe.experts.fc2.fprop", tokens, x.h, f_local, local, false, true, x.e);
-    } else {
-      em.gemm("moe.experts.fc2.dgrad", tokens, f_local, x.h, local, false, false, x.e);
-      em.gemm("moe.experts.fc2.wgrad", x.h, f_local, tokens, local, true, false, x.e);
-      activation(em, c, "moe.experts", tokens * local, f_local, x.e, pass);
-      em.gemm("moe.experts.fc1.dgrad", tokens, x.h, fc1_out, local, false, false, x.e);
-      em.gemm("moe.experts.fc1.wgrad", fc1_out, x.h, tokens, local, true, false, x.e);
-    }
-  };
-  if (pass == Pass::forward) {
-    linear(em, "moe.router", pass, x.Tn, E, x.h, false, x.e);
-    em.memory("moe.router.softmax", 2 * probs);
-    em.memory("moe.router.topk", probs + x.Tn * k * (kFp32 + kIndex));
-    em.memory("moe.permute", x.Tn * x.h * x.e + routed + x.Tn * k * kIndex);
-    experts();
-    em.memory("moe.unpermute", routed + x.Tn * x.h * x.e + x.Tn * k * kFp32);
-    if (c.shared_experts > 0) dense_mlp(em, c, shared, "moe.shared", f_shared, pass);
-  } else {
-    if (c.shared_experts > 0) dense_mlp(em, c, shared, "moe.shared", f_shared, pass);
-    em.memory("moe.unpermute.bwd", routed + x.Tn * x.h * x.e + x.Tn * k * kFp32);
-    experts();
-    em.memory("moe.permute.bwd", x.Tn * x.h * x.e + routed + x.Tn * k * kIndex);
-    em.memory("moe.router.topk.bwd", probs + x.Tn * k * kFp32);
-    em.memory("moe.router.softmax.bwd", 3 * probs);
-    linear(em, "moe.router", pass, x.Tn, E, x.h, false, x.e);
+  const bool shared = c.shared_experts > 0;
+  Dims sx = x;
+  sx.T = x.Tn;
+  const bool fwd = pass == Pass::forward;
+  switch (part) {
+    case MoePart::router:
+      if (fwd) {
+        norm(em, c, x, "mlp.norm", pass);
+        linear(em, "moe.router", pass, x.Tn, E, x.h, false, x.e);
+        em.memory("moe.router.softmax", 2 * probs);
+        em.memory("moe.router.topk", probs + x.Tn * k * (kFp32 + kIndex));
+        em.memory("moe.permute", x.Tn * x.h * x.e + routed + x.Tn * k * kIndex);
+      } else {
+        em.memory("moe.permute.bwd", x.Tn * x.h * x.e + routed + x.Tn * k * kIndex);
+        em.memory("moe.router.topk.bwd", probs + x.Tn * k * kFp32);
+        em.memory("moe.router.softmax.bwd", 3 * probs);
+        linear(em, "moe.router", pass, x.Tn, E, x.h, false, x.e);
+        norm(em, c, x, "mlp.norm", pass);
+        residual_grad_add(em, x, "mlp");
+      }
+      return;
+    case MoePart::experts:
+      if (fwd) {
+        em.gemm("moe.experts.fc1.fprop", tokens, fc1_out, x.h, local, false, true, x.e);
+        activation(em, c, "moe.experts", tokens * local, f_local, x.e, pass);
+        em.gemm("moe.experts.fc2.fprop", tokens, x.h, f_local, local, false, true, x.e);
+        em.memory("moe.unpermute", routed + x.Tn * x.h * x.e + x.Tn * k * kFp32);
+        if (!shared) bias_dropout_add(em, c, x, "mlp", pass);
+      } else {
+        if (!shared) bias_dropout_add(em, c, x, "mlp", pass);
+        em.memory("moe.unpermute.bwd", routed + x.Tn * x.h * x.e + x.Tn * k * kFp32);
+        em.gemm("moe.experts.fc2.dgrad", tokens, f_local, x.h, local, false, false, x.e);
+        em.gemm("moe.experts.fc2.wgrad", x.h, f_local, tokens, local, true, false, x.e);
+        activation(em, c, "moe.experts", tokens * local, f_local, x.e, pass);
+        em.gemm("moe.experts.fc1.dgrad", tokens, x.h, fc1_out, local, false, false, x.e);
+        em.gemm("moe.experts.fc1.wgrad", fc1_out, x.h, tokens, local, true, false, x.e);
+      }
+      return;
+    case MoePart::shared:
+      if (!shared) return;
+      if (fwd) {
+        dense_mlp(em, c, sx, "moe.shared", f_shared, pass);
+        bias_dropout_add(em, c, x, "mlp", pass);
+      } else {
+        bias_dropout_add(em, c, x, "mlp", pass);
+        dense_mlp(em, c, sx, "moe.shared", f_shared, pass);
+      }
+      return;
   }
 }
 
@@ -390,24 +413,41 @@ std::vector<Kernel> mlp_block_kernels(const TransformerKernelConfig& c, Pass pas
                                       engine::KernelTable& names) {
   const Dims x = dims(c);
   Emitter em(names, c.dtype);
-  const bool moe = c.num_experts > 0;
-  if (!moe && c.ffn <= 0) throw std::invalid_argument("transformer kernels: ffn must be >= 1");
+  if (c.num_experts > 0) {  // the three ops of the expert-parallel plan, back to back
+    constexpr MoePart forward_order[] = {MoePart::router, MoePart::experts, MoePart::shared};
+    constexpr MoePart backward_order[] = {MoePart::shared, MoePart::experts, MoePart::router};
+    for (MoePart part : pass == Pass::forward ? forward_order : backward_order)
+      moe_part(em, c, x, pass, part);
+    return em.take();
+  }
+  if (c.ffn <= 0) throw std::invalid_argument("transformer kernels: ffn must be >= 1");
   if (pass == Pass::forward) {
     norm(em, c, x, "mlp.norm", pass);
-    if (moe)
-      moe_mlp(em, c, x, pass);
-    else
-      dense_mlp(em, c, x, "mlp", x.f / x.t, pass);
+    dense_mlp(em, c, x, "mlp", x.f / x.t, pass);
     bias_dropout_add(em, c, x, "mlp", pass);
   } else {
     bias_dropout_add(em, c, x, "mlp", pass);
-    if (moe)
-      moe_mlp(em, c, x, pass);
-    else
-      dense_mlp(em, c, x, "mlp", x.f / x.t, pass);
+    dense_mlp(em, c, x, "mlp", x.f / x.t, pass);
     norm(em, c, x, "mlp.norm", pass);
     residual_grad_add(em, x, "mlp");
   }
+  return em.take();
+}
+
+std::vector<Kernel> moe_kernels(const TransformerKernelConfig& c, Pass pass, MoePart part,
+                                engine::KernelTable& names) {
+  if (c.num_experts <= 0) throw std::invalid_argument("MoE kernels: num_experts must be >= 1");
+  const Dims x = dims(c);
+  Emitter em(names, c.dtype);
+  moe_part(em, c, x, pass, part);
+  return em.take();
+}
+
+std::vector<Kernel> attention_core_kernels(const TransformerKernelConfig& c, Pass pass,
+                                           engine::KernelTable& names) {
+  const Dims x = dims(c);
+  Emitter em(names, c.dtype);
+  core_attention(em, c, x, pass);
   return em.take();
 }
 

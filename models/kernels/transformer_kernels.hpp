@@ -66,6 +66,20 @@ std::vector<engine::Kernel> attention_block_kernels(const TransformerKernelConfi
 // num_experts > 0.
 std::vector<engine::Kernel> mlp_block_kernels(const TransformerKernelConfig& c, Pass pass,
                                               engine::KernelTable& names);
+// An MoE block split as the expert-parallel plan runs it (expert_parallelism.hpp): `router`
+// (norm, router GEMM, softmax, top-k, permute), `experts` (the local experts' grouped GEMMs and
+// activation, unpermute), `shared` (the shared experts, a dense MLP; empty without any). The
+// residual bias-dropout-add goes with the forward's last part and the backward's first; the
+// norm's backward and the residual gradient add with the router's backward. In plan order
+// (forward router, experts, shared; backward shared, experts, router) the parts concatenate to
+// mlp_block_kernels.
+enum class MoePart : std::uint8_t { router, experts, shared };
+std::vector<engine::Kernel> moe_kernels(const TransformerKernelConfig& c, Pass pass, MoePart part,
+                                        engine::KernelTable& names);
+// The attention core alone (flash kernel, or QKᵀ, softmax, dropout, ·V): what selective
+// recompute re-runs.
+std::vector<engine::Kernel> attention_core_kernels(const TransformerKernelConfig& c, Pass pass,
+                                                   engine::KernelTable& names);
 // Attention then MLP: one transformer layer.
 std::vector<engine::Kernel> transformer_layer_kernels(const TransformerKernelConfig& c, Pass pass,
                                                       engine::KernelTable& names);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "models/plans/layer_kernels.hpp"
+
 namespace clustersim::models {
 
 using engine::Category;
@@ -25,8 +27,9 @@ LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, 
   return out;
 }
 
-ExpertParallelism::ExpertParallelism(const PlanContext& ctx)
-    : ep_(ctx.parallel.ep),
+ExpertParallelism::ExpertParallelism(const PlanContext& ctx, const LayerKernels* kernels)
+    : kernels_(kernels),
+      ep_(ctx.parallel.ep),
       tp_(ctx.parallel.tp),
       elem_(ctx.element_bytes()),
       precision_(static_cast<std::uint8_t>(ctx.training.precision)) {
@@ -73,10 +76,13 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
     last = make(engine::ScheduleBuilder::Common{rank, stream, category, "", mb, deps});
     deps.assign(1, last);
   };
-  auto compute = [&](const std::string& name, double flops, double bytes) {
+  static const LayerKernels::MoeLists kNoLists;
+  const LayerKernels::MoeLists& lists =
+      kernels_ != nullptr ? kernels_->moe(kernels::Pass::forward) : kNoLists;
+  auto compute = [&](const std::string& name, double flops, double bytes, std::uint32_t list) {
     emit([&](engine::ScheduleBuilder::Common c) {
       c.name = name;
-      return b.compute(c, flops, static_cast<std::uint64_t>(bytes), precision_);
+      return b.compute(c, flops, static_cast<std::uint64_t>(bytes), precision_, list);
     });
   };
   auto all_to_all = [&](const std::string& name) {
@@ -88,15 +94,17 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
     });
   };
   const double act = tokens_ * hidden_ * elem_;
-  compute(base + " router", router_forward_flops(), hidden_ * moe_->num_experts * elem_ + act);
+  compute(base + " router", router_forward_flops(), hidden_ * moe_->num_experts * elem_ + act,
+          lists.router);
   all_to_all(base + " ep dispatch all_to_all");
   const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
   compute(base + " experts", expert_forward_flops(),
-          local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_);
+          local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_,
+          lists.experts);
   all_to_all(base + " ep combine all_to_all");
   if (moe_->shared_experts > 0)
     compute(base + " shared experts", shared_forward_flops(),
-            moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act);
+            moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act, lists.shared);
   deps.clear();
   return last;
 }
@@ -119,6 +127,9 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
       emit(b.collective(common(Category::ep_comm, name), CollectiveType::all_to_all, ep_group,
                         all_to_all_bytes()));
   };
+  static const LayerKernels::MoeLists kNoLists;
+  const LayerKernels::MoeLists& lists =
+      kernels_ != nullptr ? kernels_->moe(kernels::Pass::backward) : kNoLists;
   const double act = tokens_ * hidden_ * elem_;
   const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
   // Gradients flow back through the combine first; backward costs twice the forward.
@@ -127,16 +138,16 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
                    2.0 * shared_forward_flops(),
                    static_cast<std::uint64_t>(
                        2.0 * (moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act)),
-                   precision_));
+                   precision_, lists.shared));
   all_to_all(base + " ep combine-grad all_to_all");
   emit(b.compute(common(Category::backward, base + " experts"), 2.0 * expert_forward_flops(),
                  static_cast<std::uint64_t>(2.0 * (local_experts * expert_params_ * elem_ / tp_ +
                                                    2.0 * routed_copies() * hidden_ * elem_)),
-                 precision_));
+                 precision_, lists.experts));
   all_to_all(base + " ep dispatch-grad all_to_all");
   emit(b.compute(common(Category::backward, base + " router"), 2.0 * router_forward_flops(),
                  static_cast<std::uint64_t>(2.0 * (hidden_ * moe_->num_experts * elem_ + act)),
-                 precision_));
+                 precision_, lists.router));
   *weight_grads = last;
   deps.clear();
   return last;

@@ -32,9 +32,13 @@ namespace clustersim::models {
 LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, int ep,
                          int ep_index);
 
+class LayerKernels;
+
 class ExpertParallelism {
  public:
-  explicit ExpertParallelism(const PlanContext& context);
+  // `kernels` (optional, it must outlive this): the kernel lists of the router, experts and shared
+  // experts ops (layer_kernels.hpp).
+  explicit ExpertParallelism(const PlanContext& context, const LayerKernels* kernels = nullptr);
 
   // The MoE part of the layer's forward (or its recompute, `category`), after `deps`; clears them.
   engine::OpId forward(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
@@ -54,6 +58,7 @@ class ExpertParallelism {
   double shared_forward_flops() const;     // shared experts, as a dense MLP, / tp
 
  private:
+  const LayerKernels* kernels_ = nullptr;
   const MoeSpec* moe_ = nullptr;
   int ep_ = 1;
   int tp_ = 1;

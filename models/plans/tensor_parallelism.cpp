@@ -2,15 +2,18 @@
 
 #include <algorithm>
 
+#include "models/plans/layer_kernels.hpp"
+
 namespace clustersim::models {
 
 using engine::Category;
 using engine::CollectiveType;
 using engine::OpId;
 
-TensorParallelism::TensorParallelism(const PlanContext& ctx)
+TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels* kernels)
     : ctx_(ctx),
-      moe_(ctx),
+      kernels_(kernels),
+      moe_(ctx, kernels),
       tp_(ctx.parallel.tp),
       sequence_parallel_(ctx.parallel.sequence_parallel && ctx.parallel.tp > 1),
       elem_(ctx.element_bytes()),
@@ -87,7 +90,7 @@ double TensorParallelism::full_activation_bytes(const LayerCost& l) const {
 OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank rank,
                                      engine::StreamId stream, const LayerGroups& groups, int layer,
                                      std::uint32_t mb, std::vector<OpId>& deps, Category category,
-                                     double flops, const char* suffix) {
+                                     double flops, const char* suffix, std::uint32_t kernels) {
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
   const LayerRole role = l.role;
   const bool split = tp_ > 1 && sharded(l);
@@ -112,7 +115,7 @@ OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ra
         (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0) /
         (split ? tp_ : 1);
     emitted(b.compute(common(category, base), per_rank * ctx_.training.micro_batch,
-                      static_cast<std::uint64_t>(bytes), precision_));
+                      static_cast<std::uint64_t>(bytes), precision_, kernels));
   }
   if (!split) return last;
   switch (role) {
@@ -143,7 +146,7 @@ OpId TensorParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
                                 std::uint32_t mb, std::vector<OpId>& deps) {
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
   return forward_pass(b, rank, stream, groups, layer, mb, deps, Category::forward, l.forward_flops,
-                      "fwd");
+                      "fwd", kernels_ != nullptr ? kernels_->forward(layer) : engine::kNone);
 }
 
 OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
@@ -152,15 +155,16 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
   const bool split = tp_ > 1 && sharded(l);
   const double extra = recompute_flops(l);
+  const std::uint32_t recompute = kernels_ != nullptr ? kernels_->recompute(layer) : engine::kNone;
   if (extra > 0) {
     if (ctx_.training.recompute == Recompute::full) {
       // Full recompute re-runs the layer's forward, collectives included.
       forward_pass(b, rank, stream, groups, layer, mb, deps, Category::recompute, extra,
-                   "recompute");
+                   "recompute", recompute);
     } else {
       const double per_rank = split ? extra / tp_ : extra;
       b.compute({rank, stream, Category::recompute, l.name + " recompute", mb, deps},
-                per_rank * ctx_.training.micro_batch, 0, precision_);
+                per_rank * ctx_.training.micro_batch, 0, precision_, recompute);
       deps.clear();
     }
   }
@@ -185,7 +189,8 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     last =
         b.compute(common(Category::backward, base),
                   (split ? l.backward_flops / tp_ : l.backward_flops) * ctx_.training.micro_batch,
-                  static_cast<std::uint64_t>(bytes), precision_);
+                  static_cast<std::uint64_t>(bytes), precision_,
+                  kernels_ != nullptr ? kernels_->backward(layer) : engine::kNone);
     *weight_grads = last;
   }
   deps.clear();

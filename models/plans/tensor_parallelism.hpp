@@ -27,9 +27,13 @@ struct LayerGroups {
   engine::GroupId ep = engine::kNone;
 };
 
+class LayerKernels;
+
 class TensorParallelism {
  public:
-  explicit TensorParallelism(const PlanContext& context);
+  // `kernels` (optional; it must outlive this): the kernel lists its compute ops name
+  // (layer_kernels.hpp); without it the ops carry FLOPs and bytes only (memory model, tests).
+  explicit TensorParallelism(const PlanContext& context, const LayerKernels* kernels = nullptr);
 
   // Emits layer `layer`'s forward for micro-batch `mb`; `deps` gate its first op and are then
   // cleared. Returns the last op.
@@ -70,9 +74,10 @@ class TensorParallelism {
   engine::OpId forward_pass(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
                             const LayerGroups& groups, int layer, std::uint32_t mb,
                             std::vector<engine::OpId>& deps, engine::Category category,
-                            double flops, const char* suffix);
+                            double flops, const char* suffix, std::uint32_t kernels);
 
   const PlanContext& ctx_;
+  const LayerKernels* kernels_ = nullptr;
   ExpertParallelism moe_;
   int tp_ = 1;
   bool sequence_parallel_ = false;

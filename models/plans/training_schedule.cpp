@@ -17,6 +17,8 @@
 #include <variant>
 
 #include "models/plans/data_parallel.hpp"
+#include "models/plans/expert_parallelism.hpp"
+#include "models/plans/layer_kernels.hpp"
 #include "models/plans/pipeline_order.hpp"
 #include "models/plans/stage_partition.hpp"
 #include "models/plans/tensor_parallelism.hpp"
@@ -66,8 +68,19 @@ class PlanComposer {
         b_(static_cast<std::uint32_t>(sc.world_size())),
         groups_(b_),
         sink_{b_, groups_},
-        tp_(ctx_) {
+        kernels_(ctx_, b_.kernel_table(), ExpertParallelism(ctx_).routed_copies()),
+        tp_(ctx_, &kernels_) {
     compute_ = b_.stream("compute");
+    // Parameter tensors a rank of each stage steps (its share of the routed experts).
+    stage_tensors_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);
+    for (int stage = 0; stage < sc.parallel.pp; ++stage)
+      ctx_.for_each_stage_layer(stage, [&](int l) {
+        std::uint64_t experts = 0;
+        for (const auto& t : ctx_.layers[static_cast<std::size_t>(l)].tensors)
+          (t.expert >= 0 ? experts : stage_tensors_[static_cast<std::size_t>(stage)]) += 1;
+        stage_tensors_[static_cast<std::size_t>(stage)] +=
+            experts / static_cast<std::uint64_t>(sc.parallel.ep);
+      });
     // With one data-parallel rank there is nothing to shard or reduce: every strategy runs as
     // DDP without communication.
     data_parallel_ = make_data_parallel(
@@ -172,11 +185,13 @@ class PlanComposer {
   void emit_optimizer(Rank r) {
     const std::vector<OpId> reduce_ops = data_parallel_->gradient_ops();
     const double params = data_parallel_->optimizer_params();
+    const auto stage = static_cast<std::size_t>(layout_.coords(r).pp);
     const OpId step = b_.compute(
         {r, compute_, Category::optimizer, "optimizer step", engine::kNone, reduce_ops},
         params * kOptimizerFlopsPerParam,
         static_cast<std::uint64_t>(params * optimizer_bytes_per_param(ctx_.training.optimizer)),
-        static_cast<std::uint8_t>(Precision::fp32));
+        static_cast<std::uint8_t>(Precision::fp32),
+        kernels_.optimizer(params, stage_tensors_[stage]));
     optimizer_[r] = step;
     data_parallel_->after_optimizer(step);
   }
@@ -188,7 +203,9 @@ class PlanComposer {
   engine::ScheduleBuilder b_;
   ProcessGroups groups_;
   ScheduleSink sink_;
+  LayerKernels kernels_;  // before tp_, which names its lists
   TensorParallelism tp_;
+  std::vector<std::uint64_t> stage_tensors_;
   std::unique_ptr<DataParallelStrategy> data_parallel_;
   engine::StreamId compute_ = 0;
   engine::StreamId recv_fwd_ = 0, send_fwd_ = 0, recv_bwd_ = 0, send_bwd_ = 0;

@@ -230,6 +230,67 @@ TEST(ScheduleBuilder, RejectsDependenciesOnOtherRanksAndLaterOps) {
   EXPECT_THROW(b.add_group({0, 2}, "out of range"), std::invalid_argument);
 }
 
+// A model that costs kernel lists: list i lasts i + 1 seconds, whatever its kernels; it counts
+// how often it was asked, to show that costing is per list, not per op.
+class CountedLists : public OneTeraflop {
+ public:
+  std::vector<Time> kernel_list_durations(const KernelTable& table) const override {
+    ++calls;
+    std::vector<Time> out;
+    for (std::size_t i = 0; i < table.size(); ++i)
+      out.push_back(Time::from_seconds(static_cast<double>(i + 1)));
+    return out;
+  }
+  mutable int calls = 0;
+};
+
+TEST(ScheduleBuilder, ComputeOpsNameKernelListsOfTheSchedulesTable) {
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("compute");
+  Kernel k;
+  k.kind = KernelKind::memory;
+  k.bytes = 1e6;
+  const std::uint32_t list = b.kernel_table().intern(std::vector<Kernel>{k});
+  const OpId with = b.compute({0, s0, Category::forward, "a"}, 1, 0, 0, list);
+  const OpId without = b.compute({0, s0, Category::forward, "b"}, 1, 0);
+  EXPECT_THROW(b.compute({0, s0, Category::forward, "c"}, 1, 0, 0, list + 1),
+               std::invalid_argument);
+  const Schedule s = std::move(b).finish();
+  EXPECT_EQ(s.ops[with].kernels, list);
+  EXPECT_EQ(s.ops[without].kernels, kNone);
+  EXPECT_EQ(s.kernels.size(), 1u);
+  EXPECT_EQ(s.kernels.list(list).front().bytes, 1e6);
+  static_assert(sizeof(Op) == 56, "kernels share their four bytes with group_or_peer");
+}
+
+TEST_F(Fixture, OpsWithAKernelListTakeItsCostedDuration) {
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("compute");
+  Kernel k;
+  k.kind = KernelKind::memory;
+  auto& table = b.kernel_table();
+  k.bytes = 1;
+  const std::uint32_t first = table.intern(std::vector<Kernel>{k});  // 1 s
+  k.bytes = 2;
+  const std::uint32_t second = table.intern(std::vector<Kernel>{k});  // 2 s
+  OpId ops[4];
+  ops[0] = b.compute({0, s0, Category::forward, "a"}, 5e12, 0, 0, second);  // 2 s, not 5 s
+  ops[1] = b.compute({0, s0, Category::forward, "b"}, 5e12, 0, 0, first);   // 1 s
+  ops[2] = b.compute({0, s0, Category::forward, "c"}, 5e12, 0, 0, first);   // 1 s
+  ops[3] = b.compute({0, s0, Category::forward, "d"}, 5e11, 0);             // 0.5 s by FLOPs
+  const Schedule s = std::move(b).finish();
+  topology = gpus_on_a_switch(1);
+  const CountedLists lists;
+  const auto tl = simulate(s, topology, network, lists);
+  EXPECT_EQ(lists.calls, 1);
+  EXPECT_DOUBLE_EQ(sec(tl.end[ops[0]]), 2.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[ops[1]]), 3.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[ops[2]]), 4.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[ops[3]]), 4.5);
+  // A model that does not cost kernels costs every op by its FLOPs.
+  EXPECT_DOUBLE_EQ(sec(run(s, 1).makespan), 5.0 + 5.0 + 5.0 + 0.5);
+}
+
 TEST_F(Fixture, SameScheduleGivesTheSameTimeline) {
   auto make = [] {
     ScheduleBuilder b(4);

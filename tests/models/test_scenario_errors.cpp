@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/scenario.hpp"
+#include "models/scenario_detail.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -221,6 +222,51 @@ TEST(ScenarioErrors, PrecisionTheGpuLacks) {
       "cluster: {node: dgx-a100}\nmodel: gpt3-175b\n"
       "training: {global_batch: 8, precision: fp8}\n",
       "bad.yaml:3:29", "training.precision", "has no fp8 peak");
+}
+
+TEST(ScenarioErrors, AttentionAndFusedKernelsAreCheckedChoices) {
+  // `attention` starts in column 29, `fused_kernels`' value in column 44.
+  expect_error(
+      "cluster: {node: dgx-a100}\nmodel: gpt3-175b\n"
+      "training: {global_batch: 8, attention: fast}\n",
+      "bad.yaml:3:40", "training.attention",
+      "unknown value 'fast' (did you mean 'flash'?); allowed: standard | flash");
+  expect_error(
+      "cluster: {node: dgx-a100}\nmodel: gpt3-175b\n"
+      "training: {global_batch: 8, fused_kernels: maybe}\n",
+      "bad.yaml:3:44", "training.fused_kernels", "allowed: true | false");
+  expect_error(base(), "--set training.attention=paged", "training.attention", "allowed: standard",
+               {"training.attention=paged"});
+}
+
+TEST(ScenarioErrors, FlashAttentionHasNoFp32Kernel) {
+  expect_error(
+      "cluster: {node: dgx-a100}\nmodel: gpt3-175b\n"
+      "training: {global_batch: 8, precision: fp32, attention: flash}\n",
+      "bad.yaml:3:46", "training.attention",
+      "flash attention has no fp32 kernel (FlashAttention runs fp16, bf16 and fp8); allowed: "
+      "standard");
+}
+
+TEST(ScenarioErrors, GpuWithoutTheFlashAttentionFigureIsNamed) {
+  // A preset's figures with the fused-attention efficiency taken away: the kernel model cannot
+  // cost a flash attention kernel on it. The error names the GPU and the figure.
+  Scenario ok = parse_scenario(base(), "ok.yaml");
+  GpuSpec gpu = ok.cluster.gpu;
+  gpu.attention_bwd_efficiency = 0;
+  ok.cluster.gpu = gpu;
+  ok.training.attention_given = true;
+  ok.training.attention = Attention::flash;
+  try {
+    detail::validate(ok);
+    ADD_FAILURE() << "accepted a flash attention kernel without its figure";
+  } catch (const ScenarioError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("training.attention: GPU A100-SXM4-80GB has no "
+                           "attention_bwd_efficiency figure"),
+              std::string::npos)
+        << message;
+  }
 }
 
 TEST(ScenarioErrors, LayerListNeedsUnits) {

@@ -1,0 +1,152 @@
+#include "models/plans/layer_kernels.hpp"
+
+#include <algorithm>
+
+namespace clustersim::models {
+
+using kernels::Pass;
+
+LayerKernels::LayerKernels(const PlanContext& ctx, engine::KernelTable& table, double routed_copies)
+    : ctx_(ctx), table_(table) {
+  if (ctx.transformer != nullptr)
+    build_transformer(routed_copies);
+  else if (is_resnet50(ctx.layers))
+    build_resnet50();
+}
+
+void LayerKernels::build_transformer(double routed_copies) {
+  const TransformerSpec& t = *ctx_.transformer;
+  const TrainingConfig& training = ctx_.training;
+  config_ = kernels::kernel_config(t, training.micro_batch, ctx_.seq_len(), ctx_.parallel.tp);
+  config_.sequence_parallel = ctx_.parallel.sequence_parallel && ctx_.parallel.tp > 1;
+  config_.attention = training.attention == Attention::flash ? kernels::AttentionImpl::flash
+                                                             : kernels::AttentionImpl::standard;
+  config_.fused_kernels = training.fused_kernels;
+  config_.causal = t.causal;
+  config_.dtype = training.precision;
+  if (t.moe) {
+    // The pace-setting rank's experts: E/ep of them, sharing its routed token copies.
+    config_.local_experts = std::max(1, t.moe->num_experts / std::max(1, ctx_.parallel.ep));
+    config_.tokens_per_expert = routed_copies / config_.local_experts;
+  }
+  kernels::TransformerKernelConfig dense = config_;
+  dense.num_experts = 0;  // a dense block of an MoE model (first_dense, every > 1)
+
+  // One list per role and pass, whatever the number of layers.
+  struct Lists {
+    std::uint32_t forward = engine::kNone, backward = engine::kNone;
+  };
+  auto both = [&](auto&& make) {
+    return Lists{table_.intern(make(Pass::forward)), table_.intern(make(Pass::backward))};
+  };
+  std::map<LayerRole, Lists> by_role;
+  auto lists = [&](LayerRole role) -> const Lists& {
+    auto it = by_role.find(role);
+    if (it != by_role.end()) return it->second;
+    Lists l;
+    switch (role) {
+      case LayerRole::embedding:
+        l = both([&](Pass p) { return kernels::embedding_kernels(config_, p, table_); });
+        break;
+      case LayerRole::attention:
+        l = both([&](Pass p) { return kernels::attention_block_kernels(config_, p, table_); });
+        break;
+      case LayerRole::mlp:
+        l = both([&](Pass p) { return kernels::mlp_block_kernels(dense, p, table_); });
+        break;
+      case LayerRole::head:
+        l = both([&](Pass p) { return kernels::lm_head_kernels(config_, p, table_); });
+        break;
+      case LayerRole::moe:  // the MoE ops take their lists from moe()
+      case LayerRole::generic:
+        break;
+    }
+    return by_role.emplace(role, l).first->second;
+  };
+
+  const std::size_t n = ctx_.layers.size();
+  forward_.assign(n, engine::kNone);
+  backward_.assign(n, engine::kNone);
+  recompute_.assign(n, engine::kNone);
+  std::uint32_t core = engine::kNone;  // the attention core forward (selective recompute)
+  for (std::size_t i = 0; i < n; ++i) {
+    const LayerCost& l = ctx_.layers[i];
+    const Lists& ls = lists(l.role);
+    forward_[i] = ls.forward;
+    backward_[i] = ls.backward;
+    switch (training.recompute) {
+      case Recompute::none:
+        break;
+      case Recompute::full:
+        if (l.role != LayerRole::embedding && l.role != LayerRole::head) recompute_[i] = ls.forward;
+        break;
+      case Recompute::selective:
+        if (l.role == LayerRole::attention) {
+          if (core == engine::kNone)
+            core = table_.intern(kernels::attention_core_kernels(config_, Pass::forward, table_));
+          recompute_[i] = core;
+        }
+        break;
+    }
+  }
+  if (t.moe) {
+    for (const Pass p : {Pass::forward, Pass::backward}) {
+      MoeLists& m = p == Pass::forward ? moe_forward_ : moe_backward_;
+      m.router = table_.intern(kernels::moe_kernels(config_, p, kernels::MoePart::router, table_));
+      m.experts =
+          table_.intern(kernels::moe_kernels(config_, p, kernels::MoePart::experts, table_));
+      if (t.moe->shared_experts > 0)
+        m.shared =
+            table_.intern(kernels::moe_kernels(config_, p, kernels::MoePart::shared, table_));
+    }
+  }
+}
+
+void LayerKernels::build_resnet50() {
+  // PyTorch eager's batch norm and ReLU are separate kernels (training.fused_kernels is
+  // Megatron's transformer fusions; docs/fidelity.md).
+  const auto layers =
+      kernels::resnet50_kernels(ctx_.training.micro_batch, table_, ctx_.training.precision, false);
+  const std::size_t n = ctx_.layers.size();
+  forward_.assign(n, engine::kNone);
+  backward_.assign(n, engine::kNone);
+  recompute_.assign(n, engine::kNone);
+  for (std::size_t i = 0; i < n && i < layers.size(); ++i) {
+    forward_[i] = table_.intern(layers[i].forward);
+    backward_[i] = table_.intern(layers[i].backward);
+    if (ctx_.training.recompute == Recompute::full) recompute_[i] = forward_[i];
+  }
+}
+
+bool LayerKernels::is_resnet50(const std::vector<LayerCost>& layers) {
+  static const std::vector<LayerCost> preset = [] {
+    const ModelSpec* m = find_model("resnet50");
+    return m != nullptr ? expand_model(*m, 1) : std::vector<LayerCost>{};
+  }();
+  if (preset.empty() || layers.size() != preset.size()) return false;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const LayerCost& a = layers[i];
+    const LayerCost& b = preset[i];
+    if (a.role != LayerRole::generic || a.name != b.name || a.params != b.params ||
+        a.forward_flops != b.forward_flops || a.backward_flops != b.backward_flops)
+      return false;
+  }
+  return true;
+}
+
+std::uint32_t LayerKernels::optimizer(double params, std::uint64_t tensors) {
+  const auto key = std::pair{params, tensors};
+  if (auto it = optimizer_.find(key); it != optimizer_.end()) return it->second;
+  kernels::OptimizerKernelConfig c;
+  c.params = params;
+  c.tensors = std::max<std::uint64_t>(1, tensors);
+  c.optimizer = ctx_.training.optimizer == Optimizer::sgd ? kernels::OptimizerKind::sgd
+                                                          : kernels::OptimizerKind::adam;
+  c.fused = ctx_.training.fused_kernels;
+  c.master_weights = bytes_per_element(ctx_.training.precision) < 4;
+  const std::uint32_t index = table_.intern(kernels::optimizer_kernels(c, table_));
+  optimizer_.emplace(key, index);
+  return index;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,79 @@
+// The kernel lists a plan's compute ops launch (docs/fidelity.md "How ops get kernels"). Built
+// once per schedule and per distinct layer shape (every attention block of a model shares one
+// list, every dense MLP another), interned in the schedule's KernelTable; an op then names its
+// list by index, so kernels cost no memory per op and no work per rank.
+//
+//   layer role     forward / backward                    recompute (full | selective)
+//   embedding      embedding_kernels                     (not recomputed)
+//   attention      attention_block_kernels               forward list | attention core forward
+//   mlp            mlp_block_kernels (dense)             forward list | -
+//   moe            moe_kernels: router, experts, shared  forward lists | -
+//   head           lm_head_kernels                       (not recomputed)
+//   generic        ResNet-50 preset: resnet50_kernels    forward list | -
+//                  any other layer list: none (the roofline costs it: a layer list gives FLOPs
+//                  and bytes, not the shapes a kernel needs)
+//   optimizer      optimizer_kernels (per distinct parameter count)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "engine/kernels.hpp"
+#include "engine/schedule.hpp"
+#include "models/kernels/transformer_kernels.hpp"
+#include "models/plans/plan_context.hpp"
+
+namespace clustersim::models {
+
+class LayerKernels {
+ public:
+  // `routed_copies`: token copies the pace-setting rank's experts receive per micro-batch
+  // (ExpertParallelism::routed_copies); 0 for a dense model.
+  LayerKernels(const PlanContext& ctx, engine::KernelTable& table, double routed_copies);
+
+  // Kernel list of layer `layer`'s op (index into ctx.layers), kNone where it has none.
+  std::uint32_t forward(int layer) const { return at(forward_, layer); }
+  std::uint32_t backward(int layer) const { return at(backward_, layer); }
+  // What the backward re-runs first: the forward list (full recompute), the attention core
+  // (selective, attention layers), kNone otherwise.
+  std::uint32_t recompute(int layer) const { return at(recompute_, layer); }
+
+  // The MoE ops (expert_parallelism.hpp): one list per part and pass, shared by every MoE block.
+  struct MoeLists {
+    std::uint32_t router = engine::kNone;
+    std::uint32_t experts = engine::kNone;
+    std::uint32_t shared = engine::kNone;
+  };
+  const MoeLists& moe(kernels::Pass pass) const {
+    return pass == kernels::Pass::forward ? moe_forward_ : moe_backward_;
+  }
+
+  // The optimizer step over `params` parameters in `tensors` tensors; built once per distinct
+  // pair (a pipeline stage's ranks share one).
+  std::uint32_t optimizer(double params, std::uint64_t tensors);
+
+  // The transformer kernel configuration the lists were built with (tests, reports).
+  const kernels::TransformerKernelConfig& config() const { return config_; }
+
+  // Whether `layers` is the resnet50 preset's layer list (same names, FLOPs and parameters):
+  // only then do the ResNet-50 kernel shapes apply.
+  static bool is_resnet50(const std::vector<LayerCost>& layers);
+
+ private:
+  static std::uint32_t at(const std::vector<std::uint32_t>& v, int layer) {
+    return v.empty() ? engine::kNone : v[static_cast<std::size_t>(layer)];
+  }
+  void build_transformer(double routed_copies);
+  void build_resnet50();
+
+  const PlanContext& ctx_;
+  engine::KernelTable& table_;
+  kernels::TransformerKernelConfig config_;
+  std::vector<std::uint32_t> forward_, backward_, recompute_;
+  MoeLists moe_forward_, moe_backward_;
+  std::map<std::pair<double, std::uint64_t>, std::uint32_t> optimizer_;
+};
+
+}  // namespace clustersim::models
