@@ -69,16 +69,8 @@ std::string MemoryEstimate::largest_term() const {
 MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built) {
   MemoryEstimate est;
   est.capacity = sc.cluster.gpu.memory_bytes;
-  const RankLayout layout(sc.parallel.tp, sc.parallel.ep, sc.parallel.dp, sc.parallel.pp,
-                          sc.parallel.order);
-  const PlanContext ctx{built.layers,
-                        built.partition,
-                        layout,
-                        sc.parallel,
-                        sc.training,
-                        std::get_if<TransformerSpec>(&sc.model.body),
-                        sc.cluster.topology.node.gpus,
-                        static_cast<int>(sc.num_microbatches())};
+  const RankLayout layout = rank_layout(sc.parallel);
+  const PlanContext ctx = plan_context(sc, built.layers, built.partition, layout);
   const TensorParallelism tp(ctx);
   const auto data_parallel = make_data_parallel(sc.parallel.data_parallel, ctx, tp, nullptr);
   for (int stage = 0; stage < sc.parallel.pp; ++stage) {

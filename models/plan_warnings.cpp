@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/plans/plan_context.hpp"
 #include "models/rank_layout.hpp"
 
 namespace clustersim::models {
@@ -24,7 +25,7 @@ std::vector<std::string> plan_warnings(const Scenario& sc) {
   std::vector<std::string> notes;
   const auto& p = sc.parallel;
   const int gpn = sc.cluster.topology.node.gpus;
-  const RankLayout layout(p.tp, p.ep, p.dp, p.pp, p.order);
+  const RankLayout layout = rank_layout(p);
   if (p.tp > 1) {
     const auto group = layout.tp_group(0);
     if (const int n = nodes_spanned(group, gpn); n > 1)

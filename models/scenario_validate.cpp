@@ -3,6 +3,7 @@
 #include <map>
 
 #include "models/kernels/kernel_cost.hpp"
+#include "models/plans/plan_context.hpp"
 #include "models/rank_layout.hpp"
 #include "models/scenario_detail.hpp"
 
@@ -97,7 +98,7 @@ void validate_stage_layers(const Scenario& s, long units, bool transformer) {
 void validate_hsdp(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
   if (p.data_parallel != DataParallel::hsdp || p.dp <= 1) return;
-  const RankLayout layout(p.tp, p.ep, p.dp, p.pp, p.order);
+  const RankLayout layout = rank_layout(p);
   const int gpus = s.cluster.topology.node.gpus;
   std::vector<bool> seen(static_cast<std::size_t>(s.world_size()), false);
   for (engine::Rank r = 0; r < static_cast<engine::Rank>(s.world_size()); ++r) {

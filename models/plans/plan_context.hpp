@@ -40,6 +40,12 @@ struct PlanContext {
   }
 };
 
+// The rank layout of the scenario's plan, and the context its plans are built from (`layers`,
+// `chunks` and `layout` must outlive the context).
+RankLayout rank_layout(const ParallelConfig& parallel);
+PlanContext plan_context(const Scenario& scenario, const std::vector<LayerCost>& layers,
+                         const std::vector<std::vector<int>>& chunks, const RankLayout& layout);
+
 // The schedule's process groups, one per distinct rank list, named "<kind>[<n>]" in the order
 // they are first asked for.
 class ProcessGroups {

@@ -26,15 +26,6 @@
 
 namespace clustersim::models {
 
-engine::GroupId ProcessGroups::get(const std::vector<engine::Rank>& ranks, const char* kind) {
-  auto [it, inserted] = ids_.try_emplace(ranks, 0);
-  if (inserted) {
-    const int index = count_[kind]++;
-    it->second = builder_.add_group(ranks, std::string(kind) + "[" + std::to_string(index) + "]");
-  }
-  return it->second;
-}
-
 namespace {
 
 using engine::Category;
@@ -55,15 +46,8 @@ class PlanComposer {
  public:
   PlanComposer(const Scenario& sc, BuiltSchedule& out)
       : out_(out),
-        layout_(sc.parallel.tp, sc.parallel.ep, sc.parallel.dp, sc.parallel.pp, sc.parallel.order),
-        ctx_{out.layers,
-             out.partition,
-             layout_,
-             sc.parallel,
-             sc.training,
-             std::get_if<TransformerSpec>(&sc.model.body),
-             sc.cluster.topology.node.gpus,
-             static_cast<int>(sc.num_microbatches())},
+        layout_(rank_layout(sc.parallel)),
+        ctx_(plan_context(sc, out.layers, out.partition, layout_)),
         iterations_(sc.simulation.iterations),
         b_(static_cast<std::uint32_t>(sc.world_size())),
         groups_(b_),

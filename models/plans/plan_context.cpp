@@ -1,0 +1,32 @@
+#include "models/plans/plan_context.hpp"
+
+#include <variant>
+
+namespace clustersim::models {
+
+RankLayout rank_layout(const ParallelConfig& p) {
+  return {p.tp, p.ep, p.dp, p.pp, p.order};
+}
+
+PlanContext plan_context(const Scenario& sc, const std::vector<LayerCost>& layers,
+                         const std::vector<std::vector<int>>& chunks, const RankLayout& layout) {
+  return {layers,
+          chunks,
+          layout,
+          sc.parallel,
+          sc.training,
+          std::get_if<TransformerSpec>(&sc.model.body),
+          sc.cluster.topology.node.gpus,
+          static_cast<int>(sc.num_microbatches())};
+}
+
+engine::GroupId ProcessGroups::get(const std::vector<engine::Rank>& ranks, const char* kind) {
+  auto [it, inserted] = ids_.try_emplace(ranks, 0);
+  if (inserted) {
+    const int index = count_[kind]++;
+    it->second = builder_.add_group(ranks, std::string(kind) + "[" + std::to_string(index) + "]");
+  }
+  return it->second;
+}
+
+}  // namespace clustersim::models
