@@ -17,11 +17,15 @@ constexpr double kIndex = 8.0;     // int64 token indices
 constexpr std::uint64_t kTensorsPerLaunchDepth4 = 36;
 constexpr std::uint64_t kTensorsPerLaunchDepth2 = 64;
 
-// Appends kernels with interned names and the config's dtype.
+// Appends kernels with interned names and the config's dtype. In fp8 training (Transformer
+// Engine) only the GEMMs run in fp8: attention, norms and elementwise kernels run, and
+// activations are stored, in bf16 (NVIDIA Transformer Engine documentation, "Using FP8").
 class Emitter {
  public:
   Emitter(engine::KernelTable& names, Precision dtype)
-      : names_(names), dtype_(static_cast<std::uint8_t>(dtype)) {}
+      : names_(names),
+        gemm_dtype_(static_cast<std::uint8_t>(dtype)),
+        dtype_(static_cast<std::uint8_t>(dtype == Precision::fp8 ? Precision::bf16 : dtype)) {}
 
   void gemm(std::string_view name, double m, double n, double k, double batch, bool ta, bool tb,
             double elem) {
@@ -38,6 +42,7 @@ class Emitter {
     g.flops = 2.0 * dm * dn * dk * db;
     g.bytes = (dm * dk + dk * dn + dm * dn) * elem * db;
     push(name, g);
+    out_.back().dtype = gemm_dtype_;
   }
   void memory(std::string_view name, double bytes, double flops = 0) {
     Kernel k;
@@ -60,6 +65,7 @@ class Emitter {
     push(name, k);
   }
   std::vector<Kernel> take() { return std::move(out_); }
+  bool fp8() const { return gemm_dtype_ != dtype_; }
   std::vector<Kernel>& out() { return out_; }
 
  private:
@@ -69,7 +75,8 @@ class Emitter {
     out_.push_back(k);
   }
   engine::KernelTable& names_;
-  std::uint8_t dtype_;
+  std::uint8_t gemm_dtype_;  // the GEMMs'
+  std::uint8_t dtype_;       // everything else's
   std::vector<Kernel> out_;
 };
 
@@ -98,13 +105,18 @@ Dims dims(const TransformerKernelConfig& c) {
   // GQA: kv heads shard by t (replicated when fewer kv heads than TP ranks, as Megatron does).
   x.kv_local_width = std::max(1.0, static_cast<double>(kv_heads) / x.t) * x.d;
   x.f = static_cast<double>(c.ffn);
-  x.e = bytes_per_element(c.dtype);
+  x.e = bytes_per_element(c.dtype == Precision::fp8 ? Precision::bf16 : c.dtype);
   return x;
 }
 
 // A linear layer's kernels: forward GEMM, or backward dgrad + wgrad (+ bias grad reduction).
 void linear(Emitter& em, const std::string& name, Pass pass, double T, double n, double k,
             bool bias, double e, bool dgrad = true) {
+  // fp8 GEMMs read fp8 copies: each input is cast (and its amax taken) by a kernel of its own,
+  // reading bf16 (2 B) and writing fp8 (1 B) per element (Transformer Engine's cast_to_fp8).
+  if (em.fp8())
+    em.memory(name + (pass == Pass::forward ? ".cast_input" : ".cast_grad"),
+              3 * T * (pass == Pass::forward ? k : n));
   if (pass == Pass::forward) {
     em.gemm(name + ".fprop", T, n, k, 1, false, true, e);  // bias fused in the GEMM epilogue
     return;
