@@ -5,6 +5,7 @@
 #include "cli/command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/validate_command.hpp"
 #include "models/frontend.hpp"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   cli::add_run_command(app, action);
   cli::add_presets_command(app, action);
   cli::add_calibrate_command(app, action);
+  cli::add_validate_command(app, action);
 
   try {
     app.parse(argc, argv);

@@ -52,6 +52,7 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
     else
       s.parallel.dp = 0;
     s.simulation = detail::read_simulation(m.get("simulation"), base_dir);
+    if (auto x = m.get("published")) s.published = detail::read_published(*x);
     m.finish();
   } catch (const YAML::Exception& e) {  // not expected; never let one escape as a crash
     yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);

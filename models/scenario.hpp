@@ -16,6 +16,7 @@
 #include "engine/topology_builders.hpp"
 #include "models/hardware.hpp"
 #include "models/model_spec.hpp"
+#include "models/published.hpp"
 
 namespace clustersim::models {
 
@@ -112,7 +113,8 @@ struct ParallelConfig {
   int tp = 1;
   int pp = 1;
   int ep = 1;
-  int dp = 1;  // derived: world / (tp·pp)
+  int dp = 1;  // derived: world / (tp·pp·cp)
+  int cp = 1;  // context parallelism (ring attention); only 1 is simulated in this version
   bool sequence_parallel = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;
@@ -152,6 +154,8 @@ struct Scenario {
   // Every file the scenario was made from (itself, a calibration profile, a config.json):
   // outputs must never replace one.
   std::vector<std::string> inputs;
+  // A validation case's published figures (top-level `published:`); empty for other scenarios.
+  std::vector<PublishedFigure> published;
 
   int world_size() const { return cluster.nodes * cluster.topology.node.gpus; }
   // Micro-batches per iteration on each pipeline: global_batch / (micro_batch · dp).

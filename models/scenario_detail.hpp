@@ -31,6 +31,9 @@ ParallelConfig read_parallel(const yaml::Value& value);
 SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
                                  const std::filesystem::path& base_dir);
 
+// A validation case's `published:` list (models/published.hpp).
+std::vector<PublishedFigure> read_published(const yaml::Value& value);
+
 // The plan's arithmetic (world size, dp, batches, layers per stage, heads per TP rank, ...).
 // Sets scenario.parallel.dp. Errors go through Scenario::fail, so they cite the key's line.
 void validate(Scenario& scenario);

@@ -48,6 +48,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("pp")) p.pp = x->count(1);
   if (auto x = m.get("ep")) p.ep = x->count(1);
   if (auto x = m.get("dp")) p.dp = x->count(1);
+  if (auto x = m.get("cp")) p.cp = x->count(1);
   if (auto x = m.get("sequence_parallel")) p.sequence_parallel = x->boolean();
   if (auto x = m.get("schedule")) p.schedule = x->choice(kPipelineScheduleNames);
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1);
@@ -124,6 +125,30 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
   }
   m.finish();
   return s;
+}
+
+std::vector<PublishedFigure> read_published(const yaml::Value& value) {
+  std::vector<PublishedFigure> out;
+  for (const yaml::Value& item : value.sequence()) {
+    yaml::MapReader m = item.map();
+    PublishedFigure f;
+    const yaml::Value metric = m.require("metric", "what the source measured, e.g. tflops_per_gpu");
+    f.metric = metric.text();
+    if (find_published_metric(f.metric) == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& known : published_metrics())
+        names.emplace_back(known.name);
+      metric.fail_choice(f.metric, names, "metric");
+    }
+    f.value = m.require("value", "the published figure, a positive number").number(1e-300);
+    f.source = m.require("source", "document, table and row where the figure is printed").text();
+    if (auto x = m.get("url")) f.url = x->text();
+    if (auto x = m.get("notes")) f.notes = x->text();
+    m.finish();
+    out.push_back(std::move(f));
+  }
+  if (out.empty()) value.fail("lists no figure; allowed: a list of {metric, value, source}");
+  return out;
 }
 
 }  // namespace clustersim::models::detail

@@ -147,6 +147,9 @@ void validate_attention(Scenario& s) {
 
 void validate(Scenario& s) {
   ParallelConfig& p = s.parallel;
+  if (p.cp != 1)
+    s.fail("parallel.cp", "context parallelism (cp = " + str(p.cp) +
+                              ") is not simulated in this version; allowed: 1");
   const int gpus = s.cluster.topology.node.gpus;
   const long world = s.world_size();
   const std::string world_text =

@@ -50,7 +50,7 @@ TEST(ScenarioErrors, BaseIsValid) {
 
 TEST(ScenarioErrors, UnknownKeySuggestsTheNearest) {
   expect_error(base("  tpp: 2\n"), "bad.yaml:12:3", "parallel.tpp",
-               "unknown key (did you mean 'tp'?); allowed: bucket_mb, data_parallel");
+               "unknown key (did you mean 'tp'?); allowed: bucket_mb, cp, data_parallel");
 }
 
 TEST(ScenarioErrors, UnknownTopLevelKey) {

@@ -1,0 +1,194 @@
+#include "models/validation.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include "models/frontend.hpp"
+
+namespace clustersim::models {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kGB = 1e9;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// The published figures of a file that did not load, read as plainly as possible so that the
+// report can still list them.
+std::vector<PublishedFigure> figures_of(const YAML::Node& root) {
+  std::vector<PublishedFigure> out;
+  for (const auto& item : root["published"]) {
+    PublishedFigure f;
+    try {
+      f.metric = item["metric"].as<std::string>("?");
+      f.value = item["value"].as<double>(0.0);
+      f.source = item["source"].as<std::string>("");
+    } catch (const YAML::Exception&) {
+      f.metric = "?";
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+TimeShares shares_of(const Result& r) {
+  const double t = r.iteration_time_s;
+  if (!(t > 0)) return {};
+  const auto& b = r.breakdown_s;
+  return {b.compute / t, b.recompute / t, (b.dp_comm + b.tp_comm + b.pp_comm + b.ep_comm) / t,
+          b.idle / t};
+}
+
+ValidationSummary summarize(const std::vector<ValidationRow>& rows, std::string_view kind) {
+  ValidationSummary s;
+  std::vector<double> errors;
+  for (const auto& row : rows) {
+    if (row.kind != kind) continue;
+    ++s.cases;
+    if (!row.failure.empty()) {
+      ++s.failed;
+      continue;
+    }
+    const double e = std::fabs(row.error);
+    errors.push_back(e);
+    if (e >= s.worst) {
+      s.worst = e;
+      s.worst_row = row.file + ": " + row.metric;
+    }
+  }
+  if (!errors.empty()) {
+    std::sort(errors.begin(), errors.end());
+    const std::size_t n = errors.size();
+    s.median = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
+  }
+  return s;
+}
+
+}  // namespace
+
+double simulated_value(std::string_view metric, const Scenario& sc, const Result& r) {
+  const double gpus = r.world_size;
+  const auto& m = r.memory.peak;
+  if (metric == "iteration_time_s") return r.iteration_time_s;
+  if (metric == "tflops_per_gpu") return r.tflops_per_gpu;
+  if (metric == "mfu") return r.mfu;
+  if (metric == "tokens_per_s") return r.tokens_per_s;
+  if (metric == "tokens_per_s_per_gpu") return r.tokens_per_s / gpus;
+  if (metric == "samples_per_s") return r.samples_per_s;
+  if (metric == "samples_per_s_per_gpu") return r.samples_per_s / gpus;
+  if (metric == "model_state_gb") return (m.weights + m.gradients + m.optimizer) / kGB;
+  if (metric == "max_memory_allocated_gb" || metric == "peak_memory_gb" ||
+      metric == "peak_memory_reserved_gb")
+    return m.total() / kGB;
+  if (metric == "peak_memory_active_gib") return m.total() / kGiB;
+  if (metric == "nvidia_smi_used_mib") return m.total() / kMiB;
+  sc.fail("published", "metric '" + std::string(metric) + "' has no simulated counterpart");
+}
+
+ValidationReport run_validation(const std::string& dir, const ValidationOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw std::invalid_argument(dir + ": not a folder; allowed: a folder of validation cases");
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
+    if (entry.is_regular_file() && entry.path().extension() == ".yaml")
+      files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+
+  // Only files with a `published:` list are cases (validation/collectives/ holds other data).
+  std::vector<std::pair<fs::path, YAML::Node>> cases;
+  ValidationReport report;
+  for (const auto& f : files) {
+    try {
+      YAML::Node root = YAML::LoadFile(f.string());
+      if (root.IsMap() && root["published"]) cases.emplace_back(f, root);
+    } catch (const YAML::Exception& e) {
+      ValidationRow row;
+      row.file = fs::relative(f, dir).string();
+      row.kind = "time";
+      row.failure = "invalid YAML: " + e.msg;
+      report.rows.push_back(row);
+    }
+  }
+  if (cases.empty() && report.rows.empty())
+    throw std::invalid_argument(dir +
+                                ": holds no validation case (a .yaml file with `published:`)");
+
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& [path, root] = cases[i];
+    const std::string rel = fs::relative(path, dir).string();
+    if (options.progress)
+      options.progress(rel, static_cast<int>(i), static_cast<int>(cases.size()));
+    if (options.cancel != nullptr && options.cancel->load())
+      throw Cancelled("validation cancelled");
+    RunRequest request;
+    request.scenario = path.string();
+    request.network = options.network;
+    request.cancel = options.cancel;
+    try {
+      const Prediction p = predict(request);
+      for (const PublishedFigure& f : p.scenario.published) {
+        ValidationRow row{rel, p.scenario.name, f.metric, "", f.source, f.value, 0, 0, {}, ""};
+        row.kind = std::string(find_published_metric(f.metric)->kind);
+        row.simulated = simulated_value(f.metric, p.scenario, p.output.result);
+        row.error = (row.simulated - f.value) / f.value;
+        row.shares = shares_of(p.output.result);
+        report.rows.push_back(std::move(row));
+      }
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      for (const PublishedFigure& f : figures_of(root)) {
+        const PublishedMetric* metric = find_published_metric(f.metric);
+        report.rows.push_back({rel,
+                               root["name"].as<std::string>(rel),
+                               f.metric,
+                               metric ? std::string(metric->kind) : "time",
+                               f.source,
+                               f.value,
+                               0,
+                               0,
+                               {},
+                               e.what()});
+      }
+    }
+  }
+  report.time = summarize(report.rows, "time");
+  report.memory = summarize(report.rows, "memory");
+  return report;
+}
+
+nlohmann::json validation_to_json(const ValidationReport& report) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : report.rows) {
+    nlohmann::json row = {{"file", r.file}, {"scenario", r.name}, {"metric", r.metric},
+                          {"kind", r.kind}, {"source", r.source}, {"published", r.published}};
+    if (r.failure.empty()) {
+      row["simulated"] = r.simulated;
+      row["error"] = r.error;
+      row["time_shares"] = {{"compute", r.shares.compute},
+                            {"recompute", r.shares.recompute},
+                            {"communication", r.shares.communication},
+                            {"idle", r.shares.idle}};
+    } else {
+      row["failure"] = r.failure;
+    }
+    rows.push_back(std::move(row));
+  }
+  auto summary = [](const ValidationSummary& s) {
+    return nlohmann::json{{"figures", s.cases},
+                          {"failed", s.failed},
+                          {"median_abs_error", s.median},
+                          {"worst_abs_error", s.worst},
+                          {"worst", s.worst_row}};
+  };
+  return {{"cases", rows}, {"time", summary(report.time)}, {"memory", summary(report.memory)}};
+}
+
+}  // namespace clustersim::models

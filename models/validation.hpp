@@ -1,0 +1,68 @@
+// `clustersim validate`: every validation case (a scenario carrying the figures a real run
+// published, models/published.hpp) is simulated and compared with what was published
+// (docs/fidelity.md "Validation").
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/metrics.hpp"
+#include "models/published.hpp"
+
+namespace clustersim::models {
+
+// Where the critical rank's iteration goes, as fractions of it.
+struct TimeShares {
+  double compute = 0, recompute = 0, communication = 0, idle = 0;
+};
+
+struct ValidationRow {
+  std::string file;    // relative to the suite's folder
+  std::string name;    // the scenario's name
+  std::string metric;  // the published metric
+  std::string kind;    // "time" or "memory"
+  std::string source;
+  double published = 0;
+  double simulated = 0;
+  double error = 0;  // signed: (simulated − published) / published
+  TimeShares shares;
+  std::string failure;  // why the case could not be simulated (then simulated/error are 0)
+};
+
+struct ValidationSummary {
+  int cases = 0;      // figures compared
+  int failed = 0;     // figures whose case could not be simulated
+  double median = 0;  // of |error| over the compared figures
+  double worst = 0;
+  std::string worst_row;  // "file: metric"
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;  // in file order, then the order of the figures
+  ValidationSummary time, memory;   // by the metric's kind
+};
+
+struct ValidationOptions {
+  // Called before each case with its file and (index, count).
+  std::function<void(std::string_view file, int index, int count)> progress;
+  const std::atomic<bool>* cancel = nullptr;
+  std::optional<std::string> network;  // replaces each case's simulation.network_model
+};
+
+// The simulated value of a published metric (its unit, published.hpp).
+double simulated_value(std::string_view metric, const Scenario& scenario, const Result& result);
+
+// Runs every *.yaml under `dir` (recursively, sorted by path) that has a `published:` list.
+// A case that cannot be loaded or simulated is reported with its reason, never skipped
+// silently. Throws std::invalid_argument when `dir` is not a folder or holds no case.
+ValidationReport run_validation(const std::string& dir, const ValidationOptions& options = {});
+
+// The report as `clustersim validate --json` writes it (docs/outputs.md "Validation report").
+nlohmann::json validation_to_json(const ValidationReport& report);
+
+}  // namespace clustersim::models
