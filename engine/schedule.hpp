@@ -54,7 +54,9 @@ inline constexpr int kNumCollectiveTypes = 9;
 
 // How a collective is carried out on the network. `automatic` lets the simulator choose by size and
 // group shape the way NCCL does (see collectives.hpp).
-enum class Algorithm : std::uint8_t { automatic, ring, tree, hierarchical, direct };
+// nvls: NVLink SHARP (in-switch reduction, NVSwitch gen 3+), across nodes NCCL's NVLSTree; collnet:
+// in-network reduction in SHARP-capable fabric switches (docs/network.md).
+enum class Algorithm : std::uint8_t { automatic, ring, tree, hierarchical, direct, nvls, collnet };
 
 inline constexpr NameTable kOpKindNames{std::array<std::pair<OpKind, std::string_view>, 5>{{
     {OpKind::compute, "compute"},
@@ -86,12 +88,14 @@ inline constexpr NameTable kCollectiveTypeNames{
         {CollectiveType::gather, "gather"},
         {CollectiveType::send_recv, "send_recv"},
     }}};
-inline constexpr NameTable kAlgorithmNames{std::array<std::pair<Algorithm, std::string_view>, 5>{{
+inline constexpr NameTable kAlgorithmNames{std::array<std::pair<Algorithm, std::string_view>, 7>{{
     {Algorithm::automatic, "auto"},
     {Algorithm::ring, "ring"},
     {Algorithm::tree, "tree"},
     {Algorithm::hierarchical, "hierarchical"},
     {Algorithm::direct, "direct"},
+    {Algorithm::nvls, "nvls"},
+    {Algorithm::collnet, "collnet"},
 }}};
 
 std::string_view to_string(OpKind);

@@ -27,6 +27,8 @@ class Run {
                             " GPUs");
     const std::size_t n = s.ops.size();
     timeline_.algorithm.assign(n, Algorithm::automatic);
+    timeline_.protocol.assign(n, Protocol::simple);
+    timeline_.channels.assign(n, 0);
     state_.resize(n);
     // Each distinct kernel list is costed once, not once per op that launches it.
     const std::vector<Time> lists = compute.kernel_list_durations(s.kernels);
@@ -185,8 +187,12 @@ class Run {
     auto hit = call_cache_.find(call);
     if (hit == call_cache_.end()) hit = call_cache_.emplace(call, resolve(instance, op, p2p)).first;
     const auto [plan, algorithm] = hit->second;
-    for (std::uint32_t i = 0; i < instance.size; ++i)
-      timeline_.algorithm[rendezvous_.ops[instance.ops_begin + i]] = algorithm;
+    for (std::uint32_t i = 0; i < instance.size; ++i) {
+      const OpId id = rendezvous_.ops[instance.ops_begin + i];
+      timeline_.algorithm[id] = algorithm;
+      timeline_.protocol[id] = plan->protocol;
+      timeline_.channels[id] = plan->channels;
+    }
     return *plan;
   }
 
@@ -194,6 +200,7 @@ class Run {
                                                     const Op& op, bool p2p) {
     std::vector<EndpointId> members;
     Algorithm algorithm = Algorithm::direct;
+    Protocol protocol = Protocol::simple;
     CollectiveType type = CollectiveType::send_recv;
     std::uint32_t root = 0;
     if (p2p) {
@@ -207,15 +214,22 @@ class Run {
       algorithm = op.algorithm;
       if (algorithm == Algorithm::automatic)
         algorithm = options_.algorithms[static_cast<std::size_t>(type)];
-      if (algorithm == Algorithm::automatic)
-        algorithm = choose_algorithm(type, static_cast<double>(op.bytes), members, topo_);
+      // NCCL's tuner: the fastest algorithm × protocol (only the protocol when one is forced).
+      const CollectiveChoice choice =
+          choose_collective(type, static_cast<double>(op.bytes), members, topo_, algorithm);
+      algorithm = choice.algorithm;
+      protocol = choice.protocol;
     }
-    const PlanKey key{p2p ? members[0] : instance.group, p2p ? members[1] : kNone, type, algorithm,
-                      root};
+    const PlanKey key{p2p ? members[0] : instance.group,
+                      p2p ? members[1] : kNone,
+                      type,
+                      algorithm,
+                      root,
+                      protocol};
     auto it = plan_cache_.find(key);
     if (it != plan_cache_.end()) return {it->second, algorithm};
     try {
-      plans_.push_back(plan_collective(type, algorithm, members, root, topo_));
+      plans_.push_back(plan_collective(type, algorithm, members, root, topo_, protocol));
     } catch (const std::invalid_argument& e) {
       throw SimulationError("simulate: " + s_.label(op) + ": " + e.what());
     }
@@ -266,7 +280,7 @@ class Run {
   }
 
   using PlanKey =
-      std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t>;
+      std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t, Protocol>;
   // A collective call's signature: (group or sender, receiver, type, requested algorithm, root,
   // bytes). Hashed: it is looked up once per transfer, millions of times in large runs.
   struct CallKey {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/network/transfer_plan.hpp"
 #include "engine/schedule.hpp"
 #include "engine/topology.hpp"
 #include "engine/units.hpp"
@@ -25,6 +26,8 @@ struct Timeline {
   std::vector<double> link_bytes;          // indexed by LinkId
   std::vector<LinkRateSample> link_rates;  // only when SimulationOptions::record_link_rates
   std::vector<Algorithm> algorithm;        // per OpId: the algorithm a communication op used
+  std::vector<Protocol> protocol;          // per OpId: its NCCL protocol (LL, LL128, Simple)
+  std::vector<std::uint16_t> channels;     // per OpId: its channel count (0 for compute)
   Time makespan;
   std::uint64_t events = 0;
 };

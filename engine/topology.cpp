@@ -66,6 +66,7 @@ LinkId Topology::add_directed_link(VertexId src, VertexId dst, Bandwidth bandwid
   boost::add_edge(src, dst, EdgeProps{id}, graph_);
   hops_cache_.clear();
   route_cache_.clear();
+  nic_cache_.clear();
   return id;
 }
 
@@ -167,6 +168,25 @@ std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
     at = links_[chosen].dst;
   }
   return route_cache_.emplace(key, std::move(path)).first->second;
+}
+
+VertexId Topology::nic_of(EndpointId e) const {
+  if (nic_cache_.size() != gpus_.size()) nic_cache_.assign(gpus_.size(), kNoVertex - 1);
+  VertexId& cached = nic_cache_.at(e);
+  if (cached != kNoVertex - 1) return cached;
+  cached = kNoVertex;
+  const int node = node_of(e);
+  for (EndpointId other = 0; other < gpus_.size(); ++other) {
+    if (node_of(other) == node) continue;
+    for (LinkId l : route(e, other)) {
+      if (vertices_[links_[l].dst].kind == VertexKind::nic) {
+        cached = links_[l].dst;
+        break;
+      }
+    }
+    break;
+  }
+  return cached;
 }
 
 Time Topology::route_latency(EndpointId src, EndpointId dst) const {

@@ -63,6 +63,18 @@ struct VertexInfo {
   int node = -1;     // node index, -1 for fabric switches
 };
 
+// What the collective tuner needs to know about the hardware beyond links (docs/network.md
+// "Channels, protocols and the tuner"): the GPU generation (NCCL's tuning tables are per
+// architecture), whether the NVSwitch can reduce (NVLS), whether the fabric's switches can
+// (SHARP / CollNet), and a user override of the channel count.
+struct CollectiveHardware {
+  int gpu_arch = 80;   // compute capability × 10: 70 Volta, 80 Ampere, 90 Hopper, 100 Blackwell
+  bool nvls = false;   // NVSwitch gen 3+ with multicast/reduction (H100, H200, B200)
+  bool sharp = false;  // in-network reduction in the fabric's switches (CollNet)
+  int channels = 0;    // simulation.nccl.channels; 0 = NCCL's rule from the topology
+  double nic_latency_us = 0.0;  // the network plugin's reported latency (NCCL graph latencyInter)
+};
+
 struct LinkInfo {
   VertexId src = 0;
   VertexId dst = 0;
@@ -94,6 +106,13 @@ class Topology {
   VertexId gpu_vertex(EndpointId e) const { return gpus_[e]; }
   int node_of(EndpointId e) const { return vertices_[gpus_[e]].node; }
 
+  const CollectiveHardware& collective_hardware() const { return collective_hw_; }
+  void set_collective_hardware(const CollectiveHardware& hw) { collective_hw_ = hw; }
+  // The NIC vertex GPU `e` reaches other nodes through (the first NIC on its route to a GPU of
+  // another node); kNoVertex on a single node. Cached.
+  static constexpr VertexId kNoVertex = ~VertexId{0};
+  VertexId nic_of(EndpointId e) const;
+
   // The links from GPU `src` to GPU `dst` in order (empty when src == dst). Throws
   // std::runtime_error when dst cannot be reached. The span stays valid for the Topology's life.
   std::span<const LinkId> route(EndpointId src, EndpointId dst) const;
@@ -123,6 +142,8 @@ class Topology {
   std::vector<LinkInfo> links_;
   std::vector<VertexId> gpus_;
   int num_nodes_ = 0;
+  CollectiveHardware collective_hw_;
+  mutable std::vector<VertexId> nic_cache_;
 
   // Lazily filled caches; the simulator is single-threaded.
   mutable std::unordered_map<VertexId, Distances> hops_cache_;

@@ -210,6 +210,15 @@ Topology build_cluster_topology(const ClusterTopologySpec& spec) {
   for (int node = 0; node < spec.nodes; ++node)
     nic.push_back(build_node(topo, spec.node, node));
   if (spec.nodes > 1) build_fabric(topo, spec, nic);
+  if (spec.channels < 0)
+    reject("channels",
+           "= " + std::to_string(spec.channels) + " (allowed: 0 for automatic, or a count >= 1)");
+  CollectiveHardware hw;
+  hw.gpu_arch = spec.node.gpu_arch;
+  hw.nvls = spec.node.nvls && spec.node.fabric == IntraNodeFabric::nvswitch;
+  hw.sharp = spec.fabric.sharp && spec.nodes > 1;
+  hw.channels = spec.channels;
+  topo.set_collective_hardware(hw);
   return topo;
 }
 

@@ -28,6 +28,10 @@ struct NodeTopologySpec {
   // otherwise NICs hang off the PCIe switches (or the CPUs) and GPUs share them.
   int nics = 8;
   Bandwidth nic_bandwidth = Bandwidth::gigabits_per_second(200);
+  // For the collective tuner (CollectiveHardware): the GPU generation as compute capability × 10,
+  // and whether the NVSwitch reduces in the switch (NVLS: NVSwitch gen 3+, H100/H200/B200).
+  int gpu_arch = 80;
+  bool nvls = false;
 };
 
 enum class FabricKind { single_switch, fat_tree, rail_optimized };
@@ -39,12 +43,14 @@ struct FabricSpec {
   double oversubscription = 1.0;  // fat tree: leaf downlink capacity / uplink capacity
   int nics_per_leaf = 32;         // fat tree: NIC ports under one leaf switch
   int spines = 1;                 // fat tree / rail: spine switches (ECMP picks among them)
+  bool sharp = false;  // switches reduce in the network (SHARP): enables CollNet all-reduce
 };
 
 struct ClusterTopologySpec {
   int nodes = 1;
   NodeTopologySpec node;
   FabricSpec fabric;  // ignored for a single node
+  int channels = 0;   // simulation.nccl.channels: collective channels; 0 = NCCL's rule
 };
 
 // Throws std::invalid_argument on impossible specs (naming the field).

@@ -61,6 +61,10 @@ ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
     args["collective"] = to_string(op.collective);
     args["group"] = s.groups[op.group_or_peer].name;
     args["algorithm"] = to_string(tl.algorithm[id]);
+    if (id < tl.protocol.size()) {
+      args["protocol"] = to_string(tl.protocol[id]);
+      args["channels"] = tl.channels[id];
+    }
   } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
     args[op.kind == OpKind::send ? "to" : "from"] = op.group_or_peer;
     args["tag"] = op.tag;

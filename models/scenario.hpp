@@ -139,6 +139,9 @@ struct SimulationConfig {
   // 95 % of an InfiniBand NIC's; the PCIe and CPU-link figures of the presets are effective
   // already. A calibration profile, where it covers a collective, overrides all of this.
   std::array<double, engine::kNumLinkKinds> link_efficiency = {0.8, 1.0, 0.95, 0.9, 1.0};
+  // simulation.nccl.channels: collective channels for every group; 0 = NCCL's rule
+  // (engine::collective_channels). build_topology passes it as ClusterTopologySpec::channels.
+  int nccl_channels = 0;
 };
 
 struct Scenario {

@@ -69,6 +69,16 @@ engine::Bandwidth positive_bandwidth(const yaml::Value& v) {
   return bw;
 }
 
+// NCCL's architecture class of a GPU (compute capability × 10) from its name: it selects the
+// tuner's per-architecture tables and whether an NVSwitch node can run NVLS (Hopper and later).
+int gpu_arch_of(const std::string& name) {
+  const auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
+  if (has("B200") || has("B100") || has("GB200") || has("B300")) return 100;
+  if (has("H100") || has("H200") || has("H800") || has("H20")) return 90;
+  if (has("V100")) return 70;
+  return 80;
+}
+
 // Returns whether gpus_per_switch was stated.
 bool read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
   yaml::MapReader m = v.map();
@@ -117,6 +127,8 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
   if (auto x = m.get("oversubscription")) topology.fabric.oversubscription = x->number(1.0);
   if (auto x = m.get("nics_per_leaf")) topology.fabric.nics_per_leaf = x->count(1);
   if (auto x = m.get("spines")) topology.fabric.spines = x->count(1);
+  // SHARP-capable switches (in-network reduction): the tuner may pick CollNet for all-reduce.
+  if (auto x = m.get("sharp")) topology.fabric.sharp = x->boolean();
   m.finish();
   return nics;
 }
@@ -155,6 +167,8 @@ ClusterConfig read_cluster(const yaml::Value& value) {
   m.finish();
   c.topology.nodes = c.nodes;
   engine::NodeTopologySpec& node = c.topology.node;
+  node.gpu_arch = gpu_arch_of(c.gpu.name);
+  node.nvls = node.gpu_arch >= 90 && node.fabric == engine::IntraNodeFabric::nvswitch;
   // Unstated: a node whose GPU count the default of two GPUs per PCIe switch does not divide (a
   // single GPU, say) gets one switch per GPU.
   if (!per_switch_stated && node.gpus_per_pcie_switch > 0 &&

@@ -116,6 +116,12 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
     table.finish();
   }
   if (auto x = m.get("calibration")) s.calibration = existing_file(*x, base_dir);
+  if (auto x = m.get("nccl")) {
+    yaml::MapReader nccl = x->map();
+    // Collective channels (NCCL_MIN/MAX_NCHANNELS); unset: NCCL's rule from the topology.
+    if (auto c = nccl.get("channels")) s.nccl_channels = c->count(1, 64);
+    nccl.finish();
+  }
   if (auto x = m.get("algorithms")) {
     yaml::MapReader table = x->map();
     for (const auto& [type, name] : engine::kCollectiveTypeNames.entries())

@@ -44,6 +44,9 @@ class AnalyticalModel final : public NetworkModel {
                       Event{Event::rate, id, f.src, f.dst, -bw.bytes_per_second(), nullptr, 0});
         }
       }
+      // The phase's protocol/algorithm limit (Phase::rate_cap) holds without contention too.
+      if (phase.rate_cap > 0.0)
+        longest = std::max(longest, Time::from_seconds(payload_bytes / phase.rate_cap));
       t += longest;
     }
     queue_.push(t, Event{Event::done, id, 0, 0, 0.0, &plan, payload_bytes});

@@ -23,16 +23,37 @@ inline AlgorithmOverrides no_overrides() {
   return a;
 }
 
-// NCCL-like default: ring for large messages and for groups inside one node, double binary tree
-// for small all-reduces that cross nodes, direct for all-to-all, hierarchical never by default.
+// What NCCL's tuner would pick for one call: algorithm, protocol, channels, and the estimate.
+struct CollectiveChoice {
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+  int channels = 1;
+  double estimate_s = 0.0;  // the tuner's uncontended time estimate
+};
+
+// NCCL's method (docs/network.md "The tuner"): estimate every eligible algorithm × protocol
+// (latency from NCCL's constants + payload over the plan's bottleneck and per-channel limits)
+// and take the fastest. With `algorithm` given (not automatic) only its protocols are compared.
+// all_to_all and rooted collectives are not tuned (direct / ring, Simple).
+CollectiveChoice choose_collective(CollectiveType type, double payload_bytes,
+                                   std::span<const EndpointId> members, const Topology& topology,
+                                   Algorithm algorithm = Algorithm::automatic);
+// choose_collective(...).algorithm.
 Algorithm choose_algorithm(CollectiveType type, double payload_bytes,
                            std::span<const EndpointId> members, const Topology& topology);
 
-// The plan of `type` with `algorithm` (not automatic) over `members` (group order = ring order),
-// `root` an index into members. Throws std::invalid_argument for combinations that do not exist.
+// The channel count NCCL's topology search would find for this group (docs/network.md
+// "Channels"): 2 × the NICs the group's GPUs use on a node when they span nodes over NVLink
+// nodes (NICs alone otherwise), the NVLink bandwidth / 25 GB/s on one NVSwitch node, 2 on a PCIe
+// node; simulation.nccl.channels overrides.
+int collective_channels(std::span<const EndpointId> members, const Topology& topology);
+
+// The plan of `type` with `algorithm` (not automatic) and `protocol` over `members` (group
+// order = ring order), `root` an index into members. Throws std::invalid_argument for
+// combinations that do not exist.
 TransferPlan plan_collective(CollectiveType type, Algorithm algorithm,
                              std::span<const EndpointId> members, std::uint32_t root,
-                             const Topology& topology);
+                             const Topology& topology, Protocol protocol = Protocol::simple);
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw × factor.
 double bus_bandwidth_factor(CollectiveType type, std::size_t n);

@@ -202,7 +202,10 @@ class FlowModel final : public NetworkModel {
         const auto route = topology_.route(f.src, f.dst);
         if (bytes <= 0.0 || route.empty()) continue;
         const double simulated = bytes * tr.byte_scale;
-        add_flow(slot, route, simulated, bytes, simulated * tr.inv_duration, t);
+        // Profiled: the profile's rate; otherwise the phase's protocol/algorithm limit, if any.
+        const double cap = tr.profiled ? simulated * tr.inv_duration
+                                       : f.bytes_per_payload_byte * phases[p].rate_cap;
+        add_flow(slot, route, simulated, bytes, cap, t);
         ++tr.flows_left;
       }
     }

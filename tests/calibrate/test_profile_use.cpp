@@ -76,16 +76,20 @@ TEST(ProfileUse, CollectivesTakeTheProfilesTimeInBothModels) {
 }
 
 TEST(ProfileUse, WithoutTheProfileTheTopologyDecides) {
-  // Flow model, ring all-reduce on the DGX A100's NVSwitch (docs/network.md): 2(n−1) steps of the
-  // GPU→switch→GPU route latency (2 × 0.5 us), each ring edge at the 300 GB/s NVLink derated by
-  // the default NVLink efficiency 0.8 (simulation.link_efficiency): 14 us + 1.75·S / 240 GB/s.
-  // 2e6 B: 28.58 us (profile 47.5 us); 6e6 B: 57.75 us (profile 82.5 us).
+  // Flow model, NCCL's tuner on the DGX A100's NVSwitch (docs/network.md), NVLink 300 GB/s
+  // derated by the default 0.8 (simulation.link_efficiency) = 240 GB/s, n = 8, LL128:
+  //   ring: 14 us + 14 steps × 1.9 us + 1.75·S·(128/120) / 240 GB/s
+  //   tree (a chain on one node): 14 us + 2·7 × 1.25 us + S / (7/9 · 240/1.75 GB/s)
+  // and the fastest wins: 2e6 B: tree 50.25 us (profile 47.5 us); 6e6 B: ring 87.27 us
+  // (profile 82.5 us). Simple and LL are slower at both sizes.
   const auto with = all_reduce_times(run("flow"));
   const auto without = all_reduce_times(run("flow", {}, /*calibrated=*/false));
   ASSERT_EQ(without.size(), kBuckets.size());
   for (std::size_t i = 0; i < without.size(); ++i) {
     const double s = kBuckets[i];
-    const double topology = 14e-6 + 1.75 * s / (0.8 * 300e9);
+    const double ring = 40.6e-6 + 1.75 * s * (128.0 / 120.0) / (0.8 * 300e9);
+    const double tree = 31.5e-6 + s / (7.0 / 9.0 * 0.8 * 300e9 / 1.75);
+    const double topology = std::min(ring, tree);
     EXPECT_NEAR(without[i].second, topology, 1e-11);
     EXPECT_NEAR(with[i].second - without[i].second, profile_time(s) - topology, 2e-11);
   }

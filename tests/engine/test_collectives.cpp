@@ -61,8 +61,12 @@ TEST(Collectives, RingAllReduceIsOnePhaseOfNeighbourFlows) {
   const auto m = iota(4);
   const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t);
   ASSERT_EQ(p.phases.size(), 1u);
-  // latency 2(n-1)·α = 6 × 2 us; each edge i -> i+1 carries 2(n-1)/n = 1.5 bytes per byte.
-  EXPECT_EQ(p.phases[0].latency, Time::from_ps(12'000'000));
+  // NCCL's latency (one GPU per node, Simple): base 8.4 us + 2(N-1) = 6 network steps of 14 us
+  // (the tree row's NET latency when ppn = 1; above the 2 us route); each edge i -> i+1 carries
+  // 2(n-1)/n = 1.5 bytes per byte.
+  EXPECT_EQ(p.phases[0].latency, Time::from_seconds(92.4e-6));
+  EXPECT_EQ(p.protocol, Protocol::simple);
+  EXPECT_EQ(p.channels, 1);
   const auto b = pair_bytes(p.phases[0]);
   ASSERT_EQ(b.size(), 4u);
   for (EndpointId i = 0; i < 4; ++i)
@@ -108,8 +112,8 @@ TEST(Collectives, DoubleBinaryTreeOnFourRanksMatchesNccl) {
   const auto m = iota(4);
   const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::tree, m, 0, t);
   ASSERT_EQ(p.phases.size(), 1u);
-  // latency 2·ceil(log2 4)·α = 4 × 2 us
-  EXPECT_EQ(p.phases[0].latency, Time::from_ps(8'000'000));
+  // NCCL's tree latency: base 8.4 us + 2·(log2(4) = 2 network hops of 14 us).
+  EXPECT_EQ(p.phases[0].latency, Time::from_seconds(64.4e-6));
   const std::map<std::pair<EndpointId, EndpointId>, double> want{
       {{1, 2}, 1.0}, {{2, 1}, 1.0}, {{3, 2}, 0.5}, {{2, 3}, 0.5}, {{2, 0}, 0.5},
       {{0, 2}, 0.5}, {{0, 1}, 0.5}, {{1, 0}, 0.5}, {{1, 3}, 0.5}, {{3, 1}, 0.5}};
@@ -237,14 +241,19 @@ TEST(Collectives, DefaultChoiceFollowsNccl) {
   const std::vector<EndpointId> one_node{0, 1};
   const std::vector<EndpointId> two_nodes{0, 1, 2, 3};
   EXPECT_EQ(choose_algorithm(CollectiveType::all_to_all, 1e9, all, t), Algorithm::direct);
-  EXPECT_EQ(choose_algorithm(CollectiveType::all_reduce, 1e3, one_node, t), Algorithm::ring);
-  EXPECT_EQ(choose_algorithm(CollectiveType::all_reduce, 1e3, two_nodes, t), Algorithm::tree);
-  EXPECT_EQ(choose_algorithm(CollectiveType::all_reduce, 1e9, two_nodes, t), Algorithm::ring);
-  // The threshold is 1 MiB per node spanned: 3 MiB is below 4 nodes' 4 MiB, above 2 nodes' 2 MiB.
-  EXPECT_EQ(choose_algorithm(CollectiveType::all_reduce, 3 * 1048576.0, all, t), Algorithm::tree);
-  EXPECT_EQ(choose_algorithm(CollectiveType::all_reduce, 3 * 1048576.0, two_nodes, t),
-            Algorithm::ring);
+  // The tuner: LL for tiny messages (lowest latency), the tree across nodes while latency
+  // dominates, ring + Simple for large messages (the tree's 0.92 and per-channel limits).
+  const CollectiveChoice tiny = choose_collective(CollectiveType::all_reduce, 1e3, one_node, t);
+  EXPECT_EQ(tiny.algorithm, Algorithm::ring);
+  EXPECT_EQ(tiny.protocol, Protocol::ll);
+  EXPECT_EQ(choose_algorithm(CollectiveType::all_reduce, 1e3, all, t), Algorithm::tree);
+  const CollectiveChoice big = choose_collective(CollectiveType::all_reduce, 1e9, two_nodes, t);
+  EXPECT_EQ(big.algorithm, Algorithm::ring);
+  EXPECT_EQ(big.protocol, Protocol::simple);
   EXPECT_EQ(choose_algorithm(CollectiveType::all_gather, 1e3, all, t), Algorithm::ring);
+  // A forced algorithm keeps its protocol choice.
+  EXPECT_EQ(choose_collective(CollectiveType::all_reduce, 1e9, all, t, Algorithm::tree).algorithm,
+            Algorithm::tree);
 }
 
 }  // namespace

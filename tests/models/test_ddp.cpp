@@ -23,11 +23,13 @@
 //   bucket 2 = L0: 0.6e6 B >= 0.5 MiB
 // (with bucket_mb alone for the first, L3 would have closed a bucket by itself).
 //
-// Ring all-reduce over n = 4: 2(n−1)·α + 2(n−1)/n · S / B, α = the GPU→NVSwitch→GPU route's
-// latency = 2 × 1 us, B = 1e11 B/s:
-//   bucket 0: 12 us + 1.5 × 1.6e6 / 1e11 = 12 + 24 = 36 us
-//   bucket 1: 12 us + 1.5 × 0.8e6 / 1e11 = 12 + 12 = 24 us
-//   bucket 2: 12 us + 1.5 × 0.6e6 / 1e11 = 12 +  9 = 21 us
+// All-reduce over n = 4 as NCCL's tuner picks it (docs/network.md): ring + LL128 for all three
+// buckets. Latency: LL128 base 14 us + 2(n−1) = 6 steps of max(1.9 us NVLink hop, the 2 us
+// GPU→NVSwitch→GPU route) = 26 us; bandwidth: 2(n−1)/n · S · 128/120 (LL128's wire bytes) / B,
+// B = 1e11 B/s (Simple would take 28.8 us + 1.5·S/B, LL 18.6 us + 3·S/B: both slower here):
+//   bucket 0: 26 us + 1.6 × 1.6e6 / 1e11 = 26 + 25.6 = 51.6 us
+//   bucket 1: 26 us + 1.6 × 0.8e6 / 1e11 = 26 + 12.8 = 38.8 us
+//   bucket 2: 26 us + 1.6 × 0.6e6 / 1e11 = 26 +  9.6 = 35.6 us
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -97,50 +99,50 @@ TEST(Ddp, BucketsFollowPyTorchReverseOrderWithA1MiBFirstBucket) {
 }
 
 // Overlap on. Compute stream: forward 0–80; backward L3 80–100, L2 100–140, L1 140–160,
-// L0 160–240. Comm stream (FIFO): bucket 0 ready at 140 (L2's backward) → 140–176; bucket 1
-// ready at 160 but the stream is busy → 176–200; bucket 2 ready at 240 → 240–261. Optimizer
-// after the last bucket: 261–303 us.
+// L0 160–240. Comm stream (FIFO): bucket 0 ready at 140 (L2's backward) → 140–191.6; bucket 1
+// ready at 160 but the stream is busy → 191.6–230.4; bucket 2 ready at 240 → 240–275.6.
+// Optimizer after the last bucket: 275.6–317.6 us.
 void expect_overlapped_timeline(const RunOutput& out) {
   for (engine::Rank r = 0; r < 4; ++r) {
     const auto spans = all_reduces(out, r);
     ASSERT_EQ(spans.size(), 3u);
-    const double expected[3][2] = {{140, 176}, {176, 200}, {240, 261}};
+    const double expected[3][2] = {{140, 191.6}, {191.6, 230.4}, {240, 275.6}};
     for (std::size_t k = 0; k < 3; ++k) {
       EXPECT_NEAR(spans[k].first, expected[k][0] * kUs, kTol) << "rank " << r << " bucket " << k;
       EXPECT_NEAR(spans[k].second, expected[k][1] * kUs, kTol) << "rank " << r << " bucket " << k;
     }
   }
-  EXPECT_NEAR(out.result.iteration_time_s, 303 * kUs, kTol);
+  EXPECT_NEAR(out.result.iteration_time_s, 317.6 * kUs, kTol);
 }
 
 TEST(Ddp, OverlapStartsEachBucketWhenItsLastGradientIsReady) {
   const RunOutput out = run({});
   expect_overlapped_timeline(out);
   const Result& r = out.result;
-  // Exposed: only bucket 2 (240–261); in flight 140–200 and 240–261 = 81 us.
-  EXPECT_NEAR(r.exposed_comm_s.dp, 21 * kUs, kTol);
-  EXPECT_NEAR(r.exposed_comm_s.total, 21 * kUs, kTol);
+  // Exposed: only bucket 2 (240–275.6); in flight 140–230.4 and 240–275.6 = 126 us.
+  EXPECT_NEAR(r.exposed_comm_s.dp, 35.6 * kUs, kTol);
+  EXPECT_NEAR(r.exposed_comm_s.total, 35.6 * kUs, kTol);
   EXPECT_NEAR(r.breakdown_s.compute, (240 + 42) * kUs, kTol);
   EXPECT_NEAR(r.breakdown_s.idle, 0.0, kTol);
-  EXPECT_NEAR(r.comm_overlap_fraction, 1.0 - 21.0 / 81.0, 1e-6);
-  // Model FLOPs per GPU: 3 × 8e9 = 2.4e10 at 1e14 FLOP/s is 240 us of the 303.
-  EXPECT_NEAR(r.mfu, 240.0 / 303.0, 1e-6);
-  EXPECT_NEAR(r.samples_per_s, 4 / (303 * kUs), 1e-3);
+  EXPECT_NEAR(r.comm_overlap_fraction, 1.0 - 35.6 / 126.0, 1e-6);
+  // Model FLOPs per GPU: 3 × 8e9 = 2.4e10 at 1e14 FLOP/s is 240 us of the 317.6.
+  EXPECT_NEAR(r.mfu, 240.0 / 317.6, 1e-6);
+  EXPECT_NEAR(r.samples_per_s, 4 / (317.6 * kUs), 1e-3);
 }
 
 // Overlap off: every bucket waits for the end of backward (240 us) and they run back to back:
-// 240–276, 276–300, 300–321; optimizer 321–363 us.
+// 240–291.6, 291.6–330.4, 330.4–366; optimizer 366–408 us.
 TEST(Ddp, WithoutOverlapAllReducesRunAfterBackward) {
   const RunOutput out = run({"parallel.overlap=false"});
   const auto spans = all_reduces(out, 0);
   ASSERT_EQ(spans.size(), 3u);
-  const double expected[3][2] = {{240, 276}, {276, 300}, {300, 321}};
+  const double expected[3][2] = {{240, 291.6}, {291.6, 330.4}, {330.4, 366}};
   for (std::size_t k = 0; k < 3; ++k) {
     EXPECT_NEAR(spans[k].first, expected[k][0] * kUs, kTol) << "bucket " << k;
     EXPECT_NEAR(spans[k].second, expected[k][1] * kUs, kTol) << "bucket " << k;
   }
-  EXPECT_NEAR(out.result.iteration_time_s, 363 * kUs, kTol);
-  EXPECT_NEAR(out.result.exposed_comm_s.dp, 81 * kUs, kTol);
+  EXPECT_NEAR(out.result.iteration_time_s, 408 * kUs, kTol);
+  EXPECT_NEAR(out.result.exposed_comm_s.dp, 126 * kUs, kTol);
   EXPECT_NEAR(out.result.comm_overlap_fraction, 0.0, 1e-9);
 }
 
@@ -153,17 +155,17 @@ TEST(Ddp, FlowModelMatchesTheHandTimelineWithoutContention) {
 // Gradient accumulation, m = 2 micro-batches (global batch 8 over 4 GPUs): PyTorch's no_sync()
 // on the first, so all-reduces only follow the second backward. Compute: fwd mb0 0–80, bwd mb0
 // 80–240, fwd mb1 240–320, bwd mb1 L3 320–340, L2 340–380, L1 380–400, L0 400–480. Buckets:
-// 380–416, 416–440, 480–501; optimizer 501–543 us.
+// 380–431.6, 431.6–470.4, 480–515.6; optimizer 515.6–557.6 us.
 TEST(Ddp, GradientAccumulationReducesOnlyAfterTheLastMicroBatch) {
   const RunOutput out = run({"training.global_batch=8"});
   const auto spans = all_reduces(out, 0);
   ASSERT_EQ(spans.size(), 3u);  // one per bucket, not per micro-batch
-  const double expected[3][2] = {{380, 416}, {416, 440}, {480, 501}};
+  const double expected[3][2] = {{380, 431.6}, {431.6, 470.4}, {480, 515.6}};
   for (std::size_t k = 0; k < 3; ++k) {
     EXPECT_NEAR(spans[k].first, expected[k][0] * kUs, kTol) << "bucket " << k;
     EXPECT_NEAR(spans[k].second, expected[k][1] * kUs, kTol) << "bucket " << k;
   }
-  EXPECT_NEAR(out.result.iteration_time_s, 543 * kUs, kTol);
+  EXPECT_NEAR(out.result.iteration_time_s, 557.6 * kUs, kTol);
 }
 
 // Ideal network: communication is free, so nothing is exposed and the iteration is compute only:

@@ -1,0 +1,90 @@
+// NCCL's tuning-model constants (validation/collectives/NCCL_TUNING.md, from NVIDIA/nccl
+// src/graph/tuning.cc at v2.30.7): base and per-hop latencies per algorithm and protocol, and the
+// per-channel bandwidth limits. Figures restated, not code. Latencies in µs, bandwidths in GB/s.
+#pragma once
+
+#include <array>
+
+#include "engine/network/transfer_plan.hpp"
+
+namespace clustersim::engine::nccl {
+
+// NCCL's algorithm rows used here.
+enum class Row : int {
+  tree = 0,
+  ring = 1,
+  collnet_direct = 2,
+  collnet_chain = 3,
+  nvls = 4,
+  nvls_tree = 5
+};
+// Hardware classes of the per-hop latency table.
+enum class Hw : int { nvlink = 0, pci = 1, net = 2 };
+
+// baseLatencies[algorithm][protocol] (LL, LL128, Simple).
+inline constexpr std::array<std::array<double, 3>, 6> kBaseLatency{{
+    {6.8, 14.0, 8.4},  // tree
+    {6.6, 14.0, 8.4},  // ring
+    {0, 0, 0},         // collnet direct
+    {0, 0, 0},         // collnet chain
+    {0, 0, 0},         // nvls
+    {0, 0, 0},         // nvls tree
+}};
+
+// hwLatencies[hw][algorithm][protocol].
+inline constexpr std::array<std::array<std::array<double, 3>, 6>, 3> kHwLatency{{
+    {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}}},
+    {{{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}}},
+    {{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}}},
+}};
+
+inline constexpr double kNetOverhead = 1.0;  // getNetOverhead, x86 Intel
+
+inline double base_latency(Row a, Protocol p) {
+  return kBaseLatency[static_cast<int>(a)][static_cast<int>(p)];
+}
+inline double hw_latency(Hw h, Row a, Protocol p) {
+  return kHwLatency[static_cast<int>(h)][static_cast<int>(a)][static_cast<int>(p)];
+}
+
+// Architecture index of the per-channel tables: Volta, Ampere, Hopper, Blackwell.
+inline int arch_index(int gpu_arch) {
+  return gpu_arch >= 100 ? 3 : gpu_arch >= 90 ? 2 : gpu_arch >= 80 ? 1 : 0;
+}
+// Column: one node, two nodes, three or more.
+inline int nodes_index(int nodes) {
+  return nodes <= 2 ? nodes - 1 : 2;
+}
+
+// llMaxBws: one node by architecture; multi-node by CPU vendor (row 0 = Intel, assumed).
+inline double ll_max_bw(int gpu_arch, int nodes) {
+  constexpr std::array<double, 4> single{39.0, 87.7, 141.0, 282.0};
+  if (nodes == 1) return single[arch_index(gpu_arch)];
+  return nodes == 2 ? 39.0 : 20.4;
+}
+
+inline constexpr std::array<std::array<double, 3>, 4> kPerChMaxRingLL128{
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}}};
+inline constexpr std::array<std::array<double, 3>, 4> kPerChMaxTreeLL128{
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}};
+inline constexpr std::array<std::array<double, 3>, 4> kPerChMaxTree{
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}};
+inline constexpr std::array<std::array<double, 3>, 4> kPerChMaxNvlsTree{
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}}};
+
+inline double per_channel(const std::array<std::array<double, 3>, 4>& table, int gpu_arch,
+                          int nodes) {
+  return table[arch_index(gpu_arch)][nodes_index(nodes)];
+}
+
+// nvlsEfficiency: Hopper 0.85, Blackwell 0.74 (none before Hopper).
+inline double nvls_efficiency(int gpu_arch) {
+  return gpu_arch >= 100 ? 0.74 : gpu_arch >= 90 ? 0.85 : 0.0;
+}
+// NVLS channels: NVLS_NCHANNELS_SM90 16; Blackwell 24 on one node, 32 across nodes.
+inline int nvls_channels(int gpu_arch, int nodes) {
+  if (gpu_arch >= 100) return nodes == 1 ? 24 : 32;
+  return 16;
+}
+
+}  // namespace clustersim::engine::nccl

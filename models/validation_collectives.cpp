@@ -1,0 +1,214 @@
+// Replays validation/collectives/*.yaml (see validation_collectives.hpp). The systems are read from
+// the files' free-text `system` fields by a few documented rules; a file whose network we cannot
+// express (GPUDirect-TCPXO, NIC count or speed not stated) or that its notes flag as a degraded
+// cluster is reported as excluded with the reason, never silently dropped.
+#include "models/validation_collectives.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <regex>
+#include <stdexcept>
+
+#include "engine/network/collectives.hpp"
+#include "engine/network/network_model.hpp"
+#include "engine/topology_builders.hpp"
+
+namespace clustersim::models {
+
+namespace {
+
+using engine::Algorithm;
+using engine::CollectiveType;
+using engine::Protocol;
+
+bool contains(const std::string& text, const char* what) {
+  return text.find(what) != std::string::npos;
+}
+
+struct System {
+  int nodes = 0;
+  int gpus = 8;
+  engine::ClusterTopologySpec spec;
+  Algorithm algorithm = Algorithm::automatic;
+  bool force_protocol = false;
+  Protocol protocol = Protocol::simple;
+  std::string excluded;  // reason, empty when expressible
+};
+
+std::string text(const YAML::Node& n, const char* key) {
+  return n[key] && n[key].IsScalar() ? n[key].as<std::string>() : std::string();
+}
+
+// GPU generation: NVLink per direction per GPU and NCCL architecture.
+bool read_gpu(const std::string& gpu, engine::NodeTopologySpec& node) {
+  node.fabric = engine::IntraNodeFabric::nvswitch;
+  if (contains(gpu, "A100")) {
+    node.nvlink_bandwidth = engine::Bandwidth::gigabytes_per_second(300);
+    node.gpu_arch = 80;
+  } else if (contains(gpu, "H100") || contains(gpu, "H200")) {
+    node.nvlink_bandwidth = engine::Bandwidth::gigabytes_per_second(450);
+    node.gpu_arch = 90;
+  } else if (contains(gpu, "B200")) {
+    node.nvlink_bandwidth = engine::Bandwidth::gigabytes_per_second(900);
+    node.gpu_arch = 100;
+  } else {
+    return false;
+  }
+  node.nvls = node.gpu_arch >= 90;
+  node.pcie_bandwidth = engine::Bandwidth::gigabytes_per_second(node.gpu_arch >= 90 ? 50 : 25);
+  return true;
+}
+
+System read_system(const YAML::Node& doc) {
+  System s;
+  const YAML::Node sys = doc["system"];
+  const std::string nodes = text(sys, "nodes");
+  if (nodes.find('-') != std::string::npos) {
+    s.excluded = "a range of node counts (" + nodes + ") with one expected figure";
+    return s;
+  }
+  s.nodes = std::stoi(nodes);
+  s.gpus = sys["gpus_per_node"].as<int>();
+  s.spec.nodes = s.nodes;
+  s.spec.node.gpus = s.gpus;
+  s.spec.node.nics = s.gpus;
+  if (!read_gpu(text(sys, "gpu"), s.spec.node)) {
+    s.excluded = "GPU '" + text(sys, "gpu") + "' has no NVLink figures here";
+    return s;
+  }
+  const std::string notes = text(doc, "notes");
+  const std::string network = text(sys, "network");
+  const std::string env = text(sys, "env");
+  if (contains(notes, "UNDERPERFORMING") || contains(notes, "underperforming"))
+    s.excluded = "the file's notes flag the cluster as underperforming (a degraded fabric)";
+  if (s.nodes > 1 && s.excluded.empty()) {
+    if (contains(network, "TCPXO")) {
+      s.excluded = "GPUDirect-TCPXO (TCP offload) is not an RDMA fabric the model describes";
+    } else {
+      // "8 x 400 Gb/s", "8 x 200 Gb/s", "8 x 400 GbE"; or "3.2 Tbps per VM" (8 NICs assumed).
+      std::smatch m;
+      if (std::regex_search(network, m, std::regex(R"((\d+) x (\d+) Gb)"))) {
+        s.spec.node.nics = std::stoi(m[1]);
+        s.spec.node.nic_bandwidth = engine::Bandwidth::gigabits_per_second(std::stod(m[2]));
+      } else if (std::regex_search(network, m, std::regex(R"(([\d.]+) Tbps per VM)"))) {
+        s.spec.node.nics = s.gpus;
+        s.spec.node.nic_bandwidth =
+            engine::Bandwidth::gigabits_per_second(std::stod(m[1]) * 1000.0 / s.gpus);
+      } else {
+        s.excluded = "the NIC count and speed are not stated in the source";
+      }
+    }
+    // A non-blocking fabric: NCCL tests run on one switch or a full fat tree. RoCE is RDMA like
+    // InfiniBand (same link class and efficiency).
+    s.spec.fabric.kind = engine::FabricKind::single_switch;
+    s.spec.fabric.link_kind = engine::LinkKind::ib;
+  }
+  std::string algo_env = env;
+  std::transform(algo_env.begin(), algo_env.end(), algo_env.begin(), ::tolower);
+  if (contains(algo_env, "nccl_algo=ring")) s.algorithm = Algorithm::ring;
+  if (contains(algo_env, "nccl_proto=ll128")) {
+    s.force_protocol = true;
+    s.protocol = Protocol::ll128;
+  }
+  std::smatch m;
+  if (std::regex_search(env, m, std::regex(R"(NCCL_MIN_CTAS=(\d+))")))
+    s.spec.channels = std::stoi(m[1]);
+  return s;
+}
+
+CollectiveType collective_of(const std::string& name) {
+  for (const auto& [type, n] : engine::kCollectiveTypeNames.entries())
+    if (n == name) return type;
+  throw std::runtime_error("unknown collective '" + name + "'");
+}
+
+// The scenario defaults of simulation.link_efficiency (models/scenario.hpp).
+void derate(engine::Topology& topo) {
+  topo.derate(engine::LinkKind::nvlink, 0.8);
+  topo.derate(engine::LinkKind::ib, 0.95);
+  topo.derate(engine::LinkKind::ethernet, 0.9);
+}
+
+// One collective over every GPU, alone on the flow model: its time in seconds.
+double simulate(const engine::TransferPlan& plan, double bytes, const engine::Topology& topo) {
+  auto model = engine::make_network_model("flow", topo);
+  model->start(0, plan, bytes, engine::Time::zero());
+  std::vector<engine::TransferId> done;
+  engine::Time t = engine::Time::zero();
+  while (done.empty()) {
+    t = model->next_event_time();
+    if (t == engine::Time::max()) break;
+    model->advance(t, done);
+  }
+  return t.seconds();
+}
+
+}  // namespace
+
+double CollectiveCaseResult::error() const {
+  if (small() && published_time_us > 0.0) return simulated_time_us / published_time_us - 1.0;
+  return published_busbw_GBps > 0.0 ? simulated_busbw_GBps / published_busbw_GBps - 1.0 : 0.0;
+}
+
+std::vector<CollectiveCaseResult> run_collective_validation(const std::string& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  std::vector<CollectiveCaseResult> out;
+  for (const auto& path : files) {
+    const YAML::Node doc = YAML::LoadFile(path.string());
+    const System sys = read_system(doc);
+    CollectiveCaseResult base;
+    base.file = path.filename().string();
+    base.collective = text(doc, "collective");
+    base.nodes = sys.nodes;
+    base.gpus_per_node = sys.gpus;
+    if (!sys.excluded.empty()) {
+      base.excluded = true;
+      base.reason = sys.excluded;
+      out.push_back(base);
+      continue;
+    }
+    const CollectiveType type = collective_of(base.collective);
+    engine::Topology topo = engine::build_cluster_topology(sys.spec);
+    derate(topo);
+    std::vector<engine::EndpointId> members(topo.num_gpus());
+    for (std::size_t i = 0; i < members.size(); ++i)
+      members[i] = static_cast<engine::EndpointId>(i);
+    const double factor = engine::bus_bandwidth_factor(type, members.size());
+    for (const YAML::Node& p : doc["points"]) {
+      if (!p["bytes"] || p["bytes"].IsNull()) continue;  // a statement without a message size
+      CollectiveCaseResult r = base;
+      r.bytes = p["bytes"].as<double>();
+      if (p["busbw_GBps"])
+        r.published_busbw_GBps = p["busbw_GBps"].as<double>();
+      else if (p["busbw_GBps_min"])
+        r.published_busbw_GBps =
+            0.5 * (p["busbw_GBps_min"].as<double>() + p["busbw_GBps_max"].as<double>());
+      if (p["time_us"]) r.published_time_us = p["time_us"].as<double>();
+      if (p["outlier"] && p["outlier"].as<bool>()) {
+        r.excluded = true;
+        r.reason = "row flagged as an outlier in the file's notes";
+      }
+      engine::CollectiveChoice choice =
+          engine::choose_collective(type, r.bytes, members, topo, sys.algorithm);
+      if (sys.force_protocol) choice.protocol = sys.protocol;
+      const engine::TransferPlan plan =
+          engine::plan_collective(type, choice.algorithm, members, 0, topo, choice.protocol);
+      const double seconds = simulate(plan, r.bytes, topo);
+      r.simulated_time_us = seconds * 1e6;
+      r.simulated_busbw_GBps = seconds > 0.0 ? r.bytes / seconds * factor / 1e9 : 0.0;
+      r.algorithm = std::string(engine::to_string(choice.algorithm));
+      r.protocol = std::string(engine::to_string(choice.protocol));
+      r.channels = plan.channels;
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace clustersim::models

@@ -1,0 +1,190 @@
+// Issue 17 item 6: channels, node-aware trees and NVLS against closed forms.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine/network/collectives.hpp"
+#include "engine/network/network_model.hpp"
+#include "engine/topology_builders.hpp"
+
+namespace clustersim::engine {
+namespace {
+
+constexpr double kNicGBps = 25.0;  // 200 Gb/s
+
+ClusterTopologySpec dgx(int nodes, double nvlink_gbps, int arch = 80) {
+  ClusterTopologySpec spec;
+  spec.nodes = nodes;
+  spec.node.gpus = 8;
+  spec.node.nics = 8;
+  spec.node.nvlink_bandwidth = Bandwidth::gigabytes_per_second(nvlink_gbps);
+  spec.node.pcie_bandwidth = Bandwidth::gigabytes_per_second(0.4 * nvlink_gbps);  // > B, < NVLink
+  spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(kNicGBps);
+  spec.node.gpu_arch = arch;
+  spec.node.nvls = arch >= 90;
+  spec.fabric.kind = FabricKind::single_switch;
+  return spec;
+}
+
+std::vector<EndpointId> all_of(const Topology& t) {
+  std::vector<EndpointId> m(t.num_gpus());
+  for (std::size_t i = 0; i < m.size(); ++i)
+    m[i] = static_cast<EndpointId>(i);
+  return m;
+}
+
+double run_one(const Topology& t, const TransferPlan& plan, double bytes,
+               std::vector<double>* link_bytes = nullptr) {
+  auto model = make_network_model("flow", t);
+  model->start(0, plan, bytes, Time::zero());
+  std::vector<TransferId> done;
+  Time now = Time::zero();
+  while (done.empty()) {
+    now = model->next_event_time();
+    model->advance(now, done);
+  }
+  if (link_bytes != nullptr) *link_bytes = model->link_bytes();
+  return now.seconds();
+}
+
+TEST(NcclChannels, RingAllReduceAcrossNodesUsesEveryNicAtKTimesB) {
+  // N = 2 nodes of g = 8 GPUs and k = 8 NICs of B: 2(Ng-1)/(Ng)·S / min(k·B, NVLink share).
+  // NVLink 1 TB/s: its share g/(g-1)·1000 GB/s is far above k·B = 200 GB/s.
+  const Topology t = build_cluster_topology(dgx(2, 1000));
+  const auto m = all_of(t);
+  EXPECT_EQ(collective_channels(m, t), 16);  // 2 × the 8 NICs, as NCCL duplicates channels
+  const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t);
+  EXPECT_EQ(p.channels, 16);
+  const double s = 4e9;
+  const double n = 16;
+  std::vector<double> bytes;
+  const double got = run_one(t, p, s, &bytes) - p.phases[0].latency.seconds();
+  const double want = 2.0 * (n - 1) / n * s / (8 * kNicGBps * 1e9);
+  EXPECT_NEAR(got, want, 0.01 * want);
+  // Every NIC's uplink carries the same share: 2(n-1)/n·S/k.
+  int nic_links = 0;
+  for (LinkId l = 0; l < t.num_links(); ++l) {
+    const LinkInfo& info = t.link(l);
+    if (t.vertex(info.src).kind != VertexKind::nic || info.kind != LinkKind::ib) continue;
+    ++nic_links;
+    EXPECT_NEAR(bytes[l], 2.0 * (n - 1) / n * s / 8, 1e-6 * s) << info.name;
+  }
+  EXPECT_EQ(nic_links, 16);
+  // Flows are merged per GPU pair: not 16 channels × 16 edges.
+  EXPECT_LE(p.phases[0].flows.size(), 16u + 16u);
+}
+
+TEST(NcclChannels, RingInterNodeHopsStayOnTheirRail) {
+  const Topology t = build_cluster_topology(dgx(4, 1000));
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(t), 0, t);
+  int cross_rail = 0;
+  for (const FlowSpec& f : p.phases[0].flows) {
+    if (t.node_of(f.src) == t.node_of(f.dst)) continue;
+    if (f.src % 8 != f.dst % 8) ++cross_rail;
+  }
+  // Only the hop closing each channel's ring (last node -> first) may change rails.
+  EXPECT_LE(cross_rail, 16);
+}
+
+TEST(NcclChannels, NvlinkShareBoundsTheRingWhenNicsAreFaster) {
+  // NVLink 100 GB/s per GPU: the ring inside a node crosses g-1 of g NVLink edges per channel,
+  // so the NVLink share is g/(g-1)·100 GB/s < k·B = 200 GB/s.
+  const Topology t = build_cluster_topology(dgx(2, 100));
+  const auto m = all_of(t);
+  const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t);
+  const double s = 4e9;
+  const double got = run_one(t, p, s) - p.phases[0].latency.seconds();
+  const double want = 2.0 * 15 / 16 * s / (8.0 / 7.0 * 100e9);
+  EXPECT_NEAR(got, want, 0.02 * want);
+}
+
+TEST(NcclChannels, PcieServerWithOneNicSharesItBetweenChannels) {
+  ClusterTopologySpec spec;
+  spec.nodes = 2;
+  spec.node.fabric = IntraNodeFabric::pcie;
+  spec.node.gpus = 4;
+  spec.node.gpus_per_pcie_switch = 0;
+  spec.node.cpus = 1;
+  spec.node.nics = 1;
+  spec.node.pcie_bandwidth = Bandwidth::gigabytes_per_second(1000);
+  spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(kNicGBps);
+  spec.fabric.kind = FabricKind::single_switch;
+  spec.channels = 4;
+  const Topology t = build_cluster_topology(spec);
+  const auto m = all_of(t);
+  const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t);
+  EXPECT_EQ(p.channels, 4);
+  const double s = 1e9;
+  const double got = run_one(t, p, s) - p.phases[0].latency.seconds();
+  const double want = 2.0 * 7 / 8 * s / (kNicGBps * 1e9);  // all channels through one NIC
+  EXPECT_NEAR(got, want, 0.01 * want);
+}
+
+TEST(NcclChannels, TreeIsAChainInsideNodesAndADoubleBinaryTreeAcross) {
+  const Topology t = build_cluster_topology(dgx(4, 1000));
+  const auto m = all_of(t);
+  const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::tree, m, 0, t);
+  for (const FlowSpec& f : p.phases[0].flows) {
+    if (t.node_of(f.src) == t.node_of(f.dst)) continue;
+    EXPECT_EQ(f.src % 8, f.dst % 8);  // tree edges between nodes join the same local index
+  }
+  // Latency: base 8.4 + 2·((g-1)·4.0 NVLink hops + log2(4)·14 network hops), Simple.
+  EXPECT_NEAR(p.phases[0].latency.seconds(), (8.4 + 2 * (7 * 4.0 + 2 * 14.0)) * 1e-6, 1e-9);
+  // Bandwidth: the same per-NIC bytes as the ring (2/k of S per channel pair), capped at 0.92 of
+  // the link rate (NCCL's tree factor).
+  const double s = 4e9;
+  const double got = run_one(t, p, s) - p.phases[0].latency.seconds();
+  EXPECT_GT(got, 0.0);
+  EXPECT_NEAR(p.phases[0].rate_cap * got / s, 1.0, 0.02);
+}
+
+TEST(NcclChannels, NvlsOnOneH100NodeMatchesItsFormula) {
+  // NVLS: each link carries S·(g+1)/g; NCCL's NVLS efficiency 0.85 on Hopper:
+  // time = 25 us + S / (0.85 · B · g/(g+1)); busbw = 2(g-1)/g · S / time.
+  const Topology t = build_cluster_topology(dgx(1, 360, 90));
+  const auto m = all_of(t);
+  const CollectiveChoice c = choose_collective(CollectiveType::all_reduce, 8e9, m, t);
+  EXPECT_EQ(c.algorithm, Algorithm::nvls);
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_reduce, Algorithm::nvls, m, 0, t, Protocol::simple);
+  EXPECT_NEAR(p.phases[0].latency.seconds(), 25e-6, 1e-9);
+  const double s = 8e9;
+  const double got = run_one(t, p, s);
+  const double want = 25e-6 + s / (0.85 * 360e9 * 8.0 / 9.0);
+  EXPECT_NEAR(got, want, 0.01 * want);
+  const double busbw = 2.0 * 7 / 8 * s / got / 1e9;
+  EXPECT_NEAR(busbw, 476, 5);  // published: ~480 GB/s on 8 × H100 (validation/collectives)
+}
+
+TEST(NcclChannels, NvlsNeedsHopperNvswitch) {
+  const Topology t = build_cluster_topology(dgx(1, 300, 80));
+  EXPECT_THROW(plan_collective(CollectiveType::all_reduce, Algorithm::nvls, all_of(t), 0, t),
+               std::invalid_argument);
+  EXPECT_NE(choose_algorithm(CollectiveType::all_reduce, 8e9, all_of(t), t), Algorithm::nvls);
+}
+
+TEST(NcclChannels, CollnetNeedsSharp) {
+  auto spec = dgx(2, 1000, 90);
+  const Topology plain = build_cluster_topology(spec);
+  EXPECT_THROW(
+      plan_collective(CollectiveType::all_reduce, Algorithm::collnet, all_of(plain), 0, plain),
+      std::invalid_argument);
+  spec.fabric.sharp = true;
+  const Topology sharp = build_cluster_topology(spec);
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_reduce, Algorithm::collnet, all_of(sharp), 0, sharp);
+  // In-network reduction: each NIC sends S/g once, whatever the node count.
+  const double s = 8e9;
+  std::vector<double> bytes;
+  run_one(sharp, p, s, &bytes);
+  for (LinkId l = 0; l < sharp.num_links(); ++l) {
+    const LinkInfo& info = sharp.link(l);
+    if (sharp.vertex(info.src).kind == VertexKind::nic && info.kind == LinkKind::ib) {
+      EXPECT_NEAR(bytes[l], s / 8, 1e-6 * s);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::engine
