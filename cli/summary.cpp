@@ -58,16 +58,35 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
   row("pipeline bubble", percent(r.bubble_fraction));
 
   const auto& m = r.memory;
-  row("memory per GPU", format_bytes(m.peak.total()) + " of " + format_bytes(m.capacity) +
-                            (m.fits() ? " - fits" : " - DOES NOT FIT"));
+  const models::MemoryVerdict verdict = m.verdict();
+  const char* verdict_text = verdict == models::MemoryVerdict::fits    ? " - fits"
+                             : verdict == models::MemoryVerdict::tight ? " - TIGHT"
+                                                                       : " - DOES NOT FIT";
+  row("memory per GPU", format_bytes(m.total()) + " of " + format_bytes(m.capacity) + verdict_text +
+                            " (peak at " + m.phase + ", rank " + std::to_string(m.peak_rank) + ")");
   row("", "weights " + format_bytes(m.peak.weights) + ", gradients " +
               format_bytes(m.peak.gradients) + ", optimizer " + format_bytes(m.peak.optimizer) +
               ", activations " + format_bytes(m.peak.activations) + ", buffers " +
               format_bytes(m.peak.buffers));
-  if (!m.fits())
-    out << "  ! rank " << m.peak_rank << " needs " << format_bytes(m.peak.total()) << ", "
-        << format_bytes(m.peak.total() - m.capacity) << " more than the GPU's "
+  row("", "CUDA context " + format_bytes(m.overheads.cuda_context) + ", cuBLAS " +
+              format_bytes(m.overheads.workspaces) + ", NCCL " + format_bytes(m.overheads.nccl) +
+              "; fragmentation allowance " + format_bytes(m.overheads.fragmentation));
+  if (verdict == models::MemoryVerdict::tight)
+    out << "  ! " << format_bytes(m.headroom()) << " of headroom is less than the allocator's "
+        << "fragmentation allowance (" << format_bytes(m.overheads.fragmentation)
+        << "): whether it fits depends on fragmentation\n";
+  if (verdict == models::MemoryVerdict::does_not_fit)
+    out << "  ! rank " << m.peak_rank << " needs " << format_bytes(m.total()) << ", "
+        << format_bytes(m.total() - m.capacity) << " more than the GPU's "
         << format_bytes(m.capacity) << "; the largest term is " << m.largest_term() << "\n";
+  if (!m.suggestions.empty()) {
+    out << "  to fit, each change alone (re-estimated):\n";
+    for (const auto& x : m.suggestions) {
+      std::snprintf(line, sizeof line, "    --set %-36s %s (%s)\n", x.change.c_str(),
+                    format_bytes(x.peak_bytes).c_str(), x.verdict.c_str());
+      out << line;
+    }
+  }
 
   if (!r.links.empty()) {
     out << "  busiest links:\n";

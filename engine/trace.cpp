@@ -132,6 +132,13 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
              {"pid", network_pid},
              {"args", {{"utilization", sample.bytes_per_second / capacity}}}});
   }
+  for (const CounterTrack& track : options.counters)
+    for (const auto& [time, value] : track.points)
+      w.event({{"name", track.name},
+               {"ph", "C"},
+               {"ts", micros(time)},
+               {"pid", track.pid},
+               {"args", {{track.series, value}}}});
   w.close();
 }
 

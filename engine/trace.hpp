@@ -1,11 +1,12 @@
 // Chrome Trace Event JSON of a simulated (or measured) timeline, as Perfetto and chrome://tracing
 // open it: a process per rank, a thread per stream, a complete event per op with its FLOPs, bytes,
 // group, micro-batch and chunk, flow arrows from each send to its recv, and link-utilization
-// counters in a separate "network" process.
+// counters in a separate "network" process, and any other counter tracks the caller gives.
 #pragma once
 
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/schedule.hpp"
@@ -14,8 +15,18 @@
 
 namespace clustersim::engine {
 
+// A counter track of any series (e.g. a rank's memory): drawn in process `pid` (a rank, or
+// Schedule::num_ranks for the "network" process) as "name", with one argument `series` per point.
+struct CounterTrack {
+  std::string name;
+  std::uint32_t pid = 0;
+  std::string series = "value";
+  std::vector<std::pair<Time, double>> points;
+};
+
 struct TraceOptions {
   std::vector<LinkId> counter_links;  // links whose utilization becomes a counter track
+  std::vector<CounterTrack> counters;
 };
 
 void write_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,

@@ -48,6 +48,13 @@ void write_trace(const Prediction& p, const std::string& path) {
   check_output_path(path, p.scenario.inputs, "trace");
   engine::TraceOptions trace;
   trace.counter_links = p.output.result.busiest_link_ids;
+  const auto& memory = p.output.result.memory;
+  if (!memory.timeline.empty()) {
+    engine::CounterTrack track{"memory", static_cast<std::uint32_t>(memory.peak_rank), "bytes", {}};
+    for (const auto& point : memory.timeline)
+      track.points.emplace_back(engine::Time::from_seconds(point.time_s), point.bytes);
+    trace.counters.push_back(std::move(track));
+  }
   engine::write_file_atomically(path, [&](std::ostream& os) {
     engine::write_trace(os, p.output.built.schedule, p.output.timeline, p.output.topology, trace);
   });

@@ -1,9 +1,19 @@
 #include "models/memory_model.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
 #include <variant>
 
+#include "models/plans/activation_memory.hpp"
+#include "models/plans/expert_parallelism.hpp"
+#include "models/plans/layer_kernels.hpp"
 #include "models/plans/pipeline_order.hpp"
+#include "models/plans/stage_partition.hpp"
 #include "models/plans/tensor_parallelism.hpp"
 #include "models/rank_layout.hpp"
 
@@ -11,49 +21,396 @@ namespace clustersim::models {
 
 namespace {
 
-// One stage's memory: the data-parallel strategy's model states and buffers, the activations
-// tensor parallelism keeps per micro-batch times the micro-batches the pipeline holds in flight,
-// and the pipeline's transfer buffers.
-MemoryBreakdown stage_memory(const PlanContext& ctx, const TensorParallelism& tp,
-                             const DataParallelStrategy& data_parallel, int stage) {
-  const auto& p = ctx.parallel;
-  const int pp = p.pp;
-  const int v = p.virtual_stages;
-  MemoryBreakdown m = data_parallel.memory(stage);
+constexpr double kMiB = 1024.0 * 1024.0;
 
-  std::vector<double> chunk_activation(static_cast<std::size_t>(v), 0.0);
-  double largest_block = 0, recomputed_block = 0;
-  for (int c = 0; c < v; ++c) {
-    for (int li : ctx.chunks[static_cast<std::size_t>(c * pp + stage)]) {
-      const LayerCost& l = ctx.layers[static_cast<std::size_t>(li)];
-      chunk_activation[static_cast<std::size_t>(c)] += tp.kept_activation_bytes(l);
-      // Full recompute re-runs a whole checkpointed block (attention + MLP) before its backward.
-      if (TensorParallelism::recomputable(l)) {
-        const bool same_block =
-            l.block >= 0 && li > 0 && ctx.layers[static_cast<std::size_t>(li - 1)].block == l.block;
-        recomputed_block = (same_block ? recomputed_block : 0.0) + tp.full_activation_bytes(l);
-        largest_block = std::max(largest_block, recomputed_block);
+// ---- Overheads (docs/memory.md "Overheads"; validation/memory/OVERHEADS.md) -----------------
+
+// The compute capability family a GPU preset belongs to, from its name.
+enum class Family { volta, ampere_sm80, ampere_ada, hopper_or_later };
+
+Family family_of(const GpuSpec& gpu) {
+  const std::string& n = gpu.name;
+  auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  if (has("H100") || has("H200") || has("H800") || has("H20") || has("B200") || has("B100") ||
+      has("GB200") || has("GH200"))
+    return Family::hopper_or_later;
+  if (has("A100") || has("A800") || has("A30")) return Family::ampere_sm80;
+  if (has("V100") || has("P100")) return Family::volta;
+  return Family::ampere_ada;  // A10G, A40, L40S, RTX 3090 / 4090, ...
+}
+
+// PyTorch's default CUBLAS_WORKSPACE_CONFIG :4096:2:16:8 (8.125 MiB), 32 MiB on Hopper and
+// later (PR #89027); cuBLASLt 1 MiB, 4 MiB on sm80 with >= 24 GiB, 32 MiB on Hopper (PR #120925).
+// One pair per stream that runs GEMMs: the compute stream.
+double cublas_workspaces(const GpuSpec& gpu) {
+  switch (family_of(gpu)) {
+    case Family::hopper_or_later:
+      return 64 * kMiB;
+    case Family::ampere_sm80:
+      return (8.125 + (gpu.memory_bytes >= 24 * 1024 * kMiB ? 4 : 1)) * kMiB;
+    case Family::volta:
+    case Family::ampere_ada:
+      return 9.125 * kMiB;
+  }
+  return 0;
+}
+
+// With lazy module loading (CUDA >= 11.7, PyTorch >= 1.13) the context starts at ~0.3-0.43 GB
+// and grows as the step's kernels (cuBLAS, NCCL, attention) load: 512 MiB for every family.
+constexpr double kCudaContext = 512 * kMiB;
+
+// NCCL: per channel and connection one buffer per protocol, Simple 4 MiB + LL 512 KiB + LL128
+// 4.6875 MiB (NCCL's DEFAULT_BUFFSIZE, DEFAULT_LL_BUFFSIZE, DEFAULT_LL128_BUFFSIZE).
+constexpr double kNcclConnection = (4.0 + 0.5 + 4.6875) * kMiB;
+// NVLink SHARP buffers per rank on NVSwitch Hopper+ groups of > 2 GPUs in a node (vLLM #9699:
+// nvlsPerRankSize 301989888).
+constexpr double kNvlsPerRank = 301989888.0;
+
+struct Communicator {
+  std::vector<engine::Rank> ranks;
+  int connections_per_channel = 2;  // ring + tree; all-to-all: one per peer
+};
+
+double nccl_bytes(const Scenario& sc, const std::vector<Communicator>& comms) {
+  const auto& node = sc.cluster.topology.node;
+  const bool nvswitch = node.fabric == engine::IntraNodeFabric::nvswitch;
+  const int channels = nvswitch ? 32 : (node.nvlink_bridges ? 8 : 4);
+  const bool nvls = nvswitch && family_of(sc.cluster.gpu) == Family::hopper_or_later;
+  double bytes = 0;
+  for (const auto& c : comms) {
+    if (c.ranks.size() < 2) continue;
+    bytes += channels * c.connections_per_channel * kNcclConnection;
+    const auto node_of = [&](engine::Rank r) { return static_cast<int>(r) / node.gpus; };
+    const bool one_node = std::all_of(c.ranks.begin(), c.ranks.end(), [&](engine::Rank r) {
+      return node_of(r) == node_of(c.ranks[0]);
+    });
+    if (nvls && one_node && c.ranks.size() > 2) bytes += kNvlsPerRank;
+  }
+  return bytes;
+}
+
+// ---- One estimate's parts ---------------------------------------------------------------
+
+struct Parts {
+  Parts(const Scenario& s, std::vector<LayerCost> l, std::vector<std::vector<int>> p)
+      : sc(s),
+        layers(std::move(l)),
+        partition(std::move(p)),
+        layout(rank_layout(s.parallel)),
+        ctx(plan_context(s, layers, partition, layout)),
+        tp(ctx),
+        kernels(ctx, table, ctx.num_experts() > 0 ? ExpertParallelism(ctx).routed_copies() : 0.0),
+        activations(ctx, ctx.transformer != nullptr ? &kernels.config() : nullptr),
+        data_parallel(make_data_parallel(s.parallel.data_parallel, ctx, tp, nullptr)) {}
+
+  const Scenario& sc;
+  std::vector<LayerCost> layers;
+  std::vector<std::vector<int>> partition;
+  RankLayout layout;
+  PlanContext ctx;
+  TensorParallelism tp;
+  engine::KernelTable table;
+  LayerKernels kernels;
+  ActivationMemory activations;
+  std::unique_ptr<DataParallelStrategy> data_parallel;
+
+  bool full_shard() const {
+    const auto k = sc.parallel.data_parallel;
+    return k == DataParallel::zero3 || k == DataParallel::fsdp || k == DataParallel::hsdp;
+  }
+  // Gradients live in one persistent buffer (DDP's buckets as gradient views).
+  bool persistent_gradients() const {
+    return sc.parallel.data_parallel == DataParallel::ddp && sc.parallel.gradient_as_bucket_view &&
+           sc.parallel.dp > 1;
+  }
+  double pipeline_buffers() const {
+    if (sc.parallel.pp <= 1) return 0;
+    // A send and a receive buffer of one micro-batch's boundary activation in each direction.
+    const LayerCost& any = layers.front();
+    return 4.0 * static_cast<double>(tp.boundary_bytes(any));
+  }
+  // Gradient bytes of each layer of `stage` on its rank: the strategy's gradient term shared out
+  // by the layer's local parameters.
+  std::map<int, double> layer_gradients(int stage, double stage_gradients) const {
+    std::map<int, double> out;
+    double total = 0;
+    const int t = ctx.transformer != nullptr ? sc.parallel.tp : 1;
+    ctx.for_each_stage_layer(stage, [&](int li) {
+      double local = 0;
+      for (const auto& x : layers[static_cast<std::size_t>(li)].tensors)
+        local += x.count / t / (x.expert >= 0 ? sc.parallel.ep : 1);
+      out[li] = local;
+      total += local;
+    });
+    for (auto& [li, v] : out)
+      v = total > 0 ? v / total * stage_gradients : 0.0;
+    return out;
+  }
+  // The optimizer step's temporaries: torch's foreach implementation "uses ~ sizeof(params) more
+  // peak memory" (torch.optim docs), in the dtype it steps (fp32 master, or the weights'); fused
+  // and per-tensor loops work in place.
+  double optimizer_temporaries(const MemoryBreakdown& m) const {
+    if (sc.training.optimizer_impl != OptimizerImpl::foreach) return 0;
+    const double k = optimizer_state_bytes_per_param(sc.training);
+    if (k <= 0) return 0;
+    const double stepped = m.optimizer / k;
+    return stepped * (keeps_master_weights(sc.training) ? 4.0 : ctx.element_bytes());
+  }
+  MemoryOverheads overheads(engine::Rank rank) const {
+    MemoryOverheads o;
+    o.cuda_context =
+        sc.simulation.memory.cuda_context >= 0 ? sc.simulation.memory.cuda_context : kCudaContext;
+    o.workspaces = cublas_workspaces(sc.cluster.gpu);
+    const auto& p = sc.parallel;
+    std::vector<Communicator> comms;
+    if (p.tp > 1) comms.push_back({layout.tp_group(rank), 2});
+    if (p.dp > 1) comms.push_back({layout.dp_group(rank), 2});
+    if (p.pp > 1) comms.push_back({layout.pp_group(rank), 2});
+    if (p.ep > 1) {
+      comms.push_back({layout.ep_group(rank), std::max(2, p.ep - 1)});
+      comms.push_back({layout.expert_dp_group(rank), 2});
+    }
+    o.nccl = nccl_bytes(sc, comms);
+    return o;
+  }
+};
+
+std::string step_name(bool forward, int microbatch, int microbatches, const std::string& layer) {
+  return std::string(forward ? "forward of " : "backward of ") + layer + ", micro-batch " +
+         std::to_string(microbatch + 1) + " of " + std::to_string(microbatches);
+}
+
+struct StageResult {
+  MemoryBreakdown peak;
+  std::string phase;
+  double saved_peak = 0;
+  double model_states = 0;
+};
+
+// Walks stage `stage`'s pipeline order layer by layer (see the header).
+StageResult walk_stage(const Parts& parts, int stage) {
+  const auto& p = parts.sc.parallel;
+  const PlanContext& ctx = parts.ctx;
+  const ActivationMemory& act = parts.activations;
+  const MemoryBreakdown states = parts.data_parallel->memory(stage);
+  const bool persistent = parts.persistent_gradients();
+  const auto grads = parts.layer_gradients(stage, states.gradients);
+  const double buffers = states.buffers + parts.pipeline_buffers();
+
+  StageResult r;
+  r.model_states = states.weights + states.gradients + states.optimizer;
+  double live = 0, saved_live = 0, live_grads = persistent ? states.gradients : 0.0;
+  std::set<int> has_gradient;
+  double best = -1;
+  auto consider = [&](double activations, double transient_buffers, const std::string& phase) {
+    MemoryBreakdown m;
+    m.weights = states.weights;
+    m.optimizer = states.optimizer;
+    m.gradients = live_grads;
+    m.activations = activations;
+    m.buffers = buffers + transient_buffers;
+    if (m.total() > best) {
+      best = m.total();
+      r.peak = m;
+      r.phase = phase;
+    }
+  };
+
+  const auto steps = pipeline_order(p.schedule, stage, p.pp, ctx.microbatches, p.virtual_stages);
+  for (const auto& step : steps) {
+    const auto& chunk = ctx.chunks[static_cast<std::size_t>(step.chunk * p.pp + stage)];
+    if (step.forward) {
+      for (int li : chunk) {
+        const LayerActivation& a = act.at(li);
+        live += a.kept;
+        saved_live += a.kept;
+        consider(live + a.transient_forward, 0,
+                 step_name(true, step.microbatch, ctx.microbatches,
+                           ctx.layers[static_cast<std::size_t>(li)].name));
       }
+      r.saved_peak = std::max(r.saved_peak, saved_live);
+      continue;
+    }
+    // Backward, last layer first. A checkpointed block (full, selective_op) is recomputed whole
+    // before the backward of its last layer; selective recomputes each attention core.
+    const bool whole_block = act.policy() == kernels::RecomputePolicy::full ||
+                             act.policy() == kernels::RecomputePolicy::selective_op;
+    for (auto it = chunk.rbegin(); it != chunk.rend(); ++it) {
+      const int li = *it;
+      const LayerCost& l = ctx.layers[static_cast<std::size_t>(li)];
+      if (whole_block && l.block >= 0) {
+        const bool block_end =
+            it == chunk.rbegin() ||
+            ctx.layers[static_cast<std::size_t>(*std::prev(it))].block != l.block;
+        if (block_end)
+          for (auto jt = it;
+               jt != chunk.rend() && ctx.layers[static_cast<std::size_t>(*jt)].block == l.block;
+               ++jt)
+            live += act.at(*jt).full - act.at(*jt).kept;
+      } else if (!whole_block) {
+        live += act.at(li).full - act.at(li).kept;
+      }
+      const LayerActivation& a = act.at(li);
+      consider(live + a.transient_backward, 0,
+               step_name(false, step.microbatch, ctx.microbatches, l.name));
+      live -= a.full;
+      saved_live -= a.kept;
+      if (!persistent && has_gradient.insert(li).second) live_grads += grads.at(li);
     }
   }
+  // The optimizer step: all gradients, the optimizer's temporaries; no activations, and FSDP's
+  // gathered units are resharded.
+  live_grads = states.gradients;
+  MemoryBreakdown m;
+  m.weights = states.weights;
+  m.gradients = states.gradients;
+  m.optimizer = states.optimizer;
+  m.buffers = (parts.full_shard() ? 0.0 : states.buffers) + parts.pipeline_buffers() +
+              parts.optimizer_temporaries(states);
+  if (m.total() > best) {
+    r.peak = m;
+    r.phase = "optimizer step";
+  }
+  return r;
+}
 
-  // Micro-batches in flight, walked through this stage's schedule.
-  double now = 0, peak = 0;
-  for (const auto& step : pipeline_order(p.schedule, stage, pp, ctx.microbatches, v)) {
-    now += (step.forward ? 1 : -1) * chunk_activation[static_cast<std::size_t>(step.chunk)];
-    peak = std::max(peak, now);
+std::vector<LayerCost> layers_of(const Scenario& sc) {
+  return expand_model(sc.model, std::max(1, sc.training.seq_len));
+}
+
+MemoryEstimate estimate(const Scenario& sc, std::vector<LayerCost> layers,
+                        std::vector<std::vector<int>> partition) {
+  const Parts parts(sc, std::move(layers), std::move(partition));
+  MemoryEstimate est;
+  est.capacity = sc.cluster.gpu.memory_bytes;
+  est.fragmentation_share = sc.simulation.memory.fragmentation;
+  double best = -1;
+  for (int stage = 0; stage < sc.parallel.pp; ++stage) {
+    const StageResult s = walk_stage(parts, stage);
+    est.per_stage.push_back(s.peak);
+    est.per_stage_phase.push_back(s.phase);
+    est.per_stage_saved_activations.push_back(s.saved_peak);
+    if (s.peak.total() > best) {
+      best = s.peak.total();
+      est.peak = s.peak;
+      est.phase = s.phase;
+      est.peak_stage = stage;
+      est.model_states = s.model_states;
+    }
   }
-  m.activations = peak;
-  if (ctx.training.recompute == Recompute::full) m.activations += largest_block;
-  if (pp > 1 && ctx.transformer != nullptr) {
-    // Send and receive buffers of one micro-batch's activation in each direction.
-    m.buffers += 4.0 * ctx.training.micro_batch * ctx.seq_len() *
-                 static_cast<double>(ctx.transformer->hidden_size) * ctx.element_bytes();
+  RankCoords c;
+  c.pp = est.peak_stage;
+  est.peak_rank = parts.layout.rank(c);
+  est.overheads = parts.overheads(est.peak_rank);
+  est.overheads.fragmentation = est.fragmentation_share * est.allocated();
+  return est;
+}
+
+// ---- Suggestions -------------------------------------------------------------------------
+
+std::optional<MemoryEstimate> try_change(const Scenario& base,
+                                         const std::function<void(Scenario&)>& change) {
+  Scenario s = base;
+  change(s);
+  s.parallel.dp = 0;
+  try {
+    validate_scenario(s);
+    return estimate_memory_only(s);
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-  return m;
+}
+
+// Along one axis, the first step that fits (or, when none does, the one that comes closest).
+void suggest_along(
+    const Scenario& sc, std::vector<MemorySuggestion>& out,
+    const std::vector<std::pair<std::string, std::function<void(Scenario&)>>>& steps) {
+  std::optional<MemorySuggestion> closest;
+  for (const auto& [name, change] : steps) {
+    const auto est = try_change(sc, change);
+    if (!est) continue;
+    MemorySuggestion s{name, est->total(), est->fits(), std::string(to_string(est->verdict()))};
+    if (s.fits) {
+      out.push_back(s);
+      return;
+    }
+    if (!closest || s.peak_bytes < closest->peak_bytes) closest = s;
+  }
+  if (closest) out.push_back(*closest);
+}
+
+std::vector<MemorySuggestion> suggestions(const Scenario& sc) {
+  std::vector<MemorySuggestion> out;
+  const auto& t = sc.training;
+  const auto& p = sc.parallel;
+  const bool transformer = std::holds_alternative<TransformerSpec>(sc.model.body);
+  using Steps = std::vector<std::pair<std::string, std::function<void(Scenario&)>>>;
+  // Recompute costs a share of the forward again: selective little, full about a third.
+  Steps recompute;
+  if (transformer && t.recompute == Recompute::none)
+    recompute.emplace_back("training.recompute=selective",
+                           [](Scenario& s) { s.training.recompute = Recompute::selective; });
+  if (t.recompute != Recompute::full)
+    recompute.emplace_back("training.recompute=full",
+                           [](Scenario& s) { s.training.recompute = Recompute::full; });
+  suggest_along(sc, out, recompute);
+  // Smaller micro-batches at the same global batch: more, shorter steps.
+  Steps micro;
+  for (int mb = t.micro_batch / 2; mb >= 1; mb /= 2)
+    micro.emplace_back("training.micro_batch=" + std::to_string(mb),
+                       [mb](Scenario& s) { s.training.micro_batch = mb; });
+  suggest_along(sc, out, micro);
+  // Shard more of the model states over the data-parallel group.
+  Steps zero;
+  if (p.dp > 1) {
+    const std::pair<DataParallel, const char*> stages[] = {{DataParallel::zero1, "zero1"},
+                                                           {DataParallel::zero2, "zero2"},
+                                                           {DataParallel::zero3, "zero3"}};
+    const int current = p.data_parallel == DataParallel::ddp     ? 0
+                        : p.data_parallel == DataParallel::zero1 ? 1
+                        : p.data_parallel == DataParallel::zero2 ? 2
+                                                                 : 3;
+    for (int i = current; i < 3; ++i) {
+      const DataParallel kind = stages[i].first;
+      zero.emplace_back(std::string("parallel.data_parallel=") + stages[i].second,
+                        [kind](Scenario& s) { s.parallel.data_parallel = kind; });
+    }
+  }
+  suggest_along(sc, out, zero);
+  // More model parallelism at the same world size (dp shrinks).
+  Steps more_tp, more_pp;
+  if (transformer)
+    for (int tp = p.tp * 2; tp <= sc.cluster.topology.node.gpus; tp *= 2)
+      more_tp.emplace_back("parallel.tp=" + std::to_string(tp),
+                           [tp](Scenario& s) { s.parallel.tp = tp; });
+  suggest_along(sc, out, more_tp);
+  for (int pp = p.pp * 2; pp <= sc.world_size() / p.tp && pp <= 256; pp *= 2)
+    more_pp.emplace_back("parallel.pp=" + std::to_string(pp), [pp](Scenario& s) {
+      s.parallel.pp = pp;
+      s.parallel.stage_layers.clear();
+    });
+  suggest_along(sc, out, more_pp);
+  return out;
 }
 
 }  // namespace
+
+std::string_view to_string(MemoryVerdict v) {
+  switch (v) {
+    case MemoryVerdict::fits:
+      return "fits";
+    case MemoryVerdict::tight:
+      return "tight";
+    case MemoryVerdict::does_not_fit:
+      return "does not fit";
+  }
+  return "";
+}
+
+MemoryVerdict MemoryEstimate::verdict() const {
+  if (!fits()) return MemoryVerdict::does_not_fit;
+  return total() + overheads.fragmentation <= capacity ? MemoryVerdict::fits : MemoryVerdict::tight;
+}
 
 std::string MemoryEstimate::largest_term() const {
   const std::pair<const char*, double> terms[] = {{"weights", peak.weights},
@@ -66,24 +423,106 @@ std::string MemoryEstimate::largest_term() const {
       ->first;
 }
 
+MemoryEstimate estimate_memory_only(const Scenario& sc) {
+  auto layers = layers_of(sc);
+  auto partition = partition_layers(sc.parallel, layers);
+  return estimate(sc, std::move(layers), std::move(partition));
+}
+
+MemoryEstimate estimate_memory_only(const Scenario& sc, const BuiltSchedule& built) {
+  return estimate(sc, built.layers, built.partition);
+}
+
 MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built) {
-  MemoryEstimate est;
-  est.capacity = sc.cluster.gpu.memory_bytes;
-  const RankLayout layout = rank_layout(sc.parallel);
-  const PlanContext ctx = plan_context(sc, built.layers, built.partition, layout);
-  const TensorParallelism tp(ctx);
-  const auto data_parallel = make_data_parallel(sc.parallel.data_parallel, ctx, tp, nullptr);
-  for (int stage = 0; stage < sc.parallel.pp; ++stage) {
-    est.per_stage.push_back(stage_memory(ctx, tp, *data_parallel, stage));
-    if (stage == 0 || est.per_stage.back().total() > est.peak.total()) {
-      est.peak = est.per_stage.back();
-      est.peak_stage = stage;
+  MemoryEstimate est = estimate_memory_only(sc, built);
+  if (est.verdict() != MemoryVerdict::fits) est.suggestions = suggestions(sc);
+  return est;
+}
+
+std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule& built,
+                                         const engine::Timeline& timeline, engine::Rank rank) {
+  const Parts parts(sc, built.layers, built.partition);
+  const int stage = parts.layout.coords(rank).pp;
+  const MemoryBreakdown states = parts.data_parallel->memory(stage);
+  const bool persistent = parts.persistent_gradients();
+  const auto grads = parts.layer_gradients(stage, states.gradients);
+  const MemoryOverheads o = parts.overheads(rank);
+  const double base = states.weights + states.optimizer + states.buffers +
+                      parts.pipeline_buffers() + (persistent ? states.gradients : 0.0) +
+                      o.cuda_context + o.workspaces + o.nccl;
+
+  std::map<std::string, int> layer_of;
+  for (std::size_t i = 0; i < built.layers.size(); ++i)
+    layer_of.emplace(built.layers[i].name, static_cast<int>(i));
+  const engine::Schedule& s = built.schedule;
+  struct Change {
+    engine::Time at;
+    double delta;
+  };
+  std::vector<Change> changes;
+  // Per (layer, micro-batch): 1 after its forward, 2 after its backward.
+  std::map<std::pair<int, std::uint32_t>, int> state;
+  std::set<int> has_gradient;
+  double grads_live = 0;
+  std::vector<engine::OpId> ops;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].rank == rank && s.ops[id].kind == engine::OpKind::compute) ops.push_back(id);
+  std::stable_sort(ops.begin(), ops.end(), [&](engine::OpId a, engine::OpId b) {
+    return timeline.start[a] < timeline.start[b];
+  });
+  const double temporaries = parts.optimizer_temporaries(states);
+  for (engine::OpId id : ops) {
+    const engine::Op& op = s.ops[id];
+    if (op.category == engine::Category::optimizer) {
+      changes.push_back({timeline.start[id], temporaries});
+      changes.push_back({timeline.end[id], -temporaries - grads_live});  // zero_grad after it
+      grads_live = 0;
+      has_gradient.clear();
+      continue;
+    }
+    const std::string& name = s.name_of(op);
+    const auto it = layer_of.find(name.substr(0, name.find(' ')));
+    if (it == layer_of.end()) continue;
+    const int li = it->second;
+    const LayerActivation& a = parts.activations.at(li);
+    int& st = state[std::pair{li, op.microbatch}];
+    switch (op.category) {
+      case engine::Category::forward:
+        if (st != 1) changes.push_back({timeline.end[id], a.kept});
+        st = 1;
+        break;
+      case engine::Category::recompute:
+        changes.push_back({timeline.start[id], a.full - a.kept});
+        break;
+      case engine::Category::backward:
+        if (st == 1) {
+          double delta = -a.full;
+          if (!persistent && has_gradient.insert(li).second) {
+            delta += grads.at(li);
+            grads_live += grads.at(li);
+          }
+          changes.push_back({timeline.end[id], delta});
+        }
+        st = 2;
+        break;
+      default:
+        break;
     }
   }
-  RankCoords c;
-  c.pp = est.peak_stage;
-  est.peak_rank = layout.rank(c);
-  return est;
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const Change& a, const Change& b) { return a.at < b.at; });
+  std::vector<MemoryPoint> points;
+  points.push_back({0.0, base});
+  double now = base;
+  for (const Change& c : changes) {
+    now += c.delta;
+    const double t = c.at.seconds();
+    if (!points.empty() && points.back().time_s == t)
+      points.back().bytes = now;
+    else
+      points.push_back({t, now});
+  }
+  return points;
 }
 
 }  // namespace clustersim::models

@@ -160,6 +160,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   r.bubble_fraction = t > 0 ? b.idle / t : 0.0;
 
   r.memory = estimate_memory(sc, built);
+  r.memory.timeline = memory_timeline(sc, built, tl, r.memory.peak_rank);
 
   for (const auto& [id, util] : busiest_links(tl, topo, max_links)) {
     const auto& link = topo.link(id);

@@ -12,6 +12,15 @@ nlohmann::ordered_json result_to_json(const Result& r, bool reproducible) {
                      {"bandwidth_bytes_per_s", l.bandwidth},
                      {"utilization", l.utilization}});
   const auto& m = r.memory;
+  ordered_json suggestions = ordered_json::array();
+  for (const auto& x : m.suggestions)
+    suggestions.push_back({{"change", x.change},
+                           {"peak_bytes_per_gpu", x.peak_bytes},
+                           {"fits", x.fits},
+                           {"verdict", x.verdict}});
+  ordered_json timeline = ordered_json::array();
+  for (const auto& p : m.timeline)
+    timeline.push_back({p.time_s, p.bytes});
   const auto& b = r.breakdown_s;
   return {
       {"scenario", r.scenario},
@@ -30,7 +39,7 @@ nlohmann::ordered_json result_to_json(const Result& r, bool reproducible) {
         {"total", r.exposed_comm_s.total}}},
       {"comm_overlap_fraction", r.comm_overlap_fraction},
       {"memory",
-       {{"peak_bytes_per_gpu", m.peak.total()},
+       {{"peak_bytes_per_gpu", m.total()},
         {"capacity_bytes", m.capacity},
         {"fits", m.fits()},
         {"peak_rank", m.peak_rank},
@@ -39,7 +48,19 @@ nlohmann::ordered_json result_to_json(const Result& r, bool reproducible) {
           {"gradients", m.peak.gradients},
           {"optimizer", m.peak.optimizer},
           {"activations", m.peak.activations},
-          {"buffers", m.peak.buffers}}}}},
+          {"buffers", m.peak.buffers}}},
+        {"overheads",
+         {{"cuda_context", m.overheads.cuda_context},
+          {"workspaces", m.overheads.workspaces},
+          {"nccl", m.overheads.nccl},
+          {"fragmentation", m.overheads.fragmentation}}},
+        {"allocated_bytes", m.allocated()},
+        {"reserved_bytes", m.reserved()},
+        {"phase", m.phase},
+        {"headroom_bytes", m.headroom()},
+        {"verdict", to_string(m.verdict())},
+        {"suggestions", suggestions},
+        {"timeline", {{"rank", m.peak_rank}, {"points", timeline}}}}},
       {"breakdown_s",
        {{"compute", b.compute},
         {"recompute", b.recompute},

@@ -63,6 +63,10 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
   return s;
 }
 
+void validate_scenario(Scenario& scenario) {
+  detail::validate(scenario);
+}
+
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

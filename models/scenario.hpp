@@ -32,7 +32,14 @@ struct SourceLocation {
   int column = 0;
 };
 
-enum class Recompute { none, selective, full };
+// training.recompute (docs/memory.md "Recompute"): none; selective as Megatron-LM defines it (the
+// attention core is recomputed); selective_op, torchtitan's op-level policy (matmul and attention
+// outputs are kept, every other op is recomputed from them); full (each block keeps its input).
+enum class Recompute { none, selective, full, selective_op };
+// training.optimizer_impl: how the optimizer step runs over the parameters (docs/memory.md
+// "Optimizer step"): one fused kernel per tensor chunk, torch's multi-tensor `foreach` (default on
+// CUDA, ~one parameter-sized temporary), or a per-tensor loop.
+enum class OptimizerImpl { fused, foreach, for_loop };
 enum class Optimizer { adam, adamw, sgd };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
 enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
@@ -42,10 +49,17 @@ enum class Attention { standard, flash };
 
 // The names a scenario uses for each choice (engine/names.hpp).
 inline constexpr engine::NameTable kRecomputeNames{
-    std::array<std::pair<Recompute, std::string_view>, 3>{{
+    std::array<std::pair<Recompute, std::string_view>, 4>{{
         {Recompute::none, "none"},
         {Recompute::selective, "selective"},
         {Recompute::full, "full"},
+        {Recompute::selective_op, "selective_op"},
+    }}};
+inline constexpr engine::NameTable kOptimizerImplNames{
+    std::array<std::pair<OptimizerImpl, std::string_view>, 3>{{
+        {OptimizerImpl::fused, "fused"},
+        {OptimizerImpl::foreach, "foreach"},
+        {OptimizerImpl::for_loop, "for_loop"},
     }}};
 inline constexpr engine::NameTable kOptimizerNames{
     std::array<std::pair<Optimizer, std::string_view>, 3>{{
@@ -92,6 +106,14 @@ struct TrainingConfig {
   Attention attention = Attention::flash;
   bool attention_given = false;
   bool fused_kernels = true;  // Megatron's fused softmax, bias-GeLU, bias-dropout-add, RoPE, CE
+  // training.master_weights: with a 16-bit precision, whether the optimizer keeps an fp32 master
+  // copy of the weights and fp32 states (mixed precision, Megatron / DeepSpeed / AMP: 16 bytes per
+  // parameter with Adam) or steps the 16-bit weights with 16-bit states ("pure" bf16, torchtune
+  // `dtype: bf16`, LitGPT `bf16-true`: 8 bytes per parameter). Ignored for fp32 and tf32.
+  bool master_weights = true;
+  // training.optimizer_impl; when the file does not say: fused with fused_kernels, else foreach.
+  OptimizerImpl optimizer_impl = OptimizerImpl::fused;
+  bool optimizer_impl_given = false;
 };
 
 // training.attention's default: flash for 16-bit and fp8 training on a GPU with bf16 tensor cores
@@ -124,8 +146,20 @@ struct ParallelConfig {
   DataParallel data_parallel = DataParallel::ddp;
   double bucket_bytes = 25.0 * 1024 * 1024;  // bucket_mb in MiB, as PyTorch's bucket_cap_mb
   bool overlap = true;
+  // PyTorch DDP's gradient_as_bucket_view: gradients are views into the all-reduce buckets (one
+  // persistent buffer, as Megatron's DDP) instead of tensors of their own next to a bucket copy.
+  bool gradient_as_bucket_view = false;
   FsdpConfig fsdp;
   std::vector<std::string> order = {"tp", "ep", "dp", "pp"};  // fastest-varying first
+};
+
+// simulation.memory (docs/memory.md): what the memory model cannot derive from the plan.
+struct MemoryOptions {
+  // Share of the caching allocator's memory that is reserved but not allocated (fragmentation and
+  // cached free blocks): the "tight" band above the peak.
+  double fragmentation = 0.05;
+  // Bytes of the CUDA context (driver, loaded kernels) per GPU; < 0: the GPU family's default.
+  double cuda_context = -1;
 };
 
 struct SimulationConfig {
@@ -142,6 +176,7 @@ struct SimulationConfig {
   // simulation.nccl.channels: collective channels for every group; 0 = NCCL's rule
   // (engine::collective_channels). build_topology passes it as ClusterTopologySpec::channels.
   int nccl_channels = 0;
+  MemoryOptions memory;
 };
 
 struct Scenario {
@@ -168,6 +203,10 @@ struct Scenario {
   // "FILE:LINE:COL: KEY: message" for a key of this scenario.
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
 };
+
+// Checks a scenario changed in code (the plan's arithmetic, as loading does) and derives dp
+// again when parallel.dp is 0. Throws ScenarioError. The memory model's suggestions use it.
+void validate_scenario(Scenario& scenario);
 
 // Loads `path`, applies `overrides` ("parallel.tp=4", YAML values) and validates. Throws
 // ScenarioError for every kind of bad input.

@@ -36,6 +36,13 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
     t.attention_given = true;
   }
   if (auto x = m.get("fused_kernels")) t.fused_kernels = x->boolean();
+  if (auto x = m.get("master_weights")) t.master_weights = x->boolean();
+  if (auto x = m.get("optimizer_impl")) {
+    t.optimizer_impl = x->choice(kOptimizerImplNames);
+    t.optimizer_impl_given = true;
+  } else {
+    t.optimizer_impl = t.fused_kernels ? OptimizerImpl::fused : OptimizerImpl::foreach;
+  }
   m.finish();
   return t;
 }
@@ -59,6 +66,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   // MiB, as PyTorch's bucket_cap_mb.
   if (auto x = m.get("bucket_mb")) p.bucket_bytes = x->number(1e-6) * 1024.0 * 1024.0;
   if (auto x = m.get("overlap")) p.overlap = x->boolean();
+  if (auto x = m.get("gradient_as_bucket_view")) p.gradient_as_bucket_view = x->boolean();
   if (auto x = m.get("fsdp")) {
     yaml::MapReader f = x->map();
     if (auto y = f.get("unit")) p.fsdp.unit_blocks = y->count(1);
@@ -121,6 +129,17 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
     // Collective channels (NCCL_MIN/MAX_NCHANNELS); unset: NCCL's rule from the topology.
     if (auto c = nccl.get("channels")) s.nccl_channels = c->count(1, 64);
     nccl.finish();
+  }
+  if (auto x = m.get("memory")) {
+    yaml::MapReader table = x->map();
+    if (auto f = table.get("fragmentation")) {
+      const double v = f->number(0.0);
+      if (!(v >= 0.0 && v < 1.0))
+        f->fail("the fragmentation is a share of the allocator's memory; allowed: 0 <= value < 1");
+      s.memory.fragmentation = v;
+    }
+    if (auto c = table.get("cuda_context")) s.memory.cuda_context = c->size();
+    table.finish();
   }
   if (auto x = m.get("algorithms")) {
     yaml::MapReader table = x->map();

@@ -72,9 +72,18 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows, std::string_
 
 }  // namespace
 
+double simulated_memory(std::string_view metric, const MemoryEstimate& m) {
+  if (metric == "model_state_gb") return m.model_states / kGB;
+  if (metric == "max_memory_allocated_gb" || metric == "peak_memory_gb") return m.allocated() / kGB;
+  if (metric == "peak_memory_active_gib") return m.allocated() / kGiB;
+  if (metric == "peak_memory_reserved_gb") return m.reserved() / kGB;
+  if (metric == "nvidia_smi_used_mib")
+    return (m.reserved() + m.overheads.cuda_context + m.overheads.nccl) / kMiB;
+  throw std::invalid_argument("metric '" + std::string(metric) + "' is not a memory figure");
+}
+
 double simulated_value(std::string_view metric, const Scenario& sc, const Result& r) {
   const double gpus = r.world_size;
-  const auto& m = r.memory.peak;
   if (metric == "iteration_time_s") return r.iteration_time_s;
   if (metric == "tflops_per_gpu") return r.tflops_per_gpu;
   if (metric == "mfu") return r.mfu;
@@ -82,12 +91,8 @@ double simulated_value(std::string_view metric, const Scenario& sc, const Result
   if (metric == "tokens_per_s_per_gpu") return r.tokens_per_s / gpus;
   if (metric == "samples_per_s") return r.samples_per_s;
   if (metric == "samples_per_s_per_gpu") return r.samples_per_s / gpus;
-  if (metric == "model_state_gb") return (m.weights + m.gradients + m.optimizer) / kGB;
-  if (metric == "max_memory_allocated_gb" || metric == "peak_memory_gb" ||
-      metric == "peak_memory_reserved_gb")
-    return m.total() / kGB;
-  if (metric == "peak_memory_active_gib") return m.total() / kGiB;
-  if (metric == "nvidia_smi_used_mib") return m.total() / kMiB;
+  if (find_published_metric(metric) != nullptr && find_published_metric(metric)->kind == "memory")
+    return simulated_memory(metric, r.memory);
   sc.fail("published", "metric '" + std::string(metric) + "' has no simulated counterpart");
 }
 

@@ -54,8 +54,14 @@ struct ValidationOptions {
   std::optional<std::string> network;  // replaces each case's simulation.network_model
 };
 
-// The simulated value of a published metric (its unit, published.hpp).
+// The simulated value of a published metric, in its unit (published.hpp). Memory metrics say
+// what was measured, and the figure taken matches it:
+//   model_state_gb                     weights + gradients + optimizer states
+//   peak_memory_active_gib, max_memory_allocated_gb, peak_memory_gb   allocated tensors
+//   peak_memory_reserved_gb            allocated + the allocator's fragmentation
+//   nvidia_smi_used_mib                reserved + CUDA context + NCCL
 double simulated_value(std::string_view metric, const Scenario& scenario, const Result& result);
+double simulated_memory(std::string_view metric, const MemoryEstimate& memory);
 
 // Runs every *.yaml under `dir` (recursively, sorted by path) that has a `published:` list.
 // A case that cannot be loaded or simulated is reported with its reason, never skipped

@@ -1,6 +1,8 @@
 // What every data-parallel strategy shares: a rank's local parameters and the strategy factory.
 #include "models/plans/data_parallel.hpp"
 
+#include <algorithm>
+
 #include "models/plans/ddp.hpp"
 #include "models/plans/sharded_data_parallel.hpp"
 #include "models/plans/tensor_parallelism.hpp"
@@ -55,10 +57,16 @@ std::vector<LayerCost> local_layers(const PlanContext& ctx, const TensorParallel
   return local;
 }
 
-double optimizer_state_bytes_per_param(Optimizer o, Precision p) {
-  const bool mixed = bytes_per_element(p) < 4;
-  const double moments = o == Optimizer::sgd ? 4.0 : 8.0;  // momentum, or Adam's m and v
-  return moments + (mixed ? 4.0 : 0.0);
+bool keeps_master_weights(const TrainingConfig& t) {
+  return bytes_per_element(t.precision) < 4 && t.master_weights;
+}
+
+double optimizer_state_bytes_per_param(const TrainingConfig& t) {
+  const bool mixed = keeps_master_weights(t);
+  // fp32 states with a master copy or fp32 training; the weights' dtype in pure 16-bit training.
+  const double state = mixed ? 4.0 : std::max(2, bytes_per_element(t.precision));
+  const double moments = t.optimizer == Optimizer::sgd ? 1.0 : 2.0;  // momentum, or m and v
+  return moments * state + (mixed ? 4.0 : 0.0);
 }
 
 std::unique_ptr<DataParallelStrategy> make_data_parallel(DataParallel kind, const PlanContext& ctx,

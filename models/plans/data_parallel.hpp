@@ -48,8 +48,12 @@ std::vector<LayerCost> local_layers(const PlanContext& ctx, const TensorParallel
                                     engine::Rank rank, bool experts, std::vector<int>* index);
 
 // Optimizer state bytes per parameter (K): Adam's two moments, momentum for SGD, plus an fp32
-// master copy of the weights under mixed precision.
-double optimizer_state_bytes_per_param(Optimizer optimizer, Precision precision);
+// master copy of the weights under mixed precision (16-bit precision with master_weights: fp32
+// moments too, K = 12 for Adam); pure 16-bit training keeps its moments in the 16-bit dtype
+// (K = 4 for Adam); fp32 training K = 8.
+double optimizer_state_bytes_per_param(const TrainingConfig& training);
+// Whether the optimizer steps an fp32 master copy (16-bit precision with master_weights).
+bool keeps_master_weights(const TrainingConfig& training);
 
 class DataParallelStrategy {
  public:

@@ -77,10 +77,11 @@ MemoryBreakdown Ddp::memory(int stage) const {
   MemoryBreakdown m;
   m.weights = elem * psi;
   m.gradients = elem * psi;
-  m.optimizer =
-      optimizer_state_bytes_per_param(ctx_.training.optimizer, ctx_.training.precision) * psi;
-  // PyTorch DDP copies gradients into flat buckets (gradient_as_bucket_view=False).
-  m.buffers = ctx_.parallel.dp > 1 ? elem * psi : 0.0;
+  m.optimizer = optimizer_state_bytes_per_param(ctx_.training) * psi;
+  // PyTorch DDP copies gradients into flat buckets (gradient_as_bucket_view=False, its default:
+  // one more gradient-sized buffer); with gradient_as_bucket_view the gradients are views into
+  // the buckets, as in Megatron's DDP.
+  m.buffers = ctx_.parallel.dp > 1 && !ctx_.parallel.gradient_as_bucket_view ? elem * psi : 0.0;
   return m;
 }
 

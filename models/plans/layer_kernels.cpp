@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/plans/data_parallel.hpp"
+
 namespace clustersim::models {
 
 using kernels::Pass;
@@ -69,6 +71,9 @@ void LayerKernels::build_transformer(double routed_copies) {
   backward_.assign(n, engine::kNone);
   recompute_.assign(n, engine::kNone);
   std::uint32_t core = engine::kNone;  // the attention core forward (selective recompute)
+  std::map<LayerRole, std::uint32_t> elementwise;  // memory-bound kernels (selective_op)
+  for (const LayerRole r : {LayerRole::attention, LayerRole::mlp})
+    elementwise[r] = engine::kNone;
   for (std::size_t i = 0; i < n; ++i) {
     const LayerCost& l = ctx_.layers[i];
     const Lists& ls = lists(l.role);
@@ -79,6 +84,20 @@ void LayerKernels::build_transformer(double routed_copies) {
         break;
       case Recompute::full:
         if (l.role != LayerRole::embedding && l.role != LayerRole::head) recompute_[i] = ls.forward;
+        break;
+      case Recompute::selective_op:
+        // torchtitan's op-level policy keeps GEMM and attention outputs: the backward re-runs
+        // the layer's memory-bound kernels (norms, activation, rotary, dropout) from them.
+        if (l.role == LayerRole::attention || l.role == LayerRole::mlp) {
+          auto& list = elementwise[l.role];
+          if (list == engine::kNone) {
+            std::vector<engine::Kernel> kept;
+            for (const auto& k : table_.list(ls.forward))
+              if (k.kind == engine::KernelKind::memory) kept.push_back(k);
+            list = table_.intern(kept);
+          }
+          recompute_[i] = list;
+        }
         break;
       case Recompute::selective:
         if (l.role == LayerRole::attention) {
@@ -142,8 +161,8 @@ std::uint32_t LayerKernels::optimizer(double params, std::uint64_t tensors) {
   c.tensors = std::max<std::uint64_t>(1, tensors);
   c.optimizer = ctx_.training.optimizer == Optimizer::sgd ? kernels::OptimizerKind::sgd
                                                           : kernels::OptimizerKind::adam;
-  c.fused = ctx_.training.fused_kernels;
-  c.master_weights = bytes_per_element(ctx_.training.precision) < 4;
+  c.fused = ctx_.training.optimizer_impl == OptimizerImpl::fused;
+  c.master_weights = keeps_master_weights(ctx_.training);
   const std::uint32_t index = table_.intern(kernels::optimizer_kernels(c, table_));
   optimizer_.emplace(key, index);
   return index;

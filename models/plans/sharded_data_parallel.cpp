@@ -270,8 +270,7 @@ void ShardedDataParallel::after_optimizer(OpId step) {
 MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   const auto& p = ctx_.parallel;
   const StageParameters params = stage_parameters(ctx_, stage);
-  const double K =
-      optimizer_state_bytes_per_param(ctx_.training.optimizer, ctx_.training.precision);
+  const double K = optimizer_state_bytes_per_param(ctx_.training);
   RankCoords first;
   first.pp = stage;
   const double shard_dense = kind_ == DataParallel::hsdp

@@ -39,6 +39,7 @@ std::uint64_t TensorParallelism::boundary_bytes(const LayerCost& layer) const {
 double TensorParallelism::recompute_flops(const LayerCost& layer) const {
   switch (ctx_.training.recompute) {
     case Recompute::none:
+    case Recompute::selective_op:  // re-runs memory-bound kernels only: no FLOPs
       return 0.0;
     // Megatron checkpoints each layer's input and recomputes the layer; the embedding and the
     // logits are not recomputed.
@@ -51,40 +52,6 @@ double TensorParallelism::recompute_flops(const LayerCost& layer) const {
     }
   }
   return 0.0;
-}
-
-double TensorParallelism::kept_activation_bytes(const LayerCost& l) const {
-  if (ctx_.training.recompute == Recompute::full && recomputable(l)) {
-    if (ctx_.transformer == nullptr || l.role != LayerRole::attention) return 0.0;
-    const double h = static_cast<double>(ctx_.transformer->hidden_size);
-    const double scale = ctx_.training.micro_batch * elem_ / 2.0;
-    // The block input, kept once per block (on its attention layer).
-    return 2.0 * ctx_.seq_len() * h / (sequence_parallel_ ? tp_ : 1) * scale;
-  }
-  return full_activation_bytes(l);
-}
-
-double TensorParallelism::full_activation_bytes(const LayerCost& l) const {
-  const double scale = ctx_.training.micro_batch * elem_ / 2.0;
-  const TransformerSpec* t = ctx_.transformer;
-  if (t == nullptr) return l.activation_bytes * scale;
-  const double s = ctx_.seq_len();
-  const int split = sequence_parallel_ ? tp_ : 1;
-  double bytes = l.activation_bytes;
-  if (l.role == LayerRole::head) {
-    // 4·s·h of norm/projection inputs, 4·s·V of fp32 logits split over the vocabulary.
-    const double logits = 4.0 * s * static_cast<double>(t->vocab_size);
-    const double rest = bytes - logits;
-    return (rest / split + logits / tp_) * scale;
-  }
-  if (l.role == LayerRole::embedding) return bytes / split * scale;
-  if (ctx_.training.recompute == Recompute::selective && l.role == LayerRole::attention)
-    bytes -= 5.0 * t->num_heads * s * s;
-  // Per sublayer 5·s·h stay replicated under TP without SP: its input (2sh, the other 3sh of
-  // Korthikanti's 10 are the norm input) and the dropout mask; the rest is split.
-  const double replicated =
-      sequence_parallel_ ? 0.0 : std::min(bytes, 5.0 * s * static_cast<double>(t->hidden_size));
-  return (replicated + (bytes - replicated) / tp_) * scale;
 }
 
 OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank rank,
@@ -156,7 +123,10 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   const bool split = tp_ > 1 && sharded(l);
   const double extra = recompute_flops(l);
   const std::uint32_t recompute = kernels_ != nullptr ? kernels_->recompute(layer) : engine::kNone;
-  if (extra > 0) {
+  // selective_op re-runs the layer's elementwise kernels (no FLOPs; its kernel list has them).
+  const bool elementwise =
+      ctx_.training.recompute == Recompute::selective_op && recompute != engine::kNone;
+  if (extra > 0 || elementwise) {
     if (ctx_.training.recompute == Recompute::full) {
       // Full recompute re-runs the layer's forward, collectives included.
       forward_pass(b, rank, stream, groups, layer, mb, deps, Category::recompute, extra,

@@ -8,8 +8,8 @@
 // on the compute stream: they are on the critical path. The MLP of an MoE block runs its router,
 // token all-to-alls and experts in between (expert_parallelism.hpp).
 //
-// Its memory terms: the activations a layer keeps for backward on this rank (Korthikanti et al.
-// 2022, split or replicated by TP and SP, reduced by recompute), and the FLOPs recompute re-spends.
+// It also says what FLOPs recompute re-spends; the activations a layer keeps on this rank are the
+// memory model's (activation_memory.hpp, from the kernels' saved tensors).
 #pragma once
 
 #include <cstdint>
@@ -57,11 +57,6 @@ class TensorParallelism {
   // full recompute (not the embedding or the logits), the attention core (4·s²·h) with selective
   // recompute, nothing otherwise.
   double recompute_flops(const LayerCost& layer) const;
-  // Activation bytes one micro-batch leaves on this rank for the backward of `layer` (with full
-  // recompute: the checkpointed block input only).
-  double kept_activation_bytes(const LayerCost& layer) const;
-  // Everything the layer's forward materializes on this rank (what recompute brings back).
-  double full_activation_bytes(const LayerCost& layer) const;
   // Whether full recompute re-runs the layer (not the embedding or the LM head).
   static bool recomputable(const LayerCost& layer) {
     return layer.role != LayerRole::embedding && layer.role != LayerRole::head;

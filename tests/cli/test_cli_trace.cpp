@@ -38,7 +38,7 @@ TEST(Trace, IsChromeTraceEventJsonWithOneProcessPerRankAndOneThreadPerStream) {
   std::map<int, std::string> process_names;
   std::set<std::pair<int, int>> named_threads;
   std::map<std::uint64_t, std::vector<json>> flows;
-  int complete = 0, buckets = 0, collectives = 0, counters = 0;
+  int complete = 0, buckets = 0, collectives = 0, counters = 0, memory_points = 0;
   for (const auto& e : trace["traceEvents"]) {
     const std::string ph = e.at("ph");
     ASSERT_TRUE(phases.count(ph)) << e.dump();
@@ -70,7 +70,12 @@ TEST(Trace, IsChromeTraceEventJsonWithOneProcessPerRankAndOneThreadPerStream) {
       }
     }
     if (ph == "s" || ph == "f") flows[e.at("id").get<std::uint64_t>()].push_back(e);
-    if (ph == "C") {
+    if (ph == "C" && e.at("name") == "memory") {
+      // The memory model's counter track of the peak rank (docs/memory.md "Timeline").
+      ++memory_points;
+      EXPECT_GT(e.at("args").at("bytes").get<double>(), 0.0);
+      EXPECT_LT(e["pid"].get<int>(), 8);
+    } else if (ph == "C") {
       ++counters;
       const double u = e.at("args").at("utilization");
       EXPECT_GE(u, 0.0);
@@ -86,6 +91,7 @@ TEST(Trace, IsChromeTraceEventJsonWithOneProcessPerRankAndOneThreadPerStream) {
   EXPECT_GT(collectives, 0);
   EXPECT_GT(buckets, 0);
   EXPECT_GT(counters, 0);
+  EXPECT_GT(memory_points, 1);
   // Every flow arrow is one "s" and one "f" sharing an id, from one rank to another; each pipeline
   // boundary carries activations forward and gradients back for both micro-batches, per dp
   // replica: 4 replicas × 2 micro-batches × 2 directions = 16 arrows.

@@ -1,0 +1,248 @@
+#include "models/kernels/saved_tensors.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace clustersim::models::kernels {
+namespace {
+
+constexpr double kFp32 = 4.0;
+constexpr double kMaskByte = 1.0;
+
+// The sizes the kernel lists use (transformer_kernels.cpp), as doubles.
+struct Shape {
+  double b, s, T, Tn, h, e, t, a_local, q_width, kv_width;
+};
+
+Shape shape(const TransformerKernelConfig& c) {
+  if (c.hidden <= 0 || c.heads <= 0 || c.seq <= 0 || c.micro_batch <= 0 || c.tp <= 0)
+    throw std::invalid_argument(
+        "saved tensors: hidden, heads, seq, micro_batch and tp must be >= 1");
+  const int kv_heads = c.kv_heads > 0 ? c.kv_heads : c.heads;
+  Shape x{};
+  x.t = c.tp;
+  x.b = static_cast<double>(c.micro_batch);
+  x.s = static_cast<double>(c.seq);
+  x.T = x.b * x.s;
+  x.Tn = c.sequence_parallel ? x.T / x.t : x.T;
+  x.h = static_cast<double>(c.hidden);
+  x.e = bytes_per_element(c.dtype);
+  x.a_local = static_cast<double>(c.heads) / x.t;
+  x.q_width = x.h / x.t;
+  x.kv_width = std::max(1.0, static_cast<double>(kv_heads) / x.t) * (x.h / c.heads);
+  return x;
+}
+
+class Saver {
+ public:
+  // Saved for the backward.
+  void saved(std::string name, double bytes, bool op_output = false) {
+    out_.tensors.push_back({std::move(name), bytes, true, false, op_output});
+  }
+  void core(std::string name, double bytes, bool op_output = false) {
+    out_.tensors.push_back({std::move(name), bytes, true, true, op_output});
+  }
+  // A GEMM's output the backward does not need (an op-level policy keeps it anyway).
+  void op_output(std::string name, double bytes) {
+    out_.tensors.push_back({std::move(name), bytes, false, false, true});
+  }
+  LayerSavedTensors& out() { return out_; }
+
+ private:
+  LayerSavedTensors out_;
+};
+
+// A norm keeps its input (the fused kernels and torch's layer_norm recompute the rest from it);
+// eager RMSNorm (x · rsqrt(mean(x²)) · weight) also keeps the normalized x for the weight's
+// gradient.
+void norm(Saver& sv, const TransformerKernelConfig& c, const Shape& x, const std::string& name) {
+  sv.saved(name + ".input", x.Tn * x.h * x.e);
+  const bool fused = c.fused_kernels || c.norm == Norm::layernorm;
+  if (!fused) sv.saved(name + ".normalized", x.Tn * x.h * x.e);
+}
+
+// fc1's output through the activation into fc2, for `tokens` tokens of width f on this rank.
+// GeLU keeps its input and fc2 its output (Korthikanti's 8sh + 8sh at f = 4h); fused SwiGLU
+// keeps the gate-and-up output [tokens × 2f]; eager silu(gate) · up keeps gate, up and silu's
+// output.
+void activation(Saver& sv, const TransformerKernelConfig& c, const Shape& x,
+                const std::string& name, double tokens, double f) {
+  if (c.activation == Activation::gelu) {
+    sv.saved(name + ".fc1.out", tokens * f * x.e, true);
+  } else {
+    sv.saved(name + ".fc1.out", tokens * 2 * f * x.e, true);  // gate and up
+    if (!c.fused_kernels) sv.saved(name + ".silu.out", tokens * f * x.e);
+  }
+  sv.saved(name + ".fc2.input", tokens * f * x.e);
+}
+
+double mlp_backward_transient(const TransformerKernelConfig& c, const Shape& x, double tokens,
+                              double f) {
+  const double fc1_out = c.activation == Activation::swiglu ? 2 * f : f;
+  return tokens * (fc1_out + f) * x.e;  // the gradients of fc1's output and of fc2's input
+}
+
+void dropout_mask(Saver& sv, const TransformerKernelConfig& c, const Shape& x,
+                  const std::string& name) {
+  if (c.dropout) sv.saved(name + ".dropout.mask", x.Tn * x.h * kMaskByte);
+}
+
+}  // namespace
+
+LayerSavedTensors embedding_saved(const TransformerKernelConfig& c) {
+  const Shape x = shape(c);
+  Saver sv;
+  dropout_mask(sv, c, x, "embedding");
+  return std::move(sv.out());
+}
+
+LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
+  const Shape x = shape(c);
+  Saver sv;
+  sv.out().block_input = x.Tn * x.h * x.e;
+  norm(sv, c, x, "attn.norm");
+  sv.saved("attn.qkv.input", x.Tn * x.h * x.e);
+  sv.op_output("attn.qkv.out", x.T * (x.q_width + 2 * x.kv_width) * x.e);
+  const double B = x.b * x.a_local;  // (sequence, head) problems on this rank
+  if (c.attention == AttentionImpl::flash) {
+    // FlashAttention saves q, k, v, its output and the fp32 log-sum-exp per query row and head.
+    sv.saved("attn.q", x.T * x.q_width * x.e);
+    sv.saved("attn.k", x.T * x.kv_width * x.e);
+    sv.saved("attn.v", x.T * x.kv_width * x.e);
+    sv.core("attn.flash.lse", B * x.s * kFp32, true);
+    // Backward: dq, dk, dv and the fp32 dq accumulator.
+    sv.out().transient_backward =
+        x.T * (x.q_width + 2 * x.kv_width) * x.e + x.T * x.q_width * kFp32;
+  } else {
+    // Q·Kᵀ saves q and k, scores·V the probabilities and v; with GQA the k and v the matmuls see
+    // are expanded to every local head (repeat_kv).
+    const bool gqa = x.kv_width < x.q_width;
+    const double kv = gqa ? x.q_width : x.kv_width;
+    const double scores = B * x.s * x.s * x.e;
+    sv.saved("attn.q", x.T * x.q_width * x.e);
+    sv.saved("attn.k", x.T * kv * x.e);
+    sv.op_output("attn.scores", scores);
+    sv.core("attn.softmax.out", scores);
+    if (c.dropout) {
+      sv.core("attn.dropout.mask", B * x.s * x.s * kMaskByte);
+      sv.core("attn.dropout.out", scores);
+    }
+    sv.saved("attn.v", x.T * kv * x.e);
+    // The raw scores live while the softmax runs (two more with eager scale and mask); the
+    // backward holds the probabilities' and the scores' gradients.
+    sv.out().transient_forward = scores * (c.fused_kernels ? 1 : 2);
+    sv.out().transient_backward = 2 * scores;
+  }
+  // The core's output: the projection's saved input.
+  sv.saved("attn.proj.input", x.T * x.q_width * x.e, true);
+  sv.op_output("attn.proj.out", x.T * x.h * x.e);
+  dropout_mask(sv, c, x, "attn");
+  return std::move(sv.out());
+}
+
+LayerSavedTensors mlp_block_saved(const TransformerKernelConfig& c) {
+  const Shape x = shape(c);
+  Saver sv;
+  norm(sv, c, x, "mlp.norm");
+  if (c.num_experts <= 0) {
+    const double f = static_cast<double>(c.ffn) / x.t;
+    sv.saved("mlp.fc1.input", x.Tn * x.h * x.e);
+    activation(sv, c, x, "mlp", x.T, f);
+    sv.op_output("mlp.fc2.out", x.T * x.h * x.e);
+    dropout_mask(sv, c, x, "mlp");
+    sv.out().transient_backward = mlp_backward_transient(c, x, x.T, f);
+    return std::move(sv.out());
+  }
+  // MoE: the router's input and fp32 probabilities, then each local expert's tokens (capacity and
+  // imbalance included, as the kernels have them) through its MLP; unpermute keeps the experts'
+  // outputs for the probabilities' gradient.
+  const double E = c.num_experts;
+  const double local = c.local_experts > 0 ? c.local_experts : c.num_experts;
+  const double per_expert =
+      c.tokens_per_expert > 0 ? c.tokens_per_expert : x.Tn * std::max(1, c.top_k) / E;
+  const double routed = per_expert * local;
+  const double f = static_cast<double>(c.expert_ffn) / x.t;
+  sv.saved("moe.router.input", x.Tn * x.h * x.e);
+  sv.op_output("moe.router.logits", x.Tn * E * x.e);
+  sv.saved("moe.router.probs", x.Tn * E * kFp32);
+  sv.saved("moe.experts.fc1.input", routed * x.h * x.e);
+  activation(sv, c, x, "moe.experts", routed, f);
+  sv.saved("moe.experts.fc2.out", routed * x.h * x.e, true);
+  double transient = mlp_backward_transient(c, x, routed, f);
+  if (c.shared_experts > 0) {
+    const double fs = c.shared_experts * f;
+    activation(sv, c, x, "moe.shared", x.Tn, fs);
+    sv.op_output("moe.shared.fc2.out", x.Tn * x.h * x.e);
+    transient = std::max(transient, mlp_backward_transient(c, x, x.Tn, fs));
+  }
+  dropout_mask(sv, c, x, "mlp");
+  sv.out().transient_backward = transient;
+  return std::move(sv.out());
+}
+
+LayerSavedTensors lm_head_saved(const TransformerKernelConfig& c) {
+  const Shape x = shape(c);
+  if (c.vocab <= 0) throw std::invalid_argument("saved tensors: vocab must be >= 1");
+  Saver sv;
+  const double logits = x.T * static_cast<double>(c.vocab) / x.t;  // elements on this rank
+  norm(sv, c, x, "lm_head.norm");
+  sv.saved("lm_head.logits.input", x.Tn * x.h * x.e);
+  sv.op_output("lm_head.logits.out", logits * x.e);
+  // The cross-entropy keeps its fp32 softmax (Megatron's vocab-parallel kernel; torch's
+  // log_softmax of logits.float() alike).
+  sv.saved("lm_head.ce.softmax", logits * kFp32);
+  // Forward: the 16-bit logits live while the loss runs (and eager's fp32 copy); backward: the
+  // logits' fp32 and 16-bit gradients.
+  sv.out().transient_forward = logits * (x.e + (c.fused_kernels ? 0 : kFp32));
+  sv.out().transient_backward = logits * (kFp32 + x.e);
+  return std::move(sv.out());
+}
+
+double saved_bytes(const LayerSavedTensors& layer) {
+  double sum = 0;
+  for (const auto& t : layer.tensors)
+    if (t.saved) sum += t.bytes;
+  return sum;
+}
+
+double kept_bytes(const LayerSavedTensors& layer, RecomputePolicy policy, bool recomputable) {
+  if (!recomputable) policy = RecomputePolicy::none;
+  double sum = 0;
+  switch (policy) {
+    case RecomputePolicy::none:
+      return saved_bytes(layer);
+    case RecomputePolicy::selective:
+      for (const auto& t : layer.tensors)
+        if (t.saved && !t.attention_core) sum += t.bytes;
+      return sum;
+    case RecomputePolicy::full:
+      return layer.block_input;
+    case RecomputePolicy::selective_op:
+      for (const auto& t : layer.tensors)
+        if (t.op_output) sum += t.bytes;
+      return layer.block_input + sum;
+  }
+  return sum;
+}
+
+double recomputed_bytes(const LayerSavedTensors& layer, RecomputePolicy policy, bool recomputable) {
+  if (!recomputable) return 0;
+  double sum = 0;
+  switch (policy) {
+    case RecomputePolicy::none:
+      return 0;
+    case RecomputePolicy::selective:
+      for (const auto& t : layer.tensors)
+        if (t.saved && t.attention_core) sum += t.bytes;
+      return sum;
+    case RecomputePolicy::full:
+      return std::max(0.0, saved_bytes(layer) - layer.block_input);
+    case RecomputePolicy::selective_op:
+      for (const auto& t : layer.tensors)
+        if (t.saved && !t.op_output) sum += t.bytes;
+      return std::max(0.0, sum - layer.block_input);
+  }
+  return sum;
+}
+
+}  // namespace clustersim::models::kernels
