@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/progress.hpp"
+#include "engine/format.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/network/network_model.hpp"
 #include "models/frontend.hpp"
@@ -68,7 +69,7 @@ int validate(const ValidateArgs& a) {
   char line[512];
   std::snprintf(line, sizeof line, "%-52s %-22s %12s %12s %9s  %s\n", "case", "metric", "published",
                 "simulated", "error", "compute/recompute/comm/idle");
-  std::cout << line;
+  if (!report.rows.empty()) std::cout << line;
   for (const auto& r : report.rows) {
     if (!r.failure.empty()) {
       std::snprintf(line, sizeof line, "%-52s %-22s %12.4g %12s %9s  ", r.file.c_str(),
@@ -82,9 +83,31 @@ int validate(const ValidateArgs& a) {
                   r.shares.communication * 100, r.shares.idle * 100);
     std::cout << line;
   }
+  if (!report.collectives.empty()) {
+    std::snprintf(line, sizeof line, "\n%-52s %-10s %10s %12s %12s %9s  %s\n", "collective table",
+                  "size", "compared", "published", "simulated", "error",
+                  "algorithm/protocol/channels");
+    std::cout << line;
+  }
+  for (const auto& c : report.collectives) {
+    if (c.excluded) {
+      std::cout << c.file << ": not compared: " << c.reason << "\n";
+      continue;
+    }
+    const bool small = c.small();
+    std::snprintf(line, sizeof line, "%-52s %-10s %10s %12.4g %12.4g %9s  %s/%s/%d\n",
+                  c.file.c_str(), engine::format_bytes(c.bytes).c_str(),
+                  small ? "time us" : "busbw GB/s",
+                  small ? c.published_time_us : c.published_busbw_GBps,
+                  small ? c.simulated_time_us : c.simulated_busbw_GBps, percent(c.error()).c_str(),
+                  c.algorithm.c_str(), c.protocol.c_str(), c.channels);
+    std::cout << line;
+  }
   std::cout << "\n";
   print_summary("time and throughput", report.time);
   print_summary("memory", report.memory);
+  print_summary("collectives >= 1 MiB (bus bandwidth)", report.collectives_large);
+  print_summary("collectives < 1 MiB (time)", report.collectives_small);
   if (!a.json_out.empty()) {
     engine::write_file_atomically(a.json_out, [&](std::ostream& os) {
       os << models::validation_to_json(report).dump(2) << "\n";

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "engine/format.hpp"
 #include "models/frontend.hpp"
 
 namespace clustersim::models {
@@ -106,13 +107,19 @@ ValidationReport run_validation(const std::string& dir, const ValidationOptions&
       files.push_back(entry.path());
   std::sort(files.begin(), files.end());
 
-  // Only files with a `published:` list are cases (validation/collectives/ holds other data).
+  // Files with a `published:` list are cases; folders of nccl-tests tables (files with
+  // `points:`) are replayed as collectives.
   std::vector<std::pair<fs::path, YAML::Node>> cases;
+  std::vector<fs::path> collective_dirs;
   ValidationReport report;
   for (const auto& f : files) {
     try {
       YAML::Node root = YAML::LoadFile(f.string());
       if (root.IsMap() && root["published"]) cases.emplace_back(f, root);
+      if (root.IsMap() && root["points"] && !root["published"] &&
+          std::find(collective_dirs.begin(), collective_dirs.end(), f.parent_path()) ==
+              collective_dirs.end())
+        collective_dirs.push_back(f.parent_path());
     } catch (const YAML::Exception& e) {
       ValidationRow row;
       row.file = fs::relative(f, dir).string();
@@ -121,7 +128,7 @@ ValidationReport run_validation(const std::string& dir, const ValidationOptions&
       report.rows.push_back(row);
     }
   }
-  if (cases.empty() && report.rows.empty())
+  if (cases.empty() && report.rows.empty() && collective_dirs.empty())
     throw std::invalid_argument(dir +
                                 ": holds no validation case (a .yaml file with `published:`)");
 
@@ -166,6 +173,33 @@ ValidationReport run_validation(const std::string& dir, const ValidationOptions&
   }
   report.time = summarize(report.rows, "time");
   report.memory = summarize(report.rows, "memory");
+  for (const auto& d : collective_dirs) {
+    if (options.progress) options.progress(fs::relative(d, dir).string(), 0, 1);
+    try {
+      for (auto& c : run_collective_validation(d.string()))
+        report.collectives.push_back(std::move(c));
+    } catch (const std::exception& e) {  // a table that does not follow the schema: say so
+      CollectiveCaseResult bad;
+      bad.file = fs::relative(d, dir).string();
+      bad.excluded = true;
+      bad.reason = e.what();
+      report.collectives.push_back(std::move(bad));
+    }
+  }
+  // Summaries over the compared points, as the collective test counts them.
+  for (const bool small : {false, true}) {
+    std::vector<ValidationRow> rows;
+    for (const auto& c : report.collectives) {
+      if (c.excluded || c.small() != small) continue;
+      ValidationRow row;
+      row.file = c.file + " @ " + engine::format_bytes(c.bytes);
+      row.metric = small ? "time_us" : "busbw_GBps";
+      row.kind = "collective";
+      row.error = c.error();
+      rows.push_back(std::move(row));
+    }
+    (small ? report.collectives_small : report.collectives_large) = summarize(rows, "collective");
+  }
   return report;
 }
 
@@ -193,7 +227,31 @@ nlohmann::json validation_to_json(const ValidationReport& report) {
                           {"worst_abs_error", s.worst},
                           {"worst", s.worst_row}};
   };
-  return {{"cases", rows}, {"time", summary(report.time)}, {"memory", summary(report.memory)}};
+  nlohmann::json collectives = nlohmann::json::array();
+  for (const auto& c : report.collectives) {
+    nlohmann::json point = {{"file", c.file},   {"collective", c.collective},
+                            {"nodes", c.nodes}, {"gpus_per_node", c.gpus_per_node},
+                            {"bytes", c.bytes}, {"excluded", c.excluded}};
+    if (c.excluded) {
+      point["reason"] = c.reason;
+    } else {
+      point["published_busbw_GBps"] = c.published_busbw_GBps;
+      point["simulated_busbw_GBps"] = c.simulated_busbw_GBps;
+      point["published_time_us"] = c.published_time_us;
+      point["simulated_time_us"] = c.simulated_time_us;
+      point["algorithm"] = c.algorithm;
+      point["protocol"] = c.protocol;
+      point["channels"] = c.channels;
+      point["error"] = c.error();
+    }
+    collectives.push_back(std::move(point));
+  }
+  return {{"cases", rows},
+          {"time", summary(report.time)},
+          {"memory", summary(report.memory)},
+          {"collectives", collectives},
+          {"collectives_1MiB_and_up", summary(report.collectives_large)},
+          {"collectives_below_1MiB", summary(report.collectives_small)}};
 }
 
 }  // namespace clustersim::models

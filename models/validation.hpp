@@ -13,6 +13,7 @@
 
 #include "models/metrics.hpp"
 #include "models/published.hpp"
+#include "models/validation_collectives.hpp"
 
 namespace clustersim::models {
 
@@ -45,6 +46,10 @@ struct ValidationSummary {
 struct ValidationReport {
   std::vector<ValidationRow> rows;  // in file order, then the order of the figures
   ValidationSummary time, memory;   // by the metric's kind
+  // Published nccl-tests tables (validation/collectives/): bus bandwidth for messages of 1 MiB
+  // and more, time below (docs/network.md "Validation against published nccl-tests").
+  std::vector<CollectiveCaseResult> collectives;
+  ValidationSummary collectives_large, collectives_small;
 };
 
 struct ValidationOptions {
