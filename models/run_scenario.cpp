@@ -103,26 +103,39 @@ void compute_notes(const engine::Schedule& schedule, const RooflineComputeModel&
 // channels", one note per distinct (group kind, type, size), largest first, at most `count`.
 void collective_notes(const engine::Schedule& s, const engine::Timeline& tl, std::size_t count,
                       std::vector<std::string>& notes) {
-  std::vector<engine::OpId> ops;
-  for (engine::OpId id = 0; id < s.ops.size(); ++id)
-    if (s.ops[id].kind == engine::OpKind::collective && s.ops[id].bytes > 0) ops.push_back(id);
-  std::stable_sort(ops.begin(), ops.end(),
-                   [&](engine::OpId a, engine::OpId b) { return s.ops[a].bytes > s.ops[b].bytes; });
-  std::vector<std::string> seen;
-  for (engine::OpId id : ops) {
-    if (seen.size() == count) break;
+  // One pass keeping the `count` largest distinct collectives: most ops fail the size test, so
+  // only a few build their description.
+  struct Candidate {
+    std::uint64_t bytes;
+    std::string what;
+    engine::OpId id;
+  };
+  std::vector<Candidate> best;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
     const engine::Op& op = s.ops[id];
+    if (op.kind != engine::OpKind::collective || op.bytes == 0) continue;
+    if (best.size() == count && op.bytes <= best.back().bytes) continue;
     const auto& group = s.groups[op.group_or_peer];
-    const std::string kind = group.name.substr(0, group.name.find('['));
-    const std::string what = kind + " " + std::string(engine::to_string(op.collective)) + " of " +
+    const std::string what = group.name.substr(0, group.name.find('[')) + " " +
+                             std::string(engine::to_string(op.collective)) + " of " +
                              engine::format_bytes(static_cast<double>(op.bytes)) + " on " +
                              std::to_string(group.ranks.size()) + " ranks";
-    if (std::find(seen.begin(), seen.end(), what) != seen.end()) continue;
-    seen.push_back(what);
-    if (id >= tl.algorithm.size()) continue;
-    notes.push_back(what + ": " + std::string(engine::to_string(tl.algorithm[id])) + " / " +
-                    std::string(engine::to_string(tl.protocol[id])) + ", " +
-                    std::to_string(tl.channels[id]) + " channels");
+    const auto same =
+        std::find_if(best.begin(), best.end(), [&](const Candidate& c) { return c.what == what; });
+    if (same != best.end()) {
+      if (op.bytes <= same->bytes) continue;
+      best.erase(same);  // the same description, larger: keep the larger
+    }
+    best.push_back({op.bytes, what, id});
+    std::stable_sort(best.begin(), best.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.bytes > b.bytes; });
+    if (best.size() > count) best.pop_back();
+  }
+  for (const Candidate& c : best) {
+    if (c.id >= tl.algorithm.size()) continue;
+    notes.push_back(c.what + ": " + std::string(engine::to_string(tl.algorithm[c.id])) + " / " +
+                    std::string(engine::to_string(tl.protocol[c.id])) + ", " +
+                    std::to_string(tl.channels[c.id]) + " channels");
   }
 }
 
