@@ -80,9 +80,9 @@ std::size_t dtree_second_parent(std::size_t n, std::size_t rank) {
   return p == n ? n : n - 1 - p;
 }
 
-// Members grouped by node (in order of first appearance); every node must hold as many.
-std::vector<std::vector<EndpointId>> by_node(std::span<const EndpointId> m,
-                                             const Topology& topology, CollectiveType type) {
+// Members grouped by node in order of first appearance; within a node they keep group order.
+std::vector<std::vector<EndpointId>> group_by_node(std::span<const EndpointId> m,
+                                                   const Topology& topology) {
   std::vector<int> nodes;
   std::vector<std::vector<EndpointId>> groups;
   for (EndpointId e : m) {
@@ -95,6 +95,13 @@ std::vector<std::vector<EndpointId>> by_node(std::span<const EndpointId> m,
       groups[static_cast<std::size_t>(it - nodes.begin())].push_back(e);
     }
   }
+  return groups;
+}
+
+// Members grouped by node (in order of first appearance); every node must hold as many.
+std::vector<std::vector<EndpointId>> by_node(std::span<const EndpointId> m,
+                                             const Topology& topology, CollectiveType type) {
+  const auto groups = group_by_node(m, topology);
   for (const auto& g : groups) {
     if (g.size() != groups.front().size()) {
       throw std::invalid_argument(
@@ -286,24 +293,6 @@ class FlowSet {
   Flows flows_;
   std::unordered_map<std::uint64_t, std::size_t> index_;
 };
-
-// Members grouped by node in order of first appearance; within a node they keep group order.
-std::vector<std::vector<EndpointId>> group_by_node(std::span<const EndpointId> m,
-                                                   const Topology& topology) {
-  std::vector<int> nodes;
-  std::vector<std::vector<EndpointId>> groups;
-  for (EndpointId e : m) {
-    const int node = topology.node_of(e);
-    const auto it = std::find(nodes.begin(), nodes.end(), node);
-    if (it == nodes.end()) {
-      nodes.push_back(node);
-      groups.push_back({e});
-    } else {
-      groups[static_cast<std::size_t>(it - nodes.begin())].push_back(e);
-    }
-  }
-  return groups;
-}
 
 bool uniform(const std::vector<std::vector<EndpointId>>& groups) {
   for (const auto& g : groups)

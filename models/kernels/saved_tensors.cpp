@@ -9,30 +9,6 @@ namespace {
 constexpr double kFp32 = 4.0;
 constexpr double kMaskByte = 1.0;
 
-// The sizes the kernel lists use (transformer_kernels.cpp), as doubles.
-struct Shape {
-  double b, s, T, Tn, h, e, t, a_local, q_width, kv_width;
-};
-
-Shape shape(const TransformerKernelConfig& c) {
-  if (c.hidden <= 0 || c.heads <= 0 || c.seq <= 0 || c.micro_batch <= 0 || c.tp <= 0)
-    throw std::invalid_argument(
-        "saved tensors: hidden, heads, seq, micro_batch and tp must be >= 1");
-  const int kv_heads = c.kv_heads > 0 ? c.kv_heads : c.heads;
-  Shape x{};
-  x.t = c.tp;
-  x.b = static_cast<double>(c.micro_batch);
-  x.s = static_cast<double>(c.seq);
-  x.T = x.b * x.s;
-  x.Tn = c.sequence_parallel ? x.T / x.t : x.T;
-  x.h = static_cast<double>(c.hidden);
-  x.e = bytes_per_element(c.dtype);
-  x.a_local = static_cast<double>(c.heads) / x.t;
-  x.q_width = x.h / x.t;
-  x.kv_width = std::max(1.0, static_cast<double>(kv_heads) / x.t) * (x.h / c.heads);
-  return x;
-}
-
 class Saver {
  public:
   // Saved for the backward.
@@ -55,7 +31,8 @@ class Saver {
 // A norm keeps its input (the fused kernels and torch's layer_norm recompute the rest from it);
 // eager RMSNorm (x · rsqrt(mean(x²)) · weight) also keeps the normalized x for the weight's
 // gradient.
-void norm(Saver& sv, const TransformerKernelConfig& c, const Shape& x, const std::string& name) {
+void norm(Saver& sv, const TransformerKernelConfig& c, const LayerDims& x,
+          const std::string& name) {
   sv.saved(name + ".input", x.Tn * x.h * x.e);
   const bool fused = c.fused_kernels || c.norm == Norm::layernorm;
   if (!fused) sv.saved(name + ".normalized", x.Tn * x.h * x.e);
@@ -65,7 +42,7 @@ void norm(Saver& sv, const TransformerKernelConfig& c, const Shape& x, const std
 // GeLU keeps its input and fc2 its output (Korthikanti's 8sh + 8sh at f = 4h); fused SwiGLU
 // keeps the gate-and-up output [tokens × 2f]; eager silu(gate) · up keeps gate, up and silu's
 // output.
-void activation(Saver& sv, const TransformerKernelConfig& c, const Shape& x,
+void activation(Saver& sv, const TransformerKernelConfig& c, const LayerDims& x,
                 const std::string& name, double tokens, double f) {
   if (c.activation == Activation::gelu) {
     sv.saved(name + ".fc1.out", tokens * f * x.e, true);
@@ -76,13 +53,13 @@ void activation(Saver& sv, const TransformerKernelConfig& c, const Shape& x,
   sv.saved(name + ".fc2.input", tokens * f * x.e);
 }
 
-double mlp_backward_transient(const TransformerKernelConfig& c, const Shape& x, double tokens,
+double mlp_backward_transient(const TransformerKernelConfig& c, const LayerDims& x, double tokens,
                               double f) {
   const double fc1_out = c.activation == Activation::swiglu ? 2 * f : f;
   return tokens * (fc1_out + f) * x.e;  // the gradients of fc1's output and of fc2's input
 }
 
-void dropout_mask(Saver& sv, const TransformerKernelConfig& c, const Shape& x,
+void dropout_mask(Saver& sv, const TransformerKernelConfig& c, const LayerDims& x,
                   const std::string& name) {
   if (c.dropout) sv.saved(name + ".dropout.mask", x.Tn * x.h * kMaskByte);
 }
@@ -90,36 +67,36 @@ void dropout_mask(Saver& sv, const TransformerKernelConfig& c, const Shape& x,
 }  // namespace
 
 LayerSavedTensors embedding_saved(const TransformerKernelConfig& c) {
-  const Shape x = shape(c);
+  const LayerDims x = layer_dims(c);
   Saver sv;
   dropout_mask(sv, c, x, "embedding");
   return std::move(sv.out());
 }
 
 LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
-  const Shape x = shape(c);
+  const LayerDims x = layer_dims(c);
   Saver sv;
   sv.out().block_input = x.Tn * x.h * x.e;
   norm(sv, c, x, "attn.norm");
   sv.saved("attn.qkv.input", x.Tn * x.h * x.e);
-  sv.op_output("attn.qkv.out", x.T * (x.q_width + 2 * x.kv_width) * x.e);
+  sv.op_output("attn.qkv.out", x.T * (x.q_local_width + 2 * x.kv_local_width) * x.e);
   const double B = x.b * x.a_local;  // (sequence, head) problems on this rank
   if (c.attention == AttentionImpl::flash) {
     // FlashAttention saves q, k, v, its output and the fp32 log-sum-exp per query row and head.
-    sv.saved("attn.q", x.T * x.q_width * x.e);
-    sv.saved("attn.k", x.T * x.kv_width * x.e);
-    sv.saved("attn.v", x.T * x.kv_width * x.e);
+    sv.saved("attn.q", x.T * x.q_local_width * x.e);
+    sv.saved("attn.k", x.T * x.kv_local_width * x.e);
+    sv.saved("attn.v", x.T * x.kv_local_width * x.e);
     sv.core("attn.flash.lse", B * x.s * kFp32, true);
     // Backward: dq, dk, dv and the fp32 dq accumulator.
     sv.out().transient_backward =
-        x.T * (x.q_width + 2 * x.kv_width) * x.e + x.T * x.q_width * kFp32;
+        x.T * (x.q_local_width + 2 * x.kv_local_width) * x.e + x.T * x.q_local_width * kFp32;
   } else {
     // Q·Kᵀ saves q and k, scores·V the probabilities and v; with GQA the k and v the matmuls see
     // are expanded to every local head (repeat_kv).
-    const bool gqa = x.kv_width < x.q_width;
-    const double kv = gqa ? x.q_width : x.kv_width;
+    const bool gqa = x.kv_local_width < x.q_local_width;
+    const double kv = gqa ? x.q_local_width : x.kv_local_width;
     const double scores = B * x.s * x.s * x.e;
-    sv.saved("attn.q", x.T * x.q_width * x.e);
+    sv.saved("attn.q", x.T * x.q_local_width * x.e);
     sv.saved("attn.k", x.T * kv * x.e);
     sv.op_output("attn.scores", scores);
     sv.core("attn.softmax.out", scores);
@@ -134,14 +111,14 @@ LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
     sv.out().transient_backward = 2 * scores;
   }
   // The core's output: the projection's saved input.
-  sv.saved("attn.proj.input", x.T * x.q_width * x.e, true);
+  sv.saved("attn.proj.input", x.T * x.q_local_width * x.e, true);
   sv.op_output("attn.proj.out", x.T * x.h * x.e);
   dropout_mask(sv, c, x, "attn");
   return std::move(sv.out());
 }
 
 LayerSavedTensors mlp_block_saved(const TransformerKernelConfig& c) {
-  const Shape x = shape(c);
+  const LayerDims x = layer_dims(c);
   Saver sv;
   norm(sv, c, x, "mlp.norm");
   if (c.num_experts <= 0) {
@@ -181,7 +158,7 @@ LayerSavedTensors mlp_block_saved(const TransformerKernelConfig& c) {
 }
 
 LayerSavedTensors lm_head_saved(const TransformerKernelConfig& c) {
-  const Shape x = shape(c);
+  const LayerDims x = layer_dims(c);
   if (c.vocab <= 0) throw std::invalid_argument("saved tensors: vocab must be >= 1");
   Saver sv;
   const double logits = x.T * static_cast<double>(c.vocab) / x.t;  // elements on this rank

@@ -80,19 +80,16 @@ class Emitter {
   std::vector<Kernel> out_;
 };
 
-// Derived sizes of a config, as doubles.
-struct Dims {
-  double T, Tn, h, d, a_local, kv_local_width, q_local_width, f, e, t, s, b;
-};
+}  // namespace
 
-Dims dims(const TransformerKernelConfig& c) {
+LayerDims layer_dims(const TransformerKernelConfig& c) {
   if (c.hidden <= 0 || c.heads <= 0 || c.seq <= 0 || c.micro_batch <= 0 || c.tp <= 0)
     throw std::invalid_argument(
         "transformer kernels: hidden, heads, seq, micro_batch and tp must be >= 1");
   const int kv_heads = c.kv_heads > 0 ? c.kv_heads : c.heads;
   if (c.heads % c.tp != 0 || (kv_heads % c.tp != 0 && c.tp % kv_heads != 0))
     throw std::invalid_argument("transformer kernels: tp must divide the attention heads");
-  Dims x{};
+  LayerDims x{};
   x.t = c.tp;
   x.b = static_cast<double>(c.micro_batch);
   x.s = static_cast<double>(c.seq);
@@ -108,6 +105,8 @@ Dims dims(const TransformerKernelConfig& c) {
   x.e = bytes_per_element(c.dtype == Precision::fp8 ? Precision::bf16 : c.dtype);
   return x;
 }
+
+namespace {
 
 // A linear layer's kernels: forward GEMM, or backward dgrad + wgrad (+ bias grad reduction).
 void linear(Emitter& em, const std::string& name, Pass pass, double T, double n, double k,
@@ -126,8 +125,8 @@ void linear(Emitter& em, const std::string& name, Pass pass, double T, double n,
   if (bias) em.memory(name + ".bgrad", T * n * e + n * kFp32);
 }
 
-void norm(Emitter& em, const TransformerKernelConfig& c, const Dims& x, const std::string& name,
-          Pass pass) {
+void norm(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
+          const std::string& name, Pass pass) {
   const double act = x.Tn * x.h * x.e;
   const double stats = x.Tn * 2 * kFp32;
   const bool fused = c.fused_kernels || c.norm == Norm::layernorm;  // torch layer_norm is one
@@ -154,7 +153,7 @@ void norm(Emitter& em, const TransformerKernelConfig& c, const Dims& x, const st
 }
 
 // Bias + dropout + residual add after a row-parallel layer (Megatron's bias_dropout_add).
-void bias_dropout_add(Emitter& em, const TransformerKernelConfig& c, const Dims& x,
+void bias_dropout_add(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
                       const std::string& name, Pass pass) {
   const double act = x.Tn * x.h * x.e;
   const double mask = c.dropout ? x.Tn * x.h * kMaskByte : 0;
@@ -174,11 +173,11 @@ void bias_dropout_add(Emitter& em, const TransformerKernelConfig& c, const Dims&
   if (c.bias) em.memory(name + ".bias.bgrad", act + x.h * kFp32);
 }
 
-void residual_grad_add(Emitter& em, const Dims& x, const std::string& name) {
+void residual_grad_add(Emitter& em, const LayerDims& x, const std::string& name) {
   em.memory(name + ".residual_grad_add", 3 * x.Tn * x.h * x.e);
 }
 
-void rotary(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass pass) {
+void rotary(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, Pass pass) {
   const std::string tag = pass == Pass::forward ? "" : ".bwd";
   const double q = x.T * x.q_local_width * x.e;
   const double k = x.T * x.kv_local_width * x.e;
@@ -197,7 +196,7 @@ void rotary(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass p
   }
 }
 
-void core_attention(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass pass) {
+void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, Pass pass) {
   const double B = x.b * x.a_local;  // independent (sequence, head) attention problems
   const double s = x.s;
   const double q = x.T * x.q_local_width * x.e;  // q, and o, and their gradients
@@ -286,7 +285,7 @@ void activation(Emitter& em, const TransformerKernelConfig& c, const std::string
   }
 }
 
-void dense_mlp(Emitter& em, const TransformerKernelConfig& c, const Dims& x,
+void dense_mlp(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
                const std::string& name, double f_local, Pass pass) {
   const double fc1_out = c.activation == Activation::swiglu ? 2 * f_local : f_local;
   if (pass == Pass::forward) {
@@ -305,7 +304,7 @@ void dense_mlp(Emitter& em, const TransformerKernelConfig& c, const Dims& x,
 // unpermute) and the shared experts' (a dense MLP); the residual bias-dropout-add goes with the
 // last op of the forward (the shared experts', else the experts'), its backward with the first
 // op of the backward.
-void moe_part(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass pass,
+void moe_part(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, Pass pass,
               MoePart part) {
   if (c.top_k <= 0 || c.expert_ffn <= 0)
     throw std::invalid_argument("MoE kernels: top_k and expert_ffn must be >= 1");
@@ -319,7 +318,7 @@ void moe_part(Emitter& em, const TransformerKernelConfig& c, const Dims& x, Pass
   const double probs = x.Tn * E * kFp32;
   const double f_shared = static_cast<double>(c.shared_experts) * f_local;
   const bool shared = c.shared_experts > 0;
-  Dims sx = x;
+  LayerDims sx = x;
   sx.T = x.Tn;
   const bool fwd = pass == Pass::forward;
   switch (part) {
@@ -399,7 +398,7 @@ TransformerKernelConfig kernel_config(const TransformerSpec& m, long micro_batch
 
 std::vector<Kernel> attention_block_kernels(const TransformerKernelConfig& c, Pass pass,
                                             engine::KernelTable& names) {
-  const Dims x = dims(c);
+  const LayerDims x = layer_dims(c);
   Emitter em(names, c.dtype);
   const double qkv = x.q_local_width + 2 * x.kv_local_width;
   if (pass == Pass::forward) {
@@ -423,7 +422,7 @@ std::vector<Kernel> attention_block_kernels(const TransformerKernelConfig& c, Pa
 
 std::vector<Kernel> mlp_block_kernels(const TransformerKernelConfig& c, Pass pass,
                                       engine::KernelTable& names) {
-  const Dims x = dims(c);
+  const LayerDims x = layer_dims(c);
   Emitter em(names, c.dtype);
   if (c.num_experts > 0) {  // the three ops of the expert-parallel plan, back to back
     constexpr MoePart forward_order[] = {MoePart::router, MoePart::experts, MoePart::shared};
@@ -449,7 +448,7 @@ std::vector<Kernel> mlp_block_kernels(const TransformerKernelConfig& c, Pass pas
 std::vector<Kernel> moe_kernels(const TransformerKernelConfig& c, Pass pass, MoePart part,
                                 engine::KernelTable& names) {
   if (c.num_experts <= 0) throw std::invalid_argument("MoE kernels: num_experts must be >= 1");
-  const Dims x = dims(c);
+  const LayerDims x = layer_dims(c);
   Emitter em(names, c.dtype);
   moe_part(em, c, x, pass, part);
   return em.take();
@@ -457,7 +456,7 @@ std::vector<Kernel> moe_kernels(const TransformerKernelConfig& c, Pass pass, Moe
 
 std::vector<Kernel> attention_core_kernels(const TransformerKernelConfig& c, Pass pass,
                                            engine::KernelTable& names) {
-  const Dims x = dims(c);
+  const LayerDims x = layer_dims(c);
   Emitter em(names, c.dtype);
   core_attention(em, c, x, pass);
   return em.take();
@@ -474,7 +473,7 @@ std::vector<Kernel> transformer_layer_kernels(const TransformerKernelConfig& c, 
 
 std::vector<Kernel> embedding_kernels(const TransformerKernelConfig& c, Pass pass,
                                       engine::KernelTable& names) {
-  const Dims x = dims(c);
+  const LayerDims x = layer_dims(c);
   if (c.vocab <= 0) throw std::invalid_argument("transformer kernels: vocab must be >= 1");
   Emitter em(names, c.dtype);
   const double act = x.T * x.h * x.e;
@@ -497,7 +496,7 @@ std::vector<Kernel> embedding_kernels(const TransformerKernelConfig& c, Pass pas
 
 std::vector<Kernel> lm_head_kernels(const TransformerKernelConfig& c, Pass pass,
                                     engine::KernelTable& names) {
-  const Dims x = dims(c);
+  const LayerDims x = layer_dims(c);
   if (c.vocab <= 0) throw std::invalid_argument("transformer kernels: vocab must be >= 1");
   Emitter em(names, c.dtype);
   const double v = static_cast<double>(c.vocab) / x.t;

@@ -56,6 +56,16 @@ struct TransformerKernelConfig {
 };
 
 // From a model preset: shape, activation, norm, bias, positions; the rest keeps its defaults.
+// A config's sizes as doubles, the one place both the kernel lists and the saved-tensor lists
+// (saved_tensors.hpp) take them from: tokens T = b·s (Tn = T/t with sequence parallelism), the
+// per-rank head and KV widths under TP (KV heads replicated when fewer than t), element bytes
+// of the activations (bf16 under fp8 training). Throws std::invalid_argument for sizes < 1 or a
+// tp that does not divide the heads.
+struct LayerDims {
+  double T, Tn, h, d, a_local, kv_local_width, q_local_width, f, e, t, s, b;
+};
+LayerDims layer_dims(const TransformerKernelConfig& config);
+
 TransformerKernelConfig kernel_config(const TransformerSpec& model, long micro_batch, long seq,
                                       int tp = 1);
 
