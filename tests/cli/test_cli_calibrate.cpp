@@ -142,17 +142,12 @@ std::pair<double, long> version_footprint() {
   return {dt.count(), usage.ru_maxrss};
 }
 
-TEST(CliVersion, StartsInUnder20MsWithUnder30MbPeakRss) {
-  if (kSanitized) GTEST_SKIP() << "sanitizer runtimes add their own memory and time";
-  double best = 1e9;
-  long rss = 0;
-  for (int i = 0; i < 10; ++i) {  // the best of ten: other processes share the machine
-    const auto [seconds, kib] = version_footprint();
-    best = std::min(best, seconds);
-    rss = std::max(rss, kib);
-  }
-  EXPECT_LT(best, 0.020) << "clustersim --version took " << best * 1e3 << " ms at best";
-  EXPECT_LT(rss, 30 * 1024) << "clustersim --version peaked at " << rss << " KiB";
+// Start-up cost is measured by the benchmark BM_VersionStartup (bench/bench_startup.cpp), not by
+// a timed test; the peak RSS of the process is a deterministic figure and is checked here.
+TEST(CliVersion, PeaksUnder30MbOfMemory) {
+  if (kSanitized) GTEST_SKIP() << "sanitizer runtimes add their own memory";
+  const auto [seconds, kib] = version_footprint();
+  EXPECT_LT(kib, 30 * 1024) << "clustersim --version peaked at " << kib << " KiB";
 }
 
 }  // namespace
