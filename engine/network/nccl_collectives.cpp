@@ -1,0 +1,517 @@
+// NCCL's collectives as flow plans (docs/network.md "Channels", "Trees", "NVLS", "Protocols and
+// the tuner"): C channels rail-aligned across the NICs, double binary trees across nodes with a
+// chain inside each node, NVLS and CollNet reductions, the LL / LL128 / Simple protocols with
+// NCCL's published constants (nccl_tuning.hpp), and the tuner that estimates every algorithm ×
+// protocol and takes the fastest.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/network/collective_parts.hpp"
+#include "engine/network/collectives.hpp"
+#include "engine/network/nccl_tuning.hpp"
+
+namespace clustersim::engine {
+
+namespace detail {
+
+namespace {
+
+// ---- NCCL-style algorithms: channels, node-aware trees, NVLS, CollNet (docs/network.md) ----
+
+// Flows keyed by (src, dst): channels that put bytes on the same GPU pair become one flow of the
+// summed bytes, so the flow count does not grow with the channel count.
+class FlowSet {
+ public:
+  void add(EndpointId src, EndpointId dst, double bytes) {
+    if (src == dst || bytes <= 0.0) return;
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+    const auto [it, fresh] = index_.emplace(key, flows_.size());
+    if (fresh)
+      flows_.push_back({src, dst, bytes});
+    else
+      flows_[it->second].bytes_per_payload_byte += bytes;
+  }
+  Flows take() { return std::move(flows_); }
+
+ private:
+  Flows flows_;
+  std::unordered_map<std::uint64_t, std::size_t> index_;
+};
+
+bool uniform(const std::vector<std::vector<EndpointId>>& groups) {
+  for (const auto& g : groups)
+    if (g.size() != groups.front().size()) return false;
+  return true;
+}
+
+// Whether the members of a node talk over NVLink (NCCL's intra hardware class NVLINK vs PCI).
+bool nvlink_inside(const std::vector<std::vector<EndpointId>>& groups, const Topology& topology) {
+  for (const auto& g : groups) {
+    if (g.size() < 2) continue;
+    for (LinkId l : topology.route(g[0], g[1]))
+      if (topology.link(l).kind == LinkKind::nvlink) return true;
+    return false;
+  }
+  return topology.collective_hardware().nvls;  // one GPU per node: take the node's kind
+}
+
+int rails_of(const std::vector<EndpointId>& node_members, const Topology& topology) {
+  std::vector<VertexId> nics;
+  for (EndpointId e : node_members) {
+    const VertexId nic = topology.nic_of(e);
+    if (nic != Topology::kNoVertex && std::find(nics.begin(), nics.end(), nic) == nics.end())
+      nics.push_back(nic);
+  }
+  return std::max<int>(1, static_cast<int>(nics.size()));
+}
+
+std::size_t entry_index(std::size_t c, std::size_t channels, std::size_t m) {
+  return (c * m / channels) % m;
+}
+
+// C ring channels across nodes, each carrying 1/C of `per_edge` on every ring edge. Channel c
+// enters the first node at the member spread to c and walks the node's members in group order;
+// the next node is entered at the local index the previous node was left from, so each
+// node-to-node hop stays on one rail (GPU i's NIC to GPU i's NIC); only the hop closing the ring
+// may cross rails. One node: the plain ring over the members.
+void add_channel_rings(FlowSet& flows, const std::vector<std::vector<EndpointId>>& groups,
+                       std::size_t channels, double per_edge) {
+  if (groups.size() == 1) {
+    const auto& ring = groups.front();
+    for (std::size_t i = 0; ring.size() > 1 && i < ring.size(); ++i)
+      flows.add(ring[i], ring[(i + 1) % ring.size()], per_edge);
+    return;
+  }
+  const double share = per_edge / static_cast<double>(channels);
+  for (std::size_t c = 0; c < channels; ++c) {
+    std::size_t local = entry_index(c, channels, groups.front().size());
+    EndpointId first = 0;
+    EndpointId exit = 0;
+    for (std::size_t j = 0; j < groups.size(); ++j) {
+      const auto& node = groups[j];
+      const std::size_t mj = node.size();
+      const std::size_t e = local % mj;
+      if (j == 0)
+        first = node[e];
+      else
+        flows.add(exit, node[e], share);
+      for (std::size_t i = 0; i + 1 < mj; ++i)
+        flows.add(node[(e + i) % mj], node[(e + i + 1) % mj], share);
+      local = (e + mj - 1) % mj;
+      exit = node[local];
+    }
+    flows.add(exit, first, share);
+  }
+}
+
+// NCCL's trees: a double binary tree over nodes, a chain inside each node from the channel's head
+// GPU (the same local index on every node, so tree edges between nodes stay on one rail). Each of
+// the C channels runs both trees, each tree on half its share; reduce up and broadcast down are
+// pipelined, so every tree edge carries `bytes`/(2C) each way.
+void add_channel_trees(FlowSet& flows, const std::vector<std::vector<EndpointId>>& groups,
+                       std::size_t channels, double bytes) {
+  const std::size_t nn = groups.size();
+  const double s = bytes / (2.0 * static_cast<double>(channels));
+  std::vector<EndpointId> head(nn);
+  for (std::size_t c = 0; c < channels; ++c) {
+    for (std::size_t j = 0; j < nn; ++j) {
+      const auto& node = groups[j];
+      const std::size_t mj = node.size();
+      const std::size_t h = entry_index(c, channels, groups.front().size()) % mj;
+      head[j] = node[h];
+      for (std::size_t i = 0; i + 1 < mj; ++i) {
+        const EndpointId a = node[(h + i) % mj];
+        const EndpointId b = node[(h + i + 1) % mj];
+        flows.add(a, b, 2.0 * s);  // both trees use the chain
+        flows.add(b, a, 2.0 * s);
+      }
+    }
+    for (std::size_t j = 0; j < nn; ++j) {
+      for (int tree = 0; tree < 2; ++tree) {
+        const std::size_t p = tree == 0 ? btree_parent(nn, j) : dtree_second_parent(nn, j);
+        if (p == nn) continue;
+        flows.add(head[j], head[p], s);
+        flows.add(head[p], head[j], s);
+      }
+    }
+  }
+}
+
+// NVLS on one node: the switch reduces (multimem loads) and multicasts (multimem stores), so every
+// GPU's link carries S·(g+1)/g each way (NVLS reduce-scatter + all-gather; sjeaugey, nccl-tests
+// #212: "algbw = busbw·n/(n+1)"). Unicast flows i -> j of (g+1)/(g(g−1)) put that load on each
+// link.
+void add_nvls_node(FlowSet& flows, const std::vector<EndpointId>& node, double scale) {
+  const double g = static_cast<double>(node.size());
+  if (node.size() < 2) return;
+  const double b = scale * (g + 1.0) / (g * (g - 1.0));
+  for (EndpointId a : node)
+    for (EndpointId c : node)
+      flows.add(a, c, b);
+}
+
+std::int64_t log2i(std::size_t n) {
+  std::int64_t r = 0;
+  while ((std::size_t{2} << r) <= n)
+    ++r;
+  return r;
+}
+
+struct Shape {
+  std::vector<std::vector<EndpointId>> groups;
+  std::size_t n = 0;      // ranks
+  std::size_t nodes = 0;  // N
+  std::size_t ppn = 0;    // members on the first node
+  bool nvlink = false;
+  int channels = 1;
+};
+
+Shape shape_of(std::span<const EndpointId> m, const Topology& topology) {
+  Shape s;
+  s.groups = group_by_node(m, topology);
+  s.n = m.size();
+  s.nodes = s.groups.size();
+  s.ppn = s.groups.front().size();
+  s.nvlink = nvlink_inside(s.groups, topology);
+  s.channels = collective_channels(m, topology);
+  return s;
+}
+
+bool nccl_algorithm(Algorithm a) {
+  return a == Algorithm::ring || a == Algorithm::tree || a == Algorithm::nvls ||
+         a == Algorithm::collnet;
+}
+bool nccl_collective(CollectiveType t) {
+  return t == CollectiveType::all_reduce || t == CollectiveType::all_gather ||
+         t == CollectiveType::reduce_scatter;
+}
+
+nccl::Row row_of(Algorithm a, std::size_t nodes) {
+  switch (a) {
+    case Algorithm::tree:
+      return nccl::Row::tree;
+    case Algorithm::nvls:
+      return nodes > 1 ? nccl::Row::nvls_tree : nccl::Row::nvls;
+    case Algorithm::collnet:
+      return nccl::Row::collnet_direct;
+    default:
+      return nccl::Row::ring;
+  }
+}
+
+// The flows of an NCCL algorithm, Simple protocol (one pipelined phase).
+Flows nccl_flows(CollectiveType type, Algorithm a, const Shape& sh) {
+  FlowSet flows;
+  const double dn = static_cast<double>(sh.n);
+  const auto channels = static_cast<std::size_t>(sh.channels);
+  switch (a) {
+    case Algorithm::ring:
+      add_channel_rings(flows, sh.groups, channels,
+                        (type == CollectiveType::all_reduce ? 2.0 : 1.0) * (dn - 1.0) / dn);
+      break;
+    case Algorithm::tree:
+      add_channel_trees(flows, sh.groups, channels, 1.0);
+      break;
+    case Algorithm::nvls: {
+      // NVLS inside every node; across nodes (NVLSTree) each GPU's S/g shard goes up and down a
+      // double binary tree over the nodes among the GPUs of its local index, pipelined.
+      for (const auto& node : sh.groups)
+        add_nvls_node(flows, node, 1.0);
+      if (sh.nodes > 1) {
+        const double g = static_cast<double>(sh.ppn);
+        for (std::size_t k = 0; k < sh.ppn; ++k) {
+          std::vector<std::vector<EndpointId>> column;
+          for (const auto& node : sh.groups)
+            column.push_back({node[k]});
+          add_channel_trees(flows, column, 1, 1.0 / g);
+        }
+      }
+      break;
+    }
+    case Algorithm::collnet: {
+      // CollNet (SHARP): reduce-scatter inside the node, each GPU's S/g shard up to the switches
+      // and the reduced shard back (S/g each way per NIC, whatever the node count), all-gather
+      // inside the node; pipelined. The in-network part is drawn as a ring per local index with
+      // S/g per edge, which loads every NIC and the fabric with S/g each way.
+      const double g = static_cast<double>(sh.ppn);
+      for (const auto& node : sh.groups)
+        for (std::size_t i = 0; node.size() > 1 && i < node.size(); ++i)
+          flows.add(node[i], node[(i + 1) % node.size()], 2.0 * (g - 1.0) / g);
+      for (std::size_t k = 0; k < sh.ppn; ++k)
+        for (std::size_t j = 0; j < sh.nodes; ++j)
+          flows.add(sh.groups[j][k], sh.groups[(j + 1) % sh.nodes][k], 1.0 / g);
+      break;
+    }
+    default:
+      break;
+  }
+  return flows.take();
+}
+
+// Seconds per payload byte of the phase without contention: the most loaded link (optionally
+// NVLink links only).
+double bottleneck(const Flows& flows, const Topology& topology, bool nvlink_only = false) {
+  std::unordered_map<LinkId, double> load;
+  for (const FlowSpec& f : flows)
+    for (LinkId l : topology.route(f.src, f.dst))
+      load[l] += f.bytes_per_payload_byte;
+  double worst = 0.0;
+  for (const auto& [l, bytes] : load) {
+    const LinkInfo& info = topology.link(l);
+    if (nvlink_only && info.kind != LinkKind::nvlink) continue;
+    worst = std::max(worst, bytes / info.bandwidth.bytes_per_second());
+  }
+  return worst;
+}
+
+// Bytes on the wire per payload byte: LL moves 8 data bytes per 16-byte line, LL128 120 per 128.
+double wire_factor(Protocol p) {
+  switch (p) {
+    case Protocol::ll:
+      return 2.0;
+    case Protocol::ll128:
+      return 128.0 / 120.0;
+    case Protocol::simple:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+// NCCL's latency model (NCCL_TUNING.md §5) in µs. Per-hop figures never go below the topology's
+// own route latency for that hop.
+double nccl_latency_us(CollectiveType type, Algorithm a, Protocol p, const Shape& sh,
+                       const Flows& flows, const Topology& topology) {
+  double route_intra = 0.0;
+  double route_inter = 0.0;
+  for (const FlowSpec& f : flows) {
+    const double us = topology.route_latency(f.src, f.dst).seconds() * 1e6;
+    double& r = topology.node_of(f.src) == topology.node_of(f.dst) ? route_intra : route_inter;
+    r = std::max(r, us);
+  }
+  const nccl::Row row = row_of(a, sh.nodes);
+  const nccl::Hw intra_hw = sh.nvlink ? nccl::Hw::nvlink : nccl::Hw::pci;
+  const double nic = topology.collective_hardware().nic_latency_us;
+  double intra = std::max(nccl::hw_latency(intra_hw, row, p), route_intra);
+  const double inter_row = sh.ppn == 1 && a == Algorithm::ring
+                               ? nccl::hw_latency(nccl::Hw::net, nccl::Row::tree, p)
+                               : nccl::hw_latency(nccl::Hw::net, row, p);
+  const double inter = std::max(inter_row + nic + (p == Protocol::simple ? nic : 0.0), route_inter);
+  double lat = nccl::base_latency(row, p);
+  const auto n = static_cast<double>(sh.n);
+  const auto nodes = static_cast<double>(sh.nodes);
+  const auto ppn = static_cast<double>(sh.ppn);
+  const bool ar = type == CollectiveType::all_reduce;
+  switch (a) {
+    case Algorithm::ring: {
+      const double steps = (ar ? 2.0 : 1.0) * (n - 1.0);
+      const double inter_steps = sh.nodes == 1 ? 0.0 : (ar ? 2.0 : 1.0) * (nodes - 1.0);
+      if (sh.nodes > 1)
+        intra = std::max(intra, nccl::kNetOverhead * (p == Protocol::simple ? 3.0 : 1.0));
+      lat += (steps - inter_steps) * intra + inter_steps * inter;
+      break;
+    }
+    case Algorithm::tree:
+      lat += 2.0 * ((ppn - 1.0) * intra +
+                    static_cast<double>(log2i(sh.nodes)) * (sh.nodes > 1 ? inter : 0.0));
+      break;
+    case Algorithm::nvls:
+      lat = intra + (sh.nodes > 1 ? 2.0 * static_cast<double>(log2i(sh.nodes)) * inter : 0.0);
+      break;
+    case Algorithm::collnet:
+      lat += 2.0 * (std::min(1.0, ppn - 1.0) * intra + (ppn - 1.0) * 0.4) + inter;
+      break;
+    default:
+      break;
+  }
+  return lat;
+}
+
+// The highest payload rate (bytes/s) NCCL's per-channel and per-algorithm limits allow
+// (NCCL_TUNING.md §4); 0 = none. `link_rate` is the plan's uncontended Simple rate.
+double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& sh,
+                     double link_rate, double nvlink_rate, const Topology& topology) {
+  const int arch = topology.collective_hardware().gpu_arch;
+  const int nodes = static_cast<int>(sh.nodes);
+  const double busf = bus_bandwidth_factor(type, sh.n);
+  const double ch = sh.channels;
+  const auto busbw = [&](double gbps) { return gbps * 1e9 / busf; };
+  double cap = std::numeric_limits<double>::infinity();
+  switch (a) {
+    case Algorithm::ring:
+      if (p == Protocol::ll) cap = busbw(nccl::ll_max_bw(arch, nodes));
+      if (p == Protocol::ll128)
+        cap = busbw(ch * nccl::per_channel(nccl::kPerChMaxRingLL128, arch, nodes));
+      break;
+    case Algorithm::tree:
+      // NCCL rates a tree at the same per-channel network bandwidth as the ring (nCh × bwInter),
+      // not at the tree's lighter NIC load on two nodes: `link_rate` is the ring's here.
+      if (p == Protocol::simple)
+        cap = std::min(0.92 * link_rate,
+                       busbw(ch * nccl::per_channel(nccl::kPerChMaxTree, arch, nodes)));
+      if (p == Protocol::ll) cap = std::min(link_rate / 3.8, busbw(nccl::ll_max_bw(arch, nodes)));
+      if (p == Protocol::ll128)
+        cap = std::min(link_rate * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                       busbw(ch * nccl::per_channel(nccl::kPerChMaxTreeLL128, arch, nodes)));
+      break;
+    case Algorithm::nvls:
+      cap = nccl::nvls_efficiency(arch) * nvlink_rate;
+      if (nodes > 1)
+        cap = std::min(cap, busbw(nccl::nvls_channels(arch, nodes) *
+                                  nccl::per_channel(nccl::kPerChMaxNvlsTree, arch, nodes)));
+      break;
+    default:
+      break;
+  }
+  return std::isfinite(cap) ? cap : 0.0;
+}
+
+// Applies protocol `p` to the Simple flows of NCCL algorithm `a`: wire bytes, latency, rate cap.
+// The link rate the caps of `a` are relative to: the ring's for a tree (see nccl_rate_cap).
+double reference_bottleneck(CollectiveType type, Algorithm a, const Shape& sh, const Flows& flows,
+                            const Topology& topology) {
+  if (a == Algorithm::tree)
+    return std::max(bottleneck(flows, topology),
+                    bottleneck(nccl_flows(type, Algorithm::ring, sh), topology));
+  return bottleneck(flows, topology);
+}
+
+TransferPlan nccl_plan(CollectiveType type, Algorithm a, Protocol p, const Shape& sh, Flows flows,
+                       const Topology& topology) {
+  const double link = reference_bottleneck(type, a, sh, flows, topology);
+  const double nvl = a == Algorithm::nvls ? bottleneck(flows, topology, true) : link;
+  Phase phase;
+  phase.latency = Time::from_seconds(nccl_latency_us(type, a, p, sh, flows, topology) * 1e-6);
+  phase.rate_cap = nccl_rate_cap(type, a, p, sh, link > 0 ? 1.0 / link : 0.0,
+                                 nvl > 0 ? 1.0 / nvl : 0.0, topology);
+  for (FlowSpec& f : flows)
+    f.bytes_per_payload_byte *= wire_factor(p);
+  phase.flows = std::move(flows);
+  TransferPlan plan;
+  plan.phases.push_back(std::move(phase));
+  plan.protocol = p;
+  plan.channels = static_cast<std::uint16_t>(
+      a == Algorithm::nvls
+          ? nccl::nvls_channels(topology.collective_hardware().gpu_arch, static_cast<int>(sh.nodes))
+          : sh.channels);
+  return plan;
+}
+
+void check_nccl(CollectiveType type, Algorithm a, Protocol p, const Shape& sh,
+                const Topology& topology) {
+  const auto& hw = topology.collective_hardware();
+  if (a == Algorithm::tree && type != CollectiveType::all_reduce)
+    unsupported(type, a, "tree supports all_reduce only");
+  if ((a == Algorithm::nvls || a == Algorithm::collnet) && type != CollectiveType::all_reduce)
+    unsupported(type, a, "nvls and collnet support all_reduce only");
+  if (a == Algorithm::nvls && !(hw.nvls && uniform(sh.groups) && sh.ppn > 1))
+    throw std::invalid_argument(
+        "nvls all_reduce needs NVSwitch gen 3+ nodes (H100/H200/B200) and the same number (>1) "
+        "of group members on every node; use ring or tree");
+  if (a == Algorithm::collnet && !(hw.sharp && sh.nodes > 1 && uniform(sh.groups)))
+    throw std::invalid_argument(
+        "collnet all_reduce needs a SHARP fabric (cluster.network.sharp: true), a group across "
+        "nodes and the same number of members on every node; use ring or tree");
+  if ((a == Algorithm::nvls || a == Algorithm::collnet) && p != Protocol::simple)
+    throw std::invalid_argument(std::string(to_string(a)) + " runs the Simple protocol only");
+}
+
+// Whether NCCL would enable LL128 here: NVLink inside the node (typeIntra <= PATH_NVB), Volta or
+// newer (NCCL_TUNING.md §4.6).
+bool ll128_enabled(const Shape& sh, const Topology& topology) {
+  return sh.nvlink && topology.collective_hardware().gpu_arch >= 70;
+}
+
+}  // namespace
+
+bool nccl_pair(CollectiveType type, Algorithm algorithm) {
+  return nccl_algorithm(algorithm) && nccl_collective(type);
+}
+
+TransferPlan nccl_transfer_plan(CollectiveType type, Algorithm algorithm,
+                                std::span<const EndpointId> members, const Topology& topology,
+                                Protocol protocol) {
+  const Shape sh = shape_of(members, topology);
+  check_nccl(type, algorithm, protocol, sh, topology);
+  return nccl_plan(type, algorithm, protocol, sh, nccl_flows(type, algorithm, sh), topology);
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+int collective_channels(std::span<const EndpointId> members, const Topology& topology) {
+  const auto& hw = topology.collective_hardware();
+  if (hw.channels > 0) return hw.channels;
+  if (members.size() < 2) return 1;
+  const auto groups = group_by_node(members, topology);
+  const bool nvlink = nvlink_inside(groups, topology);
+  if (groups.size() > 1) {
+    const int rails = rails_of(groups.front(), topology);
+    return std::min(32, nvlink ? 2 * rails : rails);
+  }
+  if (!nvlink) return 2;
+  const double gbps = topology.route_bandwidth(members[0], members[1]).bytes_per_second() / 1e9;
+  return std::clamp(static_cast<int>(std::lround(gbps / 20.0)), 2, 32);
+}
+
+CollectiveChoice choose_collective(CollectiveType type, double payload_bytes,
+                                   std::span<const EndpointId> members, const Topology& topology,
+                                   Algorithm forced) {
+  CollectiveChoice best;
+  if (!nccl_collective(type) || members.size() < 2 ||
+      (forced != Algorithm::automatic && !nccl_algorithm(forced))) {
+    best.algorithm = forced != Algorithm::automatic       ? forced
+                     : type == CollectiveType::all_to_all ? Algorithm::direct
+                                                          : Algorithm::ring;
+    return best;
+  }
+  const Shape sh = shape_of(members, topology);
+  const auto& hw = topology.collective_hardware();
+  std::vector<Algorithm> candidates;
+  if (forced != Algorithm::automatic) {
+    candidates.push_back(forced);
+  } else {
+    candidates.push_back(Algorithm::ring);
+    if (type == CollectiveType::all_reduce) {
+      candidates.push_back(Algorithm::tree);
+      if (hw.nvls && uniform(sh.groups) && sh.ppn > 1) candidates.push_back(Algorithm::nvls);
+      if (hw.sharp && sh.nodes > 1 && uniform(sh.groups)) candidates.push_back(Algorithm::collnet);
+    }
+  }
+  best.estimate_s = std::numeric_limits<double>::infinity();
+  for (Algorithm a : candidates) {
+    const Flows flows = nccl_flows(type, a, sh);
+    const double link = reference_bottleneck(type, a, sh, flows, topology);
+    const double nvl = a == Algorithm::nvls ? bottleneck(flows, topology, true) : link;
+    for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+      const bool simple_only = a == Algorithm::nvls || a == Algorithm::collnet;
+      if (simple_only && p != Protocol::simple) continue;
+      if (p == Protocol::ll128 && !ll128_enabled(sh, topology)) continue;
+      const double cap = nccl_rate_cap(type, a, p, sh, link > 0 ? 1.0 / link : 0.0,
+                                       nvl > 0 ? 1.0 / nvl : 0.0, topology);
+      double per_byte = link * wire_factor(p);
+      if (cap > 0.0) per_byte = std::max(per_byte, 1.0 / cap);
+      const double t =
+          nccl_latency_us(type, a, p, sh, flows, topology) * 1e-6 + payload_bytes * per_byte;
+      if (t < best.estimate_s) {
+        best = {a, p,
+                a == Algorithm::nvls ? nccl::nvls_channels(hw.gpu_arch, static_cast<int>(sh.nodes))
+                                     : sh.channels,
+                t};
+      }
+    }
+  }
+  return best;
+}
+
+Algorithm choose_algorithm(CollectiveType type, double payload_bytes,
+                           std::span<const EndpointId> members, const Topology& topology) {
+  return choose_collective(type, payload_bytes, members, topology).algorithm;
+}
+
+}  // namespace clustersim::engine
