@@ -114,20 +114,6 @@ struct OptimizerKernelConfig {
 std::vector<engine::Kernel> optimizer_kernels(const OptimizerKernelConfig& c,
                                               engine::KernelTable& names);
 
-// ResNet-50 (torchvision v1.5, 224 × 224, NHWC) per layer of models/resnet50.cpp's list:
-// convolutions as implicit GEMMs (m = N·P·Q, n = K, k = C·R·S), batch norm, ReLU, pooling,
-// residual adds, fc. Backward: dgrad (m = N·H·W, n = C, k = K·R·S / stride²: strided dgrad skips
-// the structural zeros) and wgrad (m = K, n = C·R·S, k = N·P·Q) per conv; conv1 has no dgrad (the
-// image needs no gradient).
-struct LayerKernels {
-  std::string layer;  // "conv1", "layer1.0", ..., "fc"
-  std::vector<engine::Kernel> forward;
-  std::vector<engine::Kernel> backward;
-};
-std::vector<LayerKernels> resnet50_kernels(long batch, engine::KernelTable& names,
-                                           Precision dtype = Precision::bf16,
-                                           bool fused_bn_relu = false);
-
 // Sum of the kernels' FLOPs (GEMM and attention; memory kernels count what they carry).
 double total_flops(const std::vector<engine::Kernel>& kernels);
 double gemm_flops(const std::vector<engine::Kernel>& kernels);  // GEMMs and attention only

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/kernels/resnet50_kernels.hpp"
 #include "models/plans/data_parallel.hpp"
 
 namespace clustersim::models {

@@ -10,6 +10,7 @@
 #include "models/hardware.hpp"
 #include "models/kernels/gemm_model.hpp"
 #include "models/kernels/kernel_cost.hpp"
+#include "models/kernels/resnet50_kernels.hpp"
 #include "models/kernels/transformer_kernels.hpp"
 #include "models/model_costs.hpp"
 #include "models/model_spec.hpp"
