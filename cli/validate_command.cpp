@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/progress.hpp"
 #include "engine/format.hpp"
@@ -20,6 +22,7 @@ struct ValidateArgs {
   std::string dir;
   std::string json_out;
   std::string network;
+  std::vector<std::string> overrides;
 };
 
 // The suite shipped with the sources when no folder is named and ./validation does not exist.
@@ -54,6 +57,7 @@ int validate(const ValidateArgs& a) {
 
   models::ValidationOptions options;
   if (!a.network.empty()) options.network = a.network;
+  options.overrides = a.overrides;
   Progress progress("validating " + dir);
   options.progress = [&progress](std::string_view file, int i, int n) {
     progress.update(static_cast<double>(i) / n, file);
@@ -128,6 +132,10 @@ void add_validate_command(CLI::App& app, Action& action) {
   cmd->add_option("--json", args->json_out, "Write the report as JSON here");
   cmd->add_option("--network", args->network, "Network model for every case")
       ->check(CLI::IsMember(engine::network_model_names()));
+  cmd->add_option("--set", args->overrides,
+                  "Override a key of every case, e.g. --set cluster.gpu.sustained_compute=0.9 "
+                  "(repeatable; what-if studies and fitting, docs/fidelity.md)")
+      ->allow_extra_args(false);
   cmd->callback([args, &action] { action = [args] { return validate(*args); }; });
 }
 

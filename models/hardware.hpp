@@ -46,6 +46,10 @@ struct GpuSpec {
   double attention_bwd_efficiency = 0.0;  // fused (flash) attention backward, × peak
   double kernel_launch_floor_s = 0.0;     // shortest device time of any kernel (with its gap)
   double host_launch_interval_s = 0.0;    // host time to issue one kernel (framework + driver)
+  // Share of the isolated-kernel tensor-core throughput (GEMMs, fused attention) sustained inside
+  // a training step: clocks under the power limit, NCCL kernels sharing SMs during overlap, cache
+  // interference. Fitted per GPU family on validation/ (docs/fidelity.md "Sustained compute").
+  double sustained_compute_fraction = 1.0;
 };
 
 struct NodeSpec {

@@ -50,6 +50,7 @@ GpuSpec read_gpu(const yaml::Value& v, const GpuSpec* base) {
   if (auto x = m.get("compute_efficiency")) gpu->compute_efficiency = x->number(1e-6, 1.0);
   if (auto x = m.get("memory_efficiency")) gpu->memory_efficiency = x->number(1e-6, 1.0);
   if (auto x = m.get("launch_overhead")) gpu->launch_overhead_s = x->time().seconds();
+  if (auto x = m.get("sustained_compute")) gpu->sustained_compute_fraction = x->number(1e-6, 1.0);
   m.finish();
   if (gpu->hbm_bandwidth <= 0.0) v.fail("hbm_bandwidth must be positive");
   if (gpu->memory_bytes <= 0.0) v.fail("memory must be positive");

@@ -142,6 +142,7 @@ ValidationReport run_validation(const std::string& dir, const ValidationOptions&
     RunRequest request;
     request.scenario = path.string();
     request.network = options.network;
+    request.overrides = options.overrides;
     request.cancel = options.cancel;
     try {
       const Prediction p = predict(request);

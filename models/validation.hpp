@@ -57,6 +57,7 @@ struct ValidationOptions {
   std::function<void(std::string_view file, int index, int count)> progress;
   const std::atomic<bool>* cancel = nullptr;
   std::optional<std::string> network;  // replaces each case's simulation.network_model
+  std::vector<std::string> overrides;  // "key.path=value" applied to every case, as --set
 };
 
 // The simulated value of a published metric, in its unit (published.hpp). Memory metrics say

@@ -53,6 +53,8 @@ void check(const GemmShape& s, const GpuSpec& gpu) {
     throw std::invalid_argument("GEMM with a zero dimension (m, n, k and batch must be >= 1)");
   if (gpu.sm_count <= 0) missing(gpu, "sm_count");
   if (!(gpu.hbm_bandwidth > 0) || !(gpu.memory_efficiency > 0)) missing(gpu, "memory bandwidth");
+  if (!(gpu.sustained_compute_fraction > 0) || gpu.sustained_compute_fraction > 1)
+    missing(gpu, "sustained_compute_fraction in (0, 1]");
 }
 
 }  // namespace
@@ -96,7 +98,8 @@ GemmEstimate estimate_gemm(const GemmShape& s, const GpuSpec& gpu, const GemmTil
   e.k_ceiling = e_max * tile.relative_efficiency * k_split / (k_split + kGemmKHalf);
 
   // One wave: every slot computes a padded tm × tn × k' tile at its share of the SM's rate.
-  const double slot_rate = peak / static_cast<double>(slots) * e.k_ceiling;
+  const double slot_rate =
+      peak * gpu.sustained_compute_fraction / static_cast<double>(slots) * e.k_ceiling;
   const double wave_s = 2.0 * static_cast<double>(tm * tn) * k_split / slot_rate;
   double compute_s = e.waves * wave_s;
   const double mn =

@@ -17,7 +17,9 @@
 //   rel(tile)          smaller tiles reuse less data and run below the largest ones
 //   e_max              the best cuBLAS reaches on this GPU (GpuSpec::gemm_max_efficiency)
 //
-// and time = max(FLOPs / (peak(dtype) · e) + split-K reduction, bytes / (HBM · memory_eff)),
+// and time = max(FLOPs / (peak(dtype) · sustained · e) + split-K reduction,
+//                bytes / (HBM · memory_eff)),
+// where sustained = GpuSpec::sustained_compute_fraction (1 reproduces isolated measurements),
 // bytes = (m·k + k·n + m·n) · element size · batch. Among a fixed candidate set of tiles and
 // split-K factors the model takes the fastest, as cuBLAS's heuristics aim to.
 #pragma once
@@ -54,7 +56,7 @@ struct GemmEstimate {
   double seconds = 0;          // max(compute_seconds, memory_seconds)
   double compute_seconds = 0;  // tiles in waves, plus the split-K reduction
   double memory_seconds = 0;   // operands and result once through HBM
-  double efficiency = 0;       // 2·m·n·k·batch / (seconds · peak(dtype))
+  double efficiency = 0;       // 2·m·n·k·batch / (seconds · peak(dtype)), the datasheet peak
   GemmTile tile;
   int split_k = 1;
   std::uint64_t ctas = 0;  // CTAs launched (tiles × batch × split_k)

@@ -27,6 +27,8 @@ double attention_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
   if (!(eff > 0))
     missing(gpu, forward ? "attention_fwd_efficiency" : "attention_bwd_efficiency", "attention");
   if (gpu.sm_count <= 0) missing(gpu, "sm_count", "attention");
+  if (!(gpu.sustained_compute_fraction > 0))
+    missing(gpu, "sustained_compute_fraction", "attention");
   const Precision p = kernel_precision(k);
   const double peak = gpu.peak_flops[static_cast<std::size_t>(p)];
   if (!(peak > 0)) missing(gpu, std::string(to_string(p)) + " peak FLOP/s", "attention");
@@ -46,7 +48,7 @@ double attention_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
   double waves = std::ceil(ctas / slots);
   if (gpu.gemm_stream_k && ctas > slots) waves = ctas / slots;  // persistent scheduling
   const double wave_eff = ctas / (waves * slots);
-  const double compute = flops / (peak * eff * wave_eff);
+  const double compute = flops / (peak * gpu.sustained_compute_fraction * eff * wave_eff);
   return std::max(compute, memory_seconds(k.bytes, gpu));
 }
 
@@ -60,7 +62,7 @@ double profiled_gemm_seconds(const engine::Kernel& k, Precision p, const GpuSpec
   const double e = profile.gemm_efficiency(to_string(p), k.m, k.n, k.k, k.batch, peak);
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n),
                kk = static_cast<double>(k.k), b = static_cast<double>(k.batch);
-  const double compute = 2.0 * m * n * kk * b / (peak * e);
+  const double compute = 2.0 * m * n * kk * b / (peak * gpu.sustained_compute_fraction * e);
   const double bytes = (m * kk + kk * n + m * n) * bytes_per_element(p) * b;
   return std::max(compute, memory_seconds(bytes, gpu));
 }
