@@ -108,11 +108,19 @@ const Topology::Distances& Topology::distances_to(VertexId dst) const {
   }
 
   // Widest bottleneck, layer by layer outwards from dst: a vertex depends only on the next layer.
-  std::vector<VertexId> order;
+  // Reached vertices by hop count, in vertex order within a layer: a counting sort (hop counts
+  // are small), the same order a stable sort by hops gives at a fraction of its cost.
+  std::uint32_t max_hops = 0;
   for (VertexId v = 0; v < vertices_.size(); ++v)
-    if (hops[v] != kUnreached && v != dst) order.push_back(v);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](VertexId a, VertexId b) { return hops[a] < hops[b]; });
+    if (hops[v] != kUnreached) max_hops = std::max(max_hops, hops[v]);
+  std::vector<std::uint32_t> start(max_hops + 2, 0);
+  for (VertexId v = 0; v < vertices_.size(); ++v)
+    if (hops[v] != kUnreached && v != dst) ++start[hops[v] + 1];
+  for (std::size_t h = 1; h < start.size(); ++h)
+    start[h] += start[h - 1];
+  std::vector<VertexId> order(start.back());
+  for (VertexId v = 0; v < vertices_.size(); ++v)
+    if (hops[v] != kUnreached && v != dst) order[start[hops[v]]++] = v;
   std::vector<double> widest(vertices_.size(), 0.0);
   widest[dst] = std::numeric_limits<double>::infinity();
   for (VertexId v : order)

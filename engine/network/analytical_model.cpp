@@ -29,7 +29,7 @@ class AnalyticalModel final : public NetworkModel {
     }
     Time t = now;
     for (const Phase& phase : plan.phases) {
-      t += phase.latency;
+      t += phase.latency_for(payload_bytes);
       Time longest = Time::zero();
       for (const FlowSpec& f : phase.flows) {
         const double bytes = f.bytes_per_payload_byte * payload_bytes;

@@ -31,7 +31,10 @@ Phase make_phase(const Topology& topology, Flows flows, std::int64_t steps) {
   Time alpha = Time::zero();
   for (const FlowSpec& f : flows)
     alpha = std::max(alpha, topology.route_latency(f.src, f.dst));
-  return Phase{alpha * steps, std::move(flows)};
+  Phase phase;
+  phase.latency = alpha * steps;
+  phase.flows = std::move(flows);
+  return phase;
 }
 
 void add_phase(TransferPlan& plan, const Topology& topology, Flows flows, std::int64_t steps) {

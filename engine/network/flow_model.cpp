@@ -91,7 +91,7 @@ class FlowModel final : public NetworkModel {
     } else if (plan.phases.empty()) {
       push(now, {Event::transfer_done, slot, 0});
     } else {
-      push(now + plan.phases.front().latency, {Event::phase_start, slot, 0});
+      push(now + plan.phases.front().latency_for(payload_bytes), {Event::phase_start, slot, 0});
     }
   }
 
@@ -219,7 +219,7 @@ class FlowModel final : public NetworkModel {
       free_transfers_.push_back(slot);
       return;
     }
-    push(t + tr.plan->phases[tr.phase].latency, {Event::phase_start, slot, 0});
+    push(t + tr.plan->phases[tr.phase].latency_for(tr.payload), {Event::phase_start, slot, 0});
   }
 
   void add_flow(std::uint32_t transfer, std::span<const LinkId> route, double bytes,

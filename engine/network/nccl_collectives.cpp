@@ -156,10 +156,7 @@ void add_nvls_node(FlowSet& flows, const std::vector<EndpointId>& node, double s
 }
 
 std::int64_t log2i(std::size_t n) {
-  std::int64_t r = 0;
-  while ((std::size_t{2} << r) <= n)
-    ++r;
-  return r;
+  return nccl::log2i(n);
 }
 
 struct Shape {
@@ -370,24 +367,54 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
   return std::isfinite(cap) ? cap : 0.0;
 }
 
-// Applies protocol `p` to the Simple flows of NCCL algorithm `a`: wire bytes, latency, rate cap.
-// The link rate the caps of `a` are relative to: the ring's for a tree (see nccl_rate_cap).
-double reference_bottleneck(CollectiveType type, Algorithm a, const Shape& sh, const Flows& flows,
-                            const Topology& topology) {
-  if (a == Algorithm::tree)
-    return std::max(bottleneck(flows, topology),
-                    bottleneck(nccl_flows(type, Algorithm::ring, sh), topology));
-  return bottleneck(flows, topology);
+// The most loaded link of a plan per payload byte (Simple): `link` against which its caps are
+// set (the ring's for a tree), `nvl` over NVLink only (NVLS), `own` over its own flows.
+struct Loads {
+  double link = 0.0;
+  double nvl = 0.0;
+  double own = 0.0;
+};
+Loads loads_of(CollectiveType type, Algorithm a, const Shape& sh, const Flows& flows,
+               const Topology& topology) {
+  Loads l;
+  l.own = bottleneck(flows, topology);
+  l.link = a == Algorithm::tree
+               ? std::max(l.own, bottleneck(nccl_flows(type, Algorithm::ring, sh), topology))
+               : l.own;
+  l.nvl = a == Algorithm::nvls ? bottleneck(flows, topology, true) : l.link;
+  return l;
+}
+
+// The uncontended seconds per payload byte of `a` with `p`: the most loaded link's wire bytes,
+// or the rate cap when that is tighter. `cap` receives the cap (0 = none).
+double seconds_per_byte(CollectiveType type, Algorithm a, Protocol p, const Shape& sh,
+                        const Loads& l, const Topology& topology, double& cap) {
+  cap = nccl_rate_cap(type, a, p, sh, l.link > 0 ? 1.0 / l.link : 0.0,
+                      l.nvl > 0 ? 1.0 / l.nvl : 0.0, topology);
+  double per_byte = l.link * wire_factor(p);
+  if (cap > 0.0) per_byte = std::max(per_byte, 1.0 / cap);
+  return per_byte;
+}
+
+// NCCL's chunked pipeline for this plan, filled at the plan's uncontended rate.
+Pipeline nccl_pipeline(Algorithm a, Protocol p, const Shape& sh, const Topology& topology,
+                       double per_byte) {
+  const nccl::PipelineShape ps{sh.nodes, sh.ppn, static_cast<double>(sh.channels),
+                               topology.collective_hardware().gpu_arch};
+  Pipeline pl = nccl::pipeline_of(row_of(a, sh.nodes), p, ps);
+  pl.seconds_per_byte = per_byte;
+  return pl;
 }
 
 TransferPlan nccl_plan(CollectiveType type, Algorithm a, Protocol p, const Shape& sh, Flows flows,
                        const Topology& topology) {
-  const double link = reference_bottleneck(type, a, sh, flows, topology);
-  const double nvl = a == Algorithm::nvls ? bottleneck(flows, topology, true) : link;
   Phase phase;
   phase.latency = Time::from_seconds(nccl_latency_us(type, a, p, sh, flows, topology) * 1e-6);
-  phase.rate_cap = nccl_rate_cap(type, a, p, sh, link > 0 ? 1.0 / link : 0.0,
-                                 nvl > 0 ? 1.0 / nvl : 0.0, topology);
+  const Loads l = loads_of(type, a, sh, flows, topology);
+  seconds_per_byte(type, a, p, sh, l, topology, phase.rate_cap);
+  // A chunk crosses each stage at the link rate of the plan's own flows, not at its end-to-end
+  // cap (LL's llMaxBw, for one, limits the whole collective, not one hop).
+  phase.pipeline = nccl_pipeline(a, p, sh, topology, l.own * wire_factor(p));
   for (FlowSpec& f : flows)
     f.bytes_per_payload_byte *= wire_factor(p);
   phase.flows = std::move(flows);
@@ -486,18 +513,24 @@ CollectiveChoice choose_collective(CollectiveType type, double payload_bytes,
   best.estimate_s = std::numeric_limits<double>::infinity();
   for (Algorithm a : candidates) {
     const Flows flows = nccl_flows(type, a, sh);
-    const double link = reference_bottleneck(type, a, sh, flows, topology);
-    const double nvl = a == Algorithm::nvls ? bottleneck(flows, topology, true) : link;
+    const Loads l = loads_of(type, a, sh, flows, topology);
     for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       const bool simple_only = a == Algorithm::nvls || a == Algorithm::collnet;
       if (simple_only && p != Protocol::simple) continue;
       if (p == Protocol::ll128 && !ll128_enabled(sh, topology)) continue;
-      const double cap = nccl_rate_cap(type, a, p, sh, link > 0 ? 1.0 / link : 0.0,
-                                       nvl > 0 ? 1.0 / nvl : 0.0, topology);
-      double per_byte = link * wire_factor(p);
-      if (cap > 0.0) per_byte = std::max(per_byte, 1.0 / cap);
-      const double t =
-          nccl_latency_us(type, a, p, sh, flows, topology) * 1e-6 + payload_bytes * per_byte;
+      double cap = 0.0;
+      const double per_byte = seconds_per_byte(type, a, p, sh, l, topology, cap);
+      // NCCL's ncclTopoGetAlgoTime: no pipeline fill, but its tree correction by size and the
+      // ring's "plateau" latency factor.
+      double lat = nccl_latency_us(type, a, p, sh, flows, topology) * 1e-6;
+      if (a == Algorithm::ring && p == Protocol::simple && sh.nodes > 1 &&
+          type == CollectiveType::all_reduce &&
+          payload_bytes / (static_cast<double>(sh.channels) * static_cast<double>(sh.n)) >= 64.0)
+        lat *= hw.gpu_arch < 80 ? 1.9 : 1.4;
+      double eff = 1.0;
+      if (a == Algorithm::tree && type == CollectiveType::all_reduce)
+        eff = nccl::tree_correction(p, payload_bytes);
+      const double t = lat + payload_bytes * per_byte / eff;
       if (t < best.estimate_s) {
         best = {a, p,
                 a == Algorithm::nvls ? nccl::nvls_channels(hw.gpu_arch, static_cast<int>(sh.nodes))

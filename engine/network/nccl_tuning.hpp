@@ -3,7 +3,9 @@
 // per-channel bandwidth limits. Figures restated, not code. Latencies in µs, bandwidths in GB/s.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 
 #include "engine/network/transfer_plan.hpp"
 
@@ -86,5 +88,41 @@ inline int nvls_channels(int gpu_arch, int nodes) {
   if (gpu_arch >= 100) return nodes == 1 ? 24 : 32;
   return 16;
 }
+
+// treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B .. 256 MiB and above: the tuner's
+// derating of a tree's bandwidth by message size (ncclTopoGetAlgoTime).
+inline constexpr std::array<std::array<double, 24>, 3> kTreeCorrection{{
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
+}};
+
+// ⌊log2 n⌋ (NCCL's log2i), 0 for n <= 1.
+inline int log2i(std::size_t n) {
+  int r = 0;
+  while ((std::size_t{2} << r) <= n)
+    ++r;
+  return r;
+}
+
+inline double tree_correction(Protocol p, double bytes) {
+  const auto units = static_cast<std::size_t>(std::max(bytes, 0.0)) >> 6;
+  const int i = std::min(log2i(units), 23);
+  return kTreeCorrection[static_cast<std::size_t>(p)][static_cast<std::size_t>(i)];
+}
+
+// What NCCL's pipeline depends on (nccl_pipeline.cpp).
+struct PipelineShape {
+  std::size_t nodes = 1;
+  std::size_t ppn = 1;  // members per node
+  double channels = 1;  // ring/tree channels
+  int gpu_arch = 80;
+};
+// The chunked pipeline of algorithm row `row` with protocol `p` (docs/network.md "Pipeline
+// fill"); its seconds_per_byte is left for the caller.
+Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s);
 
 }  // namespace clustersim::engine::nccl

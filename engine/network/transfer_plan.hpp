@@ -4,7 +4,9 @@
 // plan serves every message size on the same group (see collectives.hpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,40 @@ struct FlowSpec {
   double bytes_per_payload_byte = 0.0;  // flow bytes = this × collective payload bytes
 };
 
+// NCCL's chunked pipeline (docs/network.md "Pipeline fill"): each of `pipelines` concurrent
+// pipelines (channels, × NVLS heads) cuts its share of the payload into chunks that cross
+// `fill_steps` + 1 stages in sequence (tree depth up and down, NVLS reduce, network hops). The
+// last chunk leaves the first stage when the bandwidth term ends, and still has `fill_steps`
+// stages to cross, each taking one chunk at the pipeline's rate: fill = fill_steps ·
+// pipelines · chunk(S) · seconds_per_byte. NCCL picks the chunk by message size
+// (calcCollChunking, src/enqueue.cc): start from `chunk_bytes` and apply `rules` in order.
+struct ChunkRule {
+  double min_chunks = 0.0;  // while S / (pipelines · chunk) < min_chunks
+  double floor = 0.0;       // and chunk > floor:
+  bool halve = true;        // chunk /= 2 (or chunk = floor)
+};
+struct Pipeline {
+  double fill_steps = 0.0;  // 0 = no fill (a ring keeps every link busy from the first step)
+  double pipelines = 1.0;
+  double chunk_bytes = 0.0;
+  double seconds_per_byte = 0.0;  // the plan's uncontended time per payload byte
+  std::array<ChunkRule, 4> rules{};
+
+  double chunk(double payload) const {
+    double c = chunk_bytes;
+    for (const ChunkRule& r : rules) {
+      while (r.min_chunks > 0.0 && std::floor(payload / (pipelines * c)) < r.min_chunks &&
+             c > r.floor)
+        c = r.halve ? std::floor(c / 2.0) : r.floor;
+    }
+    return std::min(c, payload / pipelines);  // a pipeline's chunk never exceeds its share
+  }
+  Time fill(double payload) const {
+    if (fill_steps <= 0.0 || payload <= 0.0) return Time::zero();
+    return Time::from_seconds(fill_steps * pipelines * chunk(payload) * seconds_per_byte);
+  }
+};
+
 struct Phase {
   Time latency;  // the algorithm's latency term for this phase (steps × per-step latency)
   std::vector<FlowSpec> flows;
@@ -43,6 +79,10 @@ struct Phase {
   // per-channel protocol and algorithm limits, NVLS efficiency); 0 = links only. A flow's rate is
   // capped at its bytes_per_payload_byte × rate_cap.
   double rate_cap = 0.0;
+  Pipeline pipeline;  // NCCL's pipeline fill, added to the latency by message size
+
+  // The phase's latency for `payload` bytes: the fixed term plus the pipeline fill.
+  Time latency_for(double payload) const { return latency + pipeline.fill(payload); }
 };
 
 struct TransferPlan {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/network/collectives.hpp"
+#include "engine/network/nccl_tuning.hpp"
 #include "engine/network/network_model.hpp"
 #include "engine/topology_builders.hpp"
 
@@ -133,10 +134,49 @@ TEST(NcclChannels, TreeIsAChainInsideNodesAndADoubleBinaryTreeAcross) {
   EXPECT_NEAR(p.phases[0].latency.seconds(), (8.4 + 2 * (7 * 4.0 + 2 * 14.0)) * 1e-6, 1e-9);
   // Bandwidth: the same per-NIC bytes as the ring (2/k of S per channel pair), capped at 0.92 of
   // the link rate (NCCL's tree factor).
+  // The pipeline fill (docs/network.md "Pipeline fill") comes on top: 2·(7 + 2) − 1 = 17 stages
+  // after the first, 16 channels, Simple chunks of 4 MiB / 8 = 512 KiB.
   const double s = 4e9;
-  const double got = run_one(t, p, s) - p.phases[0].latency.seconds();
+  const Pipeline& pl = p.phases[0].pipeline;
+  EXPECT_EQ(pl.fill_steps, 17.0);
+  EXPECT_EQ(pl.pipelines, 16.0);
+  EXPECT_EQ(pl.chunk(s), 524288.0);
+  const double got = run_one(t, p, s) - p.phases[0].latency_for(s).seconds();
   EXPECT_GT(got, 0.0);
   EXPECT_NEAR(p.phases[0].rate_cap * got / s, 1.0, 0.02);
+}
+
+// NCCL's chunk sizes by message size (calcCollChunking, NCCL v2.30.7), worked by hand.
+TEST(NcclPipeline, ChunksShrinkAsNcclShrinksThem) {
+  // Tree LL128 on 8 nodes of 8, 16 channels: chunk 614400 / 16 · 15 = 576000; depth
+  // 1 + 3 + 0.8 = 4.8. At 16 MiB, 1 MiB per channel: halve while < 4.8·64/8 = 38.4 chunks and
+  // above 131072: 288000, 144000, 72000; then 14 chunks >= 4.8·16/8 = 9.6: 72000 stays.
+  const nccl::PipelineShape tree8{8, 8, 16.0, 90};
+  const Pipeline t = nccl::pipeline_of(nccl::Row::tree, Protocol::ll128, tree8);
+  EXPECT_EQ(t.fill_steps, 2.0 * (7 + 3) - 1);
+  EXPECT_EQ(t.chunk(16.0 * 1024 * 1024), 72000.0);
+  // At 256 MiB (16 MiB per channel): 29 chunks of 576000 < 38.4, halve once: 58 of 288000.
+  EXPECT_EQ(t.chunk(256.0 * 1024 * 1024), 288000.0);
+  // NVLSTree on 2 H100 nodes: 16 NVLS channels × 8 heads = 128 pipelines, 128 KiB chunks; 64 KiB
+  // below 4 · 128 · 128 KiB = 64 MiB, 32 KiB below 128 · 64 KiB = 8 MiB. Fill: 2·log2(2) hops.
+  const nccl::PipelineShape nv2{2, 8, 16.0, 90};
+  const Pipeline n = nccl::pipeline_of(nccl::Row::nvls_tree, Protocol::simple, nv2);
+  EXPECT_EQ(n.pipelines, 128.0);
+  EXPECT_EQ(n.fill_steps, 2.0);
+  EXPECT_EQ(n.chunk(1024.0 * 1024 * 1024), 131072.0);
+  EXPECT_EQ(n.chunk(32.0 * 1024 * 1024), 65536.0);
+  EXPECT_EQ(n.chunk(4.0 * 1024 * 1024), 32768.0);
+  // A pipeline's chunk never exceeds its share: 1 MiB / 128 = 8 KiB.
+  EXPECT_EQ(n.chunk(1024.0 * 1024), 8192.0);
+  // From 4 nodes the NVLS tree's largest chunk is 64 KiB (nvlsTreeMaxChunkSize).
+  const nccl::PipelineShape nv8{8, 8, 16.0, 90};
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::nvls_tree, Protocol::simple, nv8).chunk(8e9), 65536.0);
+  // A ring has no fill: every link is busy from the first step.
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::ring, Protocol::simple, tree8).fill(1e9), Time::zero());
+  // fill = steps · pipelines · chunk · seconds per byte: 2 · 128 · 131072 B / 400 GB/s.
+  Pipeline f = n;
+  f.seconds_per_byte = 1.0 / 400e9;
+  EXPECT_NEAR(f.fill(1e9).seconds(), 2.0 * 128 * 131072 / 400e9, 1e-12);
 }
 
 TEST(NcclChannels, NvlsOnOneH100NodeMatchesItsFormula) {

@@ -34,7 +34,10 @@ std::vector<EndpointId> all_gpus(const Topology& t) {
 }
 
 TransferPlan message(EndpointId src, EndpointId dst, Time latency = Time::zero()) {
-  return TransferPlan{{Phase{latency, {FlowSpec{src, dst, 1.0}}}}};
+  Phase phase;
+  phase.latency = latency;
+  phase.flows = {FlowSpec{src, dst, 1.0}};
+  return TransferPlan{{phase}};
 }
 
 // Runs the model's events up to `until`, recording each transfer's completion time.

@@ -26,6 +26,7 @@ struct Stats {
   double median_large = 0.0;  // |busbw error| over the points of `min_bytes` and above
   double worst_large = 0.0;
   double worst_small = 0.0;  // |time error| below 1 MiB
+  double median_small = 0.0;
 };
 
 Stats validate(double min_bytes) {
@@ -65,25 +66,40 @@ Stats validate(double min_bytes) {
               min_bytes, large.size(), 100.0 * med, 100.0 * worst_large, worst_where.c_str());
   std::printf("messages < 1 MiB: %zu points, median |time error| %.1f %%, worst %.1f %%\n",
               small.size(), small.empty() ? 0.0 : 100.0 * median(small), 100.0 * worst_small);
-  return {med, worst_large, worst_small};
+  return {med, worst_large, worst_small, small.empty() ? 0.0 : median(small)};
 }
 
 // Bandwidth-bound messages (>= 1 GiB), where the link and protocol model decide: what the model
-// reaches today (docs/network.md "Validation": median 5.1 %, worst 17 %).
+// reaches today (docs/network.md "Validation": median 4.3 %, worst 17 %).
 TEST(CollectiveValidation, LargeMessagesMatchPublishedBusBandwidth) {
   const Stats s = validate(1024.0 * 1024.0 * 1024.0);
-  EXPECT_LE(s.median_large, 0.06);
-  EXPECT_LE(s.worst_large, 0.20);
+  EXPECT_LE(s.median_large, 0.05);
+  EXPECT_LE(s.worst_large, 0.18);
 }
 
-// Issue 17's targets over every size: not met yet. Between 1 MiB and ~256 MiB NCCL's pipeline
-// ramp (chunking, channel start-up) makes real collectives up to 2x slower than latency + size /
-// bandwidth; the model has no term for it (docs/network.md "Validation", what is left).
+struct Bounds {
+  double median_large, worst_large, median_small, worst_small;
+};
+void expect_within(const Stats& s, const Bounds& b) {
+  EXPECT_LE(s.median_large, b.median_large);
+  EXPECT_LE(s.worst_large, b.worst_large);
+  EXPECT_LE(s.median_small, b.median_small);
+  EXPECT_LE(s.worst_small, b.worst_small);
+}
+
+// A ratchet on every size, at what the model reaches with NCCL's pipeline fill (docs/network.md
+// "Validation"): >= 1 MiB median 8.9 %, worst 221 % (the 4- and 8-node gj-aion runs at 1-4 MiB,
+// which the same hardware's qoofyk run contradicts); < 1 MiB median 19.5 %, worst 67 %. A change
+// that makes any of them worse fails; one that improves them should tighten these bounds.
+TEST(CollectiveValidation, AllSizesDoNotRegress) {
+  expect_within(validate(1024.0 * 1024.0), {0.095, 2.25, 0.20, 0.70});
+}
+
+// Issue 17's targets over every size: not met yet (the ratchet above holds today's figures).
+// Left: small multi-node messages on RoCE and Azure NDv4 (a NIC/fabric latency the files do not
+// state), ring LL128 at 1-16 MiB, and runs of the same hardware that disagree with each other.
 TEST(CollectiveValidation, DISABLED_IssueTargetsOverAllSizes) {
-  const Stats s = validate(1024.0 * 1024.0);
-  EXPECT_LE(s.median_large, 0.05);
-  EXPECT_LE(s.worst_large, 0.15);
-  EXPECT_LE(s.worst_small, 0.25);
+  expect_within(validate(1024.0 * 1024.0), {0.05, 0.15, 0.25, 0.25});
 }
 
 }  // namespace

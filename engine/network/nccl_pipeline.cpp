@@ -1,0 +1,80 @@
+// NCCL's chunked pipeline (docs/network.md "Pipeline fill"): how many stages a chunk crosses in
+// sequence, how many pipelines run side by side, and the chunk size NCCL picks by message size
+// (calcCollChunking in src/enqueue.cc, buffer sizes in src/include/device.h and src/init.cc,
+// NVLS chunk sizes in src/transport/nvls.cc; NCCL v2.30.7, validation/collectives/NCCL_TUNING.md
+// §6 and §13). Figures restated, not code.
+#include "engine/network/nccl_tuning.hpp"
+
+namespace clustersim::engine::nccl {
+
+namespace {
+
+// Bytes of one buffer slot (buffer / NCCL_STEPS), and the data a chunk of one step carries.
+constexpr double kSteps = 8.0;                              // NCCL_STEPS
+constexpr double kSimpleStep = 4.0 * 1024 * 1024 / kSteps;  // NCCL_BUFFSIZE 4 MiB
+constexpr double kLLStep = 524288.0 / kSteps;      // LL: 8 × 512 threads × 8 lines × 16 B
+constexpr double kLL128Step = 4915200.0 / kSteps;  // LL128: 120 × 640 × 8 × 8 B
+constexpr double kNvlsChunk = 128.0 * 1024;        // NCCL_NVLS_CHUNKSIZE
+
+double chunk_of(Protocol p) {
+  switch (p) {
+    case Protocol::ll:
+      return kLLStep / 2.0;  // half of each 16-byte line is flags
+    case Protocol::ll128:
+      return kLL128Step / 16.0 * 15.0;  // 15 data elements of each 16-element line
+    case Protocol::simple:
+      return kSimpleStep;  // trees and NVLS take one step per chunk
+  }
+  return kSimpleStep;
+}
+
+}  // namespace
+
+Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
+  Pipeline pl;
+  const double log_nodes = static_cast<double>(log2i(s.nodes));
+  const double ppn = static_cast<double>(s.ppn);
+  switch (row) {
+    case Row::tree: {
+      // Up the chain and the tree to the root, then down again: 2·depth hops.
+      pl.fill_steps = 2.0 * ((ppn - 1.0) + log_nodes) - 1.0;
+      pl.pipelines = s.channels;
+      pl.chunk_bytes = chunk_of(p);
+      if (p == Protocol::ll128) {
+        // Smaller chunks when a channel's share would be only a few chunks deep.
+        const double depth = 1.0 + log_nodes + 0.1 * ppn;
+        pl.rules[0] = {depth * 64.0 / ppn, 131072.0, true};
+        pl.rules[1] = {depth * 16.0 / ppn, 32768.0, true};
+      }
+      break;
+    }
+    case Row::nvls:
+      // multimem reduce into the switch, then multicast out: two stages per chunk.
+      pl.fill_steps = 1.0;
+      pl.pipelines = static_cast<double>(nvls_channels(s.gpu_arch, s.nodes)) * ppn;
+      pl.chunk_bytes = kNvlsChunk;
+      pl.rules[0] = {64.0, 65536.0, false};
+      pl.rules[1] = {8.0, 32768.0, false};
+      pl.rules[2] = {2.0, 16384.0, false};
+      break;
+    case Row::nvls_tree:
+      // Up the tree over nodes and down again: 2·log2 N network hops at the pipeline's rate.
+      // The NVLS reduce before the first hop and the multicast after the last move a chunk over
+      // NVLink while the network hops do, so they add no step of their own.
+      pl.fill_steps = 2.0 * log_nodes;
+      pl.pipelines = static_cast<double>(nvls_channels(s.gpu_arch, s.nodes)) * ppn;
+      pl.chunk_bytes = s.nodes >= 4 ? 65536.0 : kNvlsChunk;  // nvlsTreeMaxChunkSize
+      pl.rules[0] = {32.0, 262144.0, false};
+      pl.rules[1] = {16.0, 131072.0, false};
+      pl.rules[2] = {4.0, 65536.0, false};
+      pl.rules[3] = {1.0, 32768.0, false};
+      break;
+    default:
+      // Ring: every link busy from the first step, no fill beyond the per-step latency.
+      // CollNet: not modelled (fill 0).
+      break;
+  }
+  return pl;
+}
+
+}  // namespace clustersim::engine::nccl
