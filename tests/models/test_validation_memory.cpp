@@ -21,12 +21,6 @@ const std::string kValidation = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/../val
 // Cases outside ±10 % and what the model lacks for each (docs/memory.md "Validation"). A case
 // that comes inside must leave this list (and the docs); none is ever dropped from the suite.
 const std::map<std::string, std::string> kOutside = {
-    {"hf-bert-large-v100-bs4-fp16",
-     "AMP autocast: fp32 weights and gradients with fp16 weight copies, fp32 softmax and norm "
-     "outputs; the model's fp16 is Megatron-style mixed precision"},
-    {"hf-bert-large-v100-bs4-fp32",
-     "eager BERT's extra saved tensors (GeLU/erf intermediates, "
-     "attention-mask broadcast, the pooler and classifier)"},
     {"litgpt-gemma-2b-4xa10g-fsdp-full",
      "FSDP full-state-dict checkpoint load and the 256k-vocabulary root unit kept unsharded"},
     {"torchtune-llama2-7b-4x4090-fsdp",
