@@ -118,10 +118,26 @@ struct Parts {
     const auto k = sc.parallel.data_parallel;
     return k == DataParallel::zero3 || k == DataParallel::fsdp || k == DataParallel::hsdp;
   }
-  // Gradients live in one persistent buffer (DDP's buckets as gradient views).
+  // Gradients live from one step into the next: in one persistent buffer (DDP's buckets as
+  // gradient views), or zeroed in place by zero_grad(set_to_none=False).
   bool persistent_gradients() const {
+    if (!sc.training.set_to_none) return true;
     return sc.parallel.data_parallel == DataParallel::ddp && sc.parallel.gradient_as_bucket_view &&
            sc.parallel.dp > 1;
+  }
+  // Autocast's 16-bit copy of each weight of layer `li` (gathered, on this rank): cached at the
+  // layer's first forward op and saved by its matmuls until the layer's backward.
+  double weight_copy(int li) const {
+    if (!sc.training.amp) return 0;
+    return local_params(li) * ctx.element_bytes();
+  }
+  // Parameters of layer `li` on its rank (÷ tp for a transformer, routed experts ÷ ep).
+  double local_params(int li) const {
+    const int t = ctx.transformer != nullptr ? sc.parallel.tp : 1;
+    double local = 0;
+    for (const auto& x : layers[static_cast<std::size_t>(li)].tensors)
+      local += x.count / t / (x.expert >= 0 ? sc.parallel.ep : 1);
+    return local;
   }
   double pipeline_buffers() const {
     if (sc.parallel.pp <= 1) return 0;
@@ -134,11 +150,8 @@ struct Parts {
   std::map<int, double> layer_gradients(int stage, double stage_gradients) const {
     std::map<int, double> out;
     double total = 0;
-    const int t = ctx.transformer != nullptr ? sc.parallel.tp : 1;
     ctx.for_each_stage_layer(stage, [&](int li) {
-      double local = 0;
-      for (const auto& x : layers[static_cast<std::size_t>(li)].tensors)
-        local += x.count / t / (x.expert >= 0 ? sc.parallel.ep : 1);
+      const double local = local_params(li);
       out[li] = local;
       total += local;
     });
@@ -200,11 +213,12 @@ StageResult walk_stage(const Parts& parts, int stage) {
   StageResult r;
   r.model_states = states.weights + states.gradients + states.optimizer;
   double live = 0, saved_live = 0, live_grads = persistent ? states.gradients : 0.0;
+  double copies = 0;  // autocast's 16-bit weight copies held for backward
   std::set<int> has_gradient;
   double best = -1;
   auto consider = [&](double activations, double transient_buffers, const std::string& phase) {
     MemoryBreakdown m;
-    m.weights = states.weights;
+    m.weights = states.weights + copies;
     m.optimizer = states.optimizer;
     m.gradients = live_grads;
     m.activations = activations;
@@ -224,6 +238,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
         const LayerActivation& a = act.at(li);
         live += a.kept;
         saved_live += a.kept;
+        copies += parts.weight_copy(li);
         consider(live + a.transient_forward, 0,
                  step_name(true, step.microbatch, ctx.microbatches,
                            ctx.layers[static_cast<std::size_t>(li)].name));
@@ -255,6 +270,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
                step_name(false, step.microbatch, ctx.microbatches, l.name));
       live -= a.full;
       saved_live -= a.kept;
+      copies -= parts.weight_copy(li);
       if (!persistent && has_gradient.insert(li).second) live_grads += grads.at(li);
     }
   }
@@ -488,7 +504,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     int& st = state[std::pair{li, op.microbatch}];
     switch (op.category) {
       case engine::Category::forward:
-        if (st != 1) changes.push_back({timeline.end[id], a.kept});
+        if (st != 1) changes.push_back({timeline.end[id], a.kept + parts.weight_copy(li)});
         st = 1;
         break;
       case engine::Category::recompute:
@@ -496,7 +512,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
         break;
       case engine::Category::backward:
         if (st == 1) {
-          double delta = -a.full;
+          double delta = -a.full - parts.weight_copy(li);
           if (!persistent && has_gradient.insert(li).second) {
             delta += grads.at(li);
             grads_live += grads.at(li);

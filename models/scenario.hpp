@@ -111,6 +111,15 @@ struct TrainingConfig {
   // parameter with Adam) or steps the 16-bit weights with 16-bit states ("pure" bf16, torchtune
   // `dtype: bf16`, LitGPT `bf16-true`: 8 bytes per parameter). Ignored for fp32 and tf32.
   bool master_weights = true;
+  // training.amp: PyTorch autocast (torch.cuda.amp, HF Trainer `fp16=True`) instead of Megatron's
+  // 16-bit model: parameters and gradients stay fp32 (the parameters are the optimizer's master),
+  // autocast caches a 16-bit copy of each weight that the matmuls save for the backward, and
+  // softmax and layer norm run in fp32. Needs a 16-bit precision.
+  bool amp = false;
+  // training.set_to_none: zero_grad(set_to_none=True) frees the gradients after the step
+  // (PyTorch >= 2.0's default); false keeps them allocated and zeroed (PyTorch < 2.0's
+  // Module/Optimizer.zero_grad() default), so they exist through the next forward.
+  bool set_to_none = true;
   // training.optimizer_impl; when the file does not say: fused with fused_kernels, else foreach.
   OptimizerImpl optimizer_impl = OptimizerImpl::fused;
   bool optimizer_impl_given = false;

@@ -37,6 +37,8 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
   }
   if (auto x = m.get("fused_kernels")) t.fused_kernels = x->boolean();
   if (auto x = m.get("master_weights")) t.master_weights = x->boolean();
+  if (auto x = m.get("amp")) t.amp = x->boolean();
+  if (auto x = m.get("set_to_none")) t.set_to_none = x->boolean();
   if (auto x = m.get("optimizer_impl")) {
     t.optimizer_impl = x->choice(kOptimizerImplNames);
     t.optimizer_impl_given = true;

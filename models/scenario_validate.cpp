@@ -123,6 +123,10 @@ void validate_hsdp(const Scenario& s) {
 // precision and, on a GPU the kernel model costs, the GPU's fused-attention figures.
 void validate_attention(Scenario& s) {
   TrainingConfig& t = s.training;
+  // Autocast computes in 16 bits over fp32 parameters: a 16-bit precision names its dtype.
+  if (t.amp && t.precision != Precision::fp16 && t.precision != Precision::bf16)
+    s.fail("training.amp", "autocast needs training.precision: fp16 | bf16, not " +
+                               std::string(to_string(t.precision)));
   if (!t.attention_given) t.attention = default_attention(s.cluster.gpu, t.precision);
   if (t.attention != Attention::flash || !std::holds_alternative<TransformerSpec>(s.model.body))
     return;

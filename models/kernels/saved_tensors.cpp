@@ -9,6 +9,12 @@ namespace {
 constexpr double kFp32 = 4.0;
 constexpr double kMaskByte = 1.0;
 
+// The residual stream's element: fp32 under autocast (the fp32 embedding output plus 16-bit
+// sublayer outputs promotes to fp32), else the training dtype.
+double residual_bytes(const TransformerKernelConfig& c, const LayerDims& x) {
+  return c.autocast ? kFp32 : x.e;
+}
+
 class Saver {
  public:
   // Saved for the backward.
@@ -33,7 +39,7 @@ class Saver {
 // gradient.
 void norm(Saver& sv, const TransformerKernelConfig& c, const LayerDims& x,
           const std::string& name) {
-  sv.saved(name + ".input", x.Tn * x.h * x.e);
+  sv.saved(name + ".input", x.Tn * x.h * residual_bytes(c, x));
   const bool fused = c.fused_kernels || c.norm == Norm::layernorm;
   if (!fused) sv.saved(name + ".normalized", x.Tn * x.h * x.e);
 }
@@ -76,7 +82,7 @@ LayerSavedTensors embedding_saved(const TransformerKernelConfig& c) {
 LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
   const LayerDims x = layer_dims(c);
   Saver sv;
-  sv.out().block_input = x.Tn * x.h * x.e;
+  sv.out().block_input = x.Tn * x.h * residual_bytes(c, x);
   norm(sv, c, x, "attn.norm");
   sv.saved("attn.qkv.input", x.Tn * x.h * x.e);
   sv.op_output("attn.qkv.out", x.T * (x.q_local_width + 2 * x.kv_local_width) * x.e);
@@ -99,10 +105,14 @@ LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
     sv.saved("attn.q", x.T * x.q_local_width * x.e);
     sv.saved("attn.k", x.T * kv * x.e);
     sv.op_output("attn.scores", scores);
-    sv.core("attn.softmax.out", scores);
+    // Autocast runs softmax in fp32 and saves its fp32 output; the probabilities' matmul with v
+    // saves its own 16-bit cast (the dropout output below).
+    sv.core("attn.softmax.out", c.autocast ? B * x.s * x.s * kFp32 : scores);
     if (c.dropout) {
       sv.core("attn.dropout.mask", B * x.s * x.s * kMaskByte);
       sv.core("attn.dropout.out", scores);
+    } else if (c.autocast) {
+      sv.core("attn.probs.cast", scores);
     }
     sv.saved("attn.v", x.T * kv * x.e);
     // The raw scores live while the softmax runs (two more with eager scale and mask); the

@@ -45,6 +45,9 @@ struct TransformerKernelConfig {
   bool fused_kernels = true;  // Megatron's fused softmax, bias-GeLU, bias-dropout-add, RoPE, CE
   bool dropout = true;        // hidden and attention dropout (GPT/BERT yes, Llama no)
   Precision dtype = Precision::bf16;
+  // PyTorch autocast over fp32 parameters (training.amp): the residual stream stays fp32 (fp32
+  // embeddings plus 16-bit sublayer outputs), softmax and layer norm compute in fp32.
+  bool autocast = false;
   // MoE MLP (num_experts > 0): `local_experts` experts on this rank, each receiving
   // `tokens_per_expert` tokens (<= 0: T · top_k / num_experts, an even router).
   int num_experts = 0;

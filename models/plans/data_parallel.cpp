@@ -63,9 +63,12 @@ bool keeps_master_weights(const TrainingConfig& t) {
 
 double optimizer_state_bytes_per_param(const TrainingConfig& t) {
   const bool mixed = keeps_master_weights(t);
+  const double moments = t.optimizer == Optimizer::sgd ? 1.0 : 2.0;  // momentum, or m and v
+  // Autocast: the fp32 parameters are the master, the states fp32 (HF: "18 bytes per model
+  // parameter": 6 for fp32 + 16-bit weights, 4 for fp32 gradients, 8 for AdamW's states).
+  if (mixed && t.amp) return moments * 4.0;
   // fp32 states with a master copy or fp32 training; the weights' dtype in pure 16-bit training.
   const double state = mixed ? 4.0 : std::max(2, bytes_per_element(t.precision));
-  const double moments = t.optimizer == Optimizer::sgd ? 1.0 : 2.0;  // momentum, or m and v
   return moments * state + (mixed ? 4.0 : 0.0);
 }
 

@@ -50,7 +50,8 @@ std::vector<LayerCost> local_layers(const PlanContext& ctx, const TensorParallel
 // Optimizer state bytes per parameter (K): Adam's two moments, momentum for SGD, plus an fp32
 // master copy of the weights under mixed precision (16-bit precision with master_weights: fp32
 // moments too, K = 12 for Adam); pure 16-bit training keeps its moments in the 16-bit dtype
-// (K = 4 for Adam); fp32 training K = 8.
+// (K = 4 for Adam); fp32 training K = 8; autocast (training.amp) K = 8, its fp32 parameters
+// being the master.
 double optimizer_state_bytes_per_param(const TrainingConfig& training);
 // Whether the optimizer steps an fp32 master copy (16-bit precision with master_weights).
 bool keeps_master_weights(const TrainingConfig& training);

@@ -32,7 +32,7 @@ std::vector<OpId> Ddp::gradient_ops() {
   std::vector<int> index;
   const auto dense = local_layers(ctx_, tp_, rank_, false, &index);
   const auto expert = local_layers(ctx_, tp_, rank_, true, nullptr);
-  const int elem = ctx_.element_bytes();
+  const int elem = ctx_.parameter_bytes();  // the gradients' dtype
   const auto sets = std::array{assign_buckets(dense, elem, ctx_.parallel.bucket_bytes),
                                assign_buckets(expert, elem, ctx_.parallel.bucket_bytes)};
   const auto expert_ranks = ctx_.layout.expert_dp_group(rank_);
@@ -73,7 +73,7 @@ double Ddp::optimizer_params() const {
 MemoryBreakdown Ddp::memory(int stage) const {
   const StageParameters p = stage_parameters(ctx_, stage);
   const double psi = p.dense + p.experts;
-  const int elem = ctx_.element_bytes();
+  const int elem = ctx_.parameter_bytes();
   MemoryBreakdown m;
   m.weights = elem * psi;
   m.gradients = elem * psi;

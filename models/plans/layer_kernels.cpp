@@ -27,6 +27,7 @@ void LayerKernels::build_transformer(double routed_copies) {
   config_.fused_kernels = training.fused_kernels;
   config_.causal = t.causal;
   config_.dtype = training.precision;
+  config_.autocast = training.amp;
   if (t.moe) {
     // The pace-setting rank's experts: E/ep of them, sharing its routed token copies.
     config_.local_experts = std::max(1, t.moe->num_experts / std::max(1, ctx_.parallel.ep));

@@ -27,6 +27,8 @@ struct PlanContext {
   int microbatches = 1;  // per iteration and pipeline
 
   int element_bytes() const { return bytes_per_element(training.precision); }
+  // The stored parameters' and gradients' dtype: fp32 under autocast, else the precision's.
+  int parameter_bytes() const { return training.amp ? 4 : element_bytes(); }
   int seq_len() const { return std::max(1, training.seq_len); }
   int num_experts() const {
     return transformer != nullptr && transformer->moe ? transformer->moe->num_experts : 0;

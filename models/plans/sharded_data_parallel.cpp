@@ -283,16 +283,17 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
     return bytes_per_param * (params.dense / shard_dense + params.experts / shard_expert);
   };
   const double psi = params.dense + params.experts;
+  const double elem = ctx_.parameter_bytes();  // fp32 under autocast
   MemoryBreakdown m;
   m.optimizer = sharded(K);
   if (!full_) {
-    m.weights = elem_ * psi;
-    m.gradients = kind_ == DataParallel::zero1 ? elem_ * psi : sharded(elem_);
+    m.weights = elem * psi;
+    m.gradients = kind_ == DataParallel::zero1 ? elem * psi : sharded(elem);
     m.buffers = 2.0 * p.bucket_bytes;  // a reduce-scatter and an all-gather bucket
     return m;
   }
-  m.weights = sharded(elem_);
-  m.gradients = sharded(elem_);
+  m.weights = sharded(elem);
+  m.gradients = sharded(elem);
   // Gathered units in flight: the one computing plus the prefetched ones (the whole model stays
   // gathered between forward and backward without resharding), and one unit's unsharded
   // gradients before its reduce-scatter.
@@ -304,7 +305,7 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
       p.fsdp.reshard_after_forward
           ? unit * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
           : psi;
-  m.buffers = elem_ * (gathered + unit);
+  m.buffers = elem * (gathered + unit);
   return m;
 }
 

@@ -66,6 +66,24 @@ TEST(SavedTensors, FullRecomputeKeepsTheBlockInput) {
   EXPECT_DOUBLE_EQ(back + 2 * kSbh, kSbh * (34 + 5 * kA * kS / kH));
 }
 
+// Autocast (training.amp) over fp32 parameters: the residual stream is fp32, so each norm keeps a
+// 4-byte input (+2·s·b·h per norm, two per layer), and softmax saves its fp32 output (+2·a·s²·b):
+// Korthikanti's 34 + 5·a·s/h becomes 38 + 7·a·s/h; full recompute keeps the fp32 block input.
+TEST(SavedTensors, AutocastKeepsFp32ResidualAndSoftmax) {
+  auto c = gpt(1, false);
+  c.autocast = true;
+  EXPECT_DOUBLE_EQ(layer(c, RecomputePolicy::none), kSbh * (38 + 7 * kA * kS / kH));
+  EXPECT_DOUBLE_EQ(layer(c, RecomputePolicy::full), 4 * kSbh);
+  // Without dropout the probabilities' matmul saves its own 16-bit cast of the fp32 softmax.
+  c.dropout = false;
+  auto plain = gpt(1, false);
+  plain.dropout = false;
+  const double probs = kA * kS * kS * kB;
+  EXPECT_DOUBLE_EQ(
+      saved_bytes(attention_block_saved(c)) - saved_bytes(attention_block_saved(plain)),
+      2 * kSbh + 2 * probs + 2 * probs);  // fp32 norm input, fp32 softmax, cast
+}
+
 TEST(SavedTensors, FlashAttentionKeepsOutputAndLogSumExpNotTheScores) {
   const auto standard = attention_block_saved(gpt(1, false));
   const auto flash = attention_block_saved(gpt(1, false, AttentionImpl::flash));
