@@ -39,9 +39,16 @@ struct KernelFigures {
   bool stream_k;
   double attention_fwd;
   double attention_bwd;
+  double sustained_compute;
 };
-constexpr double kLaunchFloorS = 2.5e-6;  // shortest kernel incl. its gap (to be fitted)
-constexpr double kHostLaunchS = 5e-6;     // PyTorch eager op + cudaLaunchKernel (to be fitted)
+// Share of the isolated tensor-core rate sustained inside a training step, fitted per GPU family
+// on validation/training/ by scripts/fit-sustained-compute.py (docs/fidelity.md "Sustained
+// compute"): the value with the smallest median |error| over the family's published runs.
+constexpr double kSustainedVolta = 0.90;   // 2 figures (DeepLearningExamples BERT, ResNet-50)
+constexpr double kSustainedAmpere = 0.86;  // 36 figures; L40S (Ada, no case) borrows it
+constexpr double kSustainedHopper = 0.70;  // 13 figures (H100); H200 and B200 borrow it
+constexpr double kLaunchFloorS = 2.5e-6;   // shortest kernel incl. its gap (to be fitted)
+constexpr double kHostLaunchS = 5e-6;      // PyTorch eager op + cudaLaunchKernel (to be fitted)
 
 GpuSpec with_kernels(GpuSpec g, const KernelFigures& f) {
   g.sm_count = f.sm_count;
@@ -49,6 +56,7 @@ GpuSpec with_kernels(GpuSpec g, const KernelFigures& f) {
   g.gemm_stream_k = f.stream_k;
   g.attention_fwd_efficiency = f.attention_fwd;
   g.attention_bwd_efficiency = f.attention_bwd;
+  g.sustained_compute_fraction = f.sustained_compute;
   g.kernel_launch_floor_s = kLaunchFloorS;
   g.host_launch_interval_s = kHostLaunchS;
   return g;
@@ -59,26 +67,26 @@ std::vector<GpuSpec> make_gpus() {
   //                     fp32   tf32    fp16    bf16    fp8      HBM GB/s  GiB
   // NVIDIA V100 datasheet (SXM2): 15.7 fp32, 125 tensor fp16; no tf32/bf16/fp8.
   gpus.push_back(with_kernels(gpu("V100-SXM2-32GB", {15.7, 0, 125, 0, 0}, 900, 32, kEffAmpere),
-                              {80, 0.80, false, 0.35, 0.30}));
+                              {80, 0.80, false, 0.35, 0.30, kSustainedVolta}));
   // NVIDIA A100 datasheet: 19.5 fp32, 156 tf32, 312 fp16/bf16 (dense); no fp8.
   gpus.push_back(with_kernels(gpu("A100-SXM4-40GB", {19.5, 156, 312, 312, 0}, 1555, 40, kEffAmpere),
-                              {108, 0.902, false, 0.70, 0.55}));
+                              {108, 0.902, false, 0.70, 0.55, kSustainedAmpere}));
   gpus.push_back(with_kernels(gpu("A100-SXM4-80GB", {19.5, 156, 312, 312, 0}, 2039, 80, kEffAmpere),
-                              {108, 0.902, false, 0.70, 0.55}));
+                              {108, 0.902, false, 0.70, 0.55, kSustainedAmpere}));
   // NVIDIA H100 datasheet (SXM5): sparse figures halved for dense.
   gpus.push_back(
       with_kernels(gpu("H100-SXM5-80GB", {67, 494.5, 989, 989, 1979}, 3350, 80, kEffHopper),
-                   {132, 0.836, true, 0.60, 0.45}));
+                   {132, 0.836, true, 0.60, 0.45, kSustainedHopper}));
   // NVIDIA H200 datasheet: same compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s.
   gpus.push_back(
       with_kernels(gpu("H200-SXM-141GB", {67, 494.5, 989, 989, 1979}, 4800, 141, kEffHopper),
-                   {132, 0.836, true, 0.60, 0.45}));
+                   {132, 0.836, true, 0.60, 0.45, kSustainedHopper}));
   // NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved): 180 GB HBM3e, 8 TB/s.
   gpus.push_back(with_kernels(gpu("B200", {75, 1125, 2250, 2250, 4500}, 8000, 180, kEffHopper),
-                              {148, 0.788, true, 0.60, 0.45}));
+                              {148, 0.788, true, 0.60, 0.45, kSustainedHopper}));
   // NVIDIA L40S datasheet: 91.6 fp32, 183 tf32, 362.05 fp16/bf16, 733 fp8; 48 GB GDDR6.
   gpus.push_back(with_kernels(gpu("L40S", {91.6, 183, 362.05, 362.05, 733}, 864, 48, kEffAmpere),
-                              {142, 0.75, false, 0.55, 0.45}));
+                              {142, 0.75, false, 0.55, 0.45, kSustainedAmpere}));
   // A host core pool: one 32-core AVX-512 socket with two FMA units per core at 2.0 GHz
   // all-core: 32 × 2 FMA × 16 fp32 lanes × 2 FLOP × 2.0 GHz = 4.096 TFLOP/s fp32; AVX512_BF16
   // dot products double that for bf16. 8 × DDR5-4800 channels = 307.2 GB/s, 256 GiB.

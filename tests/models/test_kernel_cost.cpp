@@ -34,6 +34,11 @@ TEST(KernelCost, MemoryBoundKernelRunsAtAchievableBandwidth) {
   const double bytes = 1e9;
   EXPECT_DOUBLE_EQ(kernel_seconds(memory_kernel(bytes), a100),
                    bytes / (a100.hbm_bandwidth * a100.memory_efficiency));
+  // HBM's rate does not follow the tensor cores' sustained share.
+  GpuSpec throttled = a100;
+  throttled.sustained_compute_fraction = 0.5;
+  EXPECT_DOUBLE_EQ(kernel_seconds(memory_kernel(bytes), throttled),
+                   kernel_seconds(memory_kernel(bytes), a100));
 }
 
 TEST(KernelCost, EveryKernelPaysTheLaunchFloor) {
@@ -112,7 +117,9 @@ TEST(KernelCost, FlashVersusStandardAttention) {
   fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
   const double peak = a100.peak_flops[static_cast<int>(Precision::bf16)];
   EXPECT_NEAR(kernel_seconds(fa, a100),
-              closed / (peak * a100.attention_fwd_efficiency * (2048.0 / (19 * 108))), 1e-12);
+              closed / (peak * a100.sustained_compute_fraction * a100.attention_fwd_efficiency *
+                        (2048.0 / (19 * 108))),
+              1e-12);
 }
 
 TEST(KernelCost, MissingFiguresNameTheGpu) {

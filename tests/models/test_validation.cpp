@@ -62,8 +62,8 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
       EXPECT_LT(std::fabs(row.error), 0.02) << row.file;
     }
   EXPECT_GE(r.time.cases - r.time.failed, 50);
-  EXPECT_LE(r.time.median, 0.30);
-  EXPECT_LE(r.time.worst, 0.82);
+  EXPECT_LE(r.time.median, 0.06);
+  EXPECT_LE(r.time.worst, 0.61);
 }
 
 }  // namespace
