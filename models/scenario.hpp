@@ -6,6 +6,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -116,6 +117,11 @@ struct TrainingConfig {
   // autocast caches a 16-bit copy of each weight that the matmuls save for the backward, and
   // softmax and layer norm run in fp32. Needs a 16-bit precision.
   bool amp = false;
+  // training.grad_reduce_dtype: the dtype gradients are accumulated in and reduced over data
+  // parallelism; unset: the stored parameters' dtype (parameter_bytes). Megatron-LM forces fp32
+  // for bf16 runs (arguments.py: "bfloat16 requires gradient accumulation and all-reduce to be
+  // done in fp32"), PyTorch FSDP's MixedPrecision.reduce_dtype chooses it.
+  std::optional<Precision> grad_reduce_dtype;
   // training.set_to_none: zero_grad(set_to_none=True) frees the gradients after the step
   // (PyTorch >= 2.0's default); false keeps them allocated and zeroed (PyTorch < 2.0's
   // Module/Optimizer.zero_grad() default), so they exist through the next forward.

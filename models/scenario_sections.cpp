@@ -38,6 +38,12 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
   if (auto x = m.get("fused_kernels")) t.fused_kernels = x->boolean();
   if (auto x = m.get("master_weights")) t.master_weights = x->boolean();
   if (auto x = m.get("amp")) t.amp = x->boolean();
+  if (auto x = m.get("grad_reduce_dtype")) {
+    const Precision p = x->choice(kPrecisionNames, "gradient dtype");
+    if (p != Precision::fp32 && p != Precision::bf16 && p != Precision::fp16)
+      x->fail("gradients are reduced in fp32, bf16 or fp16, not " + std::string(to_string(p)));
+    t.grad_reduce_dtype = p;
+  }
   if (auto x = m.get("set_to_none")) t.set_to_none = x->boolean();
   if (auto x = m.get("optimizer_impl")) {
     t.optimizer_impl = x->choice(kOptimizerImplNames);

@@ -32,7 +32,7 @@ std::vector<OpId> Ddp::gradient_ops() {
   std::vector<int> index;
   const auto dense = local_layers(ctx_, tp_, rank_, false, &index);
   const auto expert = local_layers(ctx_, tp_, rank_, true, nullptr);
-  const int elem = ctx_.parameter_bytes();  // the gradients' dtype
+  const int elem = ctx_.gradient_bytes();
   const auto sets = std::array{assign_buckets(dense, elem, ctx_.parallel.bucket_bytes),
                                assign_buckets(expert, elem, ctx_.parallel.bucket_bytes)};
   const auto expert_ranks = ctx_.layout.expert_dp_group(rank_);
@@ -74,14 +74,15 @@ MemoryBreakdown Ddp::memory(int stage) const {
   const StageParameters p = stage_parameters(ctx_, stage);
   const double psi = p.dense + p.experts;
   const int elem = ctx_.parameter_bytes();
+  const int grad = ctx_.gradient_bytes();
   MemoryBreakdown m;
   m.weights = elem * psi;
-  m.gradients = elem * psi;
+  m.gradients = grad * psi;
   m.optimizer = optimizer_state_bytes_per_param(ctx_.training) * psi;
   // PyTorch DDP copies gradients into flat buckets (gradient_as_bucket_view=False, its default:
   // one more gradient-sized buffer); with gradient_as_bucket_view the gradients are views into
   // the buckets, as in Megatron's DDP.
-  m.buffers = ctx_.parallel.dp > 1 && !ctx_.parallel.gradient_as_bucket_view ? elem * psi : 0.0;
+  m.buffers = ctx_.parallel.dp > 1 && !ctx_.parallel.gradient_as_bucket_view ? grad * psi : 0.0;
   return m;
 }
 

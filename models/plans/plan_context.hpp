@@ -29,6 +29,11 @@ struct PlanContext {
   int element_bytes() const { return bytes_per_element(training.precision); }
   // The stored parameters' and gradients' dtype: fp32 under autocast, else the precision's.
   int parameter_bytes() const { return training.amp ? 4 : element_bytes(); }
+  // The gradients' dtype: accumulated, reduced over data parallelism and stored in it.
+  int gradient_bytes() const {
+    return training.grad_reduce_dtype ? bytes_per_element(*training.grad_reduce_dtype)
+                                      : parameter_bytes();
+  }
   int seq_len() const { return std::max(1, training.seq_len); }
   int num_experts() const {
     return transformer != nullptr && transformer->moe ? transformer->moe->num_experts : 0;

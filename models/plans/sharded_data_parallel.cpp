@@ -117,7 +117,9 @@ OpId ShardedDataParallel::collective(engine::StreamId stream, CollectiveType typ
   c.chunk = chunk;
   // Sizes follow collectives.hpp: the total buffer of an all-gather or reduce-scatter, the
   // buffer on each rank of an all-reduce.
-  return sink_->ops.collective(c, type, group, static_cast<std::uint64_t>(params * elem_));
+  // Parameters are gathered in their dtype; gradients are reduced in theirs.
+  const int bytes = type == CollectiveType::all_gather ? elem_ : ctx_.gradient_bytes();
+  return sink_->ops.collective(c, type, group, static_cast<std::uint64_t>(params * bytes));
 }
 
 void ShardedDataParallel::gather(int g, int u, bool forward, std::uint32_t mb,
@@ -212,8 +214,9 @@ std::vector<OpId> ShardedDataParallel::gradient_ops() {
   // ZeRO-1/2: DDP's buckets (dense and expert tensors apart), reduce-scattered as they fill.
   std::vector<int> index;
   const double bucket = ctx_.parallel.bucket_bytes;
-  const auto dense = assign_buckets(local_layers(ctx_, tp_, rank_, false, &index), elem_, bucket);
-  const auto expert = assign_buckets(local_layers(ctx_, tp_, rank_, true, nullptr), elem_, bucket);
+  const int grad = ctx_.gradient_bytes();
+  const auto dense = assign_buckets(local_layers(ctx_, tp_, rank_, false, &index), grad, bucket);
+  const auto expert = assign_buckets(local_layers(ctx_, tp_, rank_, true, nullptr), grad, bucket);
   // Readiness order: the bucket whose earliest layer comes last in forward order is ready first.
   std::vector<std::tuple<int, int, std::size_t>> order;  // (-first layer, set, bucket)
   for (std::size_t k = 0; k < dense.size(); ++k)
@@ -284,16 +287,17 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   };
   const double psi = params.dense + params.experts;
   const double elem = ctx_.parameter_bytes();  // fp32 under autocast
+  const double grad = ctx_.gradient_bytes();
   MemoryBreakdown m;
   m.optimizer = sharded(K);
   if (!full_) {
     m.weights = elem * psi;
-    m.gradients = kind_ == DataParallel::zero1 ? elem * psi : sharded(elem);
+    m.gradients = kind_ == DataParallel::zero1 ? grad * psi : sharded(grad);
     m.buffers = 2.0 * p.bucket_bytes;  // a reduce-scatter and an all-gather bucket
     return m;
   }
   m.weights = sharded(elem);
-  m.gradients = sharded(elem);
+  m.gradients = sharded(grad);
   // Gathered units in flight: the one computing plus the prefetched ones (the whole model stays
   // gathered between forward and backward without resharding), and one unit's unsharded
   // gradients before its reduce-scatter.
@@ -305,7 +309,7 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
       p.fsdp.reshard_after_forward
           ? unit * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
           : psi;
-  m.buffers = elem * (gathered + unit);
+  m.buffers = elem * gathered + grad * unit;
   return m;
 }
 

@@ -62,10 +62,31 @@ TEST(DataParallelStrategy, ZeroStagesPartitionAsThePaperSays) {
   }
 }
 
-// DDP on rank 0, fed eight backward ops by hand: two buckets (the first closes past 1 MiB, which
-// layer 7's 2 MB bf16 gradient alone passes; the rest fill the second), over the 8-rank dp group.
-TEST(DataParallelStrategy, DdpEmitsOneAllReducePerBucketWithoutAScenario) {
-  const Plan plan(DataParallel::ddp, 8);
+// Megatron-LM's README, "Distributed optimizer": with bf16 parameters and fp32 gradients a
+// parameter costs 18 bytes without the distributed optimizer and 6 + 12/d with it (the fp32 main
+// gradients are the model's gradients, so they are not distributed: our zero1).
+TEST(DataParallelStrategy, Fp32GradientsGiveMegatronsBytesPerParameter) {
+  for (auto [kind, bytes] :
+       {std::pair{DataParallel::ddp, 18.0}, std::pair{DataParallel::zero1, 6.0 + 12.0 / 8}}) {
+    Plan plan(kind, 8);
+    plan.parallel.gradient_as_bucket_view = true;  // Megatron's buffer: no bucket copy
+    plan.training.grad_reduce_dtype = Precision::fp32;
+    const PlanContext ctx = plan.context();
+    const TensorParallelism tp(ctx);
+    const auto m = make_data_parallel(kind, ctx, tp, nullptr)->memory(0);
+    EXPECT_DOUBLE_EQ(m.weights + m.gradients + m.optimizer, bytes * kPsi);
+    EXPECT_DOUBLE_EQ(m.gradients, 4 * kPsi);
+  }
+}
+
+// DDP on rank 0, fed eight backward ops by hand (layers 7..0): the bytes of its all-reduces, the
+// size of their group and the parameters its optimizer steps.
+struct DdpRun {
+  std::vector<std::uint64_t> bytes;
+  std::size_t group_ranks = 0;
+  double optimizer_params = 0;
+};
+DdpRun run_ddp_on_rank0(const Plan& plan) {
   const PlanContext ctx = plan.context();
   const TensorParallelism tp(ctx);
   engine::ScheduleBuilder builder(8);
@@ -79,13 +100,31 @@ TEST(DataParallelStrategy, DdpEmitsOneAllReducePerBucketWithoutAScenario) {
         builder.compute({0, compute, engine::Category::backward, "bwd", 0, {}}, 1e9, 0);
     ddp->after_layer(0, l, false, 0, op, op);
   }
-  const auto reduces = ddp->gradient_ops();
-  ASSERT_EQ(reduces.size(), 2u);  // the 1 MiB first bucket (layer 7), then layers 6..0
+  DdpRun run;
   const auto& s = builder.peek();
-  EXPECT_EQ(s.ops[reduces[0]].bytes, 2'000'000u);
-  EXPECT_EQ(s.ops[reduces[1]].bytes, 14'000'000u);
-  EXPECT_EQ(s.groups[s.ops[reduces[0]].group_or_peer].ranks.size(), 8u);
-  EXPECT_DOUBLE_EQ(ddp->optimizer_params(), kPsi);
+  for (const engine::OpId id : ddp->gradient_ops()) {
+    run.bytes.push_back(s.ops[id].bytes);
+    run.group_ranks = s.groups[s.ops[id].group_or_peer].ranks.size();
+  }
+  run.optimizer_params = ddp->optimizer_params();
+  return run;
+}
+
+// Two buckets: the first closes past 1 MiB, which layer 7's 2 MB bf16 gradient alone passes; the
+// rest fill the second; over the 8-rank dp group.
+TEST(DataParallelStrategy, DdpEmitsOneAllReducePerBucketWithoutAScenario) {
+  const DdpRun run = run_ddp_on_rank0(Plan(DataParallel::ddp, 8));
+  EXPECT_EQ(run.bytes, (std::vector<std::uint64_t>{2'000'000u, 14'000'000u}));
+  EXPECT_EQ(run.group_ranks, 8u);
+  EXPECT_DOUBLE_EQ(run.optimizer_params, kPsi);
+}
+
+// The same with gradients reduced in fp32: every layer's gradient is 4 MB, so the 1 MiB first
+// bucket still closes after layer 7 and each all-reduce carries twice the bf16 bytes.
+TEST(DataParallelStrategy, DdpReducesInTheGradientDtype) {
+  Plan plan(DataParallel::ddp, 8);
+  plan.training.grad_reduce_dtype = Precision::fp32;
+  EXPECT_EQ(run_ddp_on_rank0(plan).bytes, (std::vector<std::uint64_t>{4'000'000u, 28'000'000u}));
 }
 
 }  // namespace

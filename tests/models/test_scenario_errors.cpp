@@ -182,6 +182,14 @@ TEST(ScenarioErrors, BadChoiceSuggests) {
                "'tp' is listed twice");
 }
 
+TEST(ScenarioErrors, GradientsReduceInA16Or32BitType) {
+  expect_error(
+      "name: t\ncluster: {nodes: 2, node: dgx-a100}\nmodel: gpt3-175b\n"
+      "training: {global_batch: 64, seq_len: 2048, grad_reduce_dtype: fp8}\n"
+      "parallel: {tp: 8, pp: 2}\n",
+      "bad.yaml:4:64", "training.grad_reduce_dtype", "reduced in fp32, bf16 or fp16, not fp8");
+}
+
 TEST(ScenarioErrors, SimgridIsNotBuilt) {
   expect_error(base("", "simulation: {network_model: simgrid}\n"), "bad.yaml:12:29",
                "simulation.network_model", "not built in this version");
