@@ -140,7 +140,11 @@ Attention default_attention(const GpuSpec& gpu, Precision precision);
 struct FsdpConfig {
   int unit_blocks = 1;  // transformer blocks per FSDP unit (fsdp.unit)
   bool reshard_after_forward =
-      true;                       // false: SHARD_GRAD_OP, parameters stay gathered until backward
+      true;  // false: SHARD_GRAD_OP, parameters stay gathered until backward
+  // false: parameters stay gathered from one micro-batch's backward to the next micro-batch
+  // (FSDP2's set_reshard_after_backward(False), which torch.distributed.pipelining sets for all
+  // but the last micro-batch): one all-gather per unit and step instead of one per micro-batch.
+  bool reshard_after_backward = true;
   int prefetch = 1;               // backward prefetch depth: units all-gathered ahead
   bool forward_prefetch = false;  // also prefetch the next unit in forward
   int shard_group = 0;            // hsdp: ranks per sharding group; 0 = one node

@@ -79,6 +79,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
     yaml::MapReader f = x->map();
     if (auto y = f.get("unit")) p.fsdp.unit_blocks = y->count(1);
     if (auto y = f.get("reshard_after_forward")) p.fsdp.reshard_after_forward = y->boolean();
+    if (auto y = f.get("reshard_after_backward")) p.fsdp.reshard_after_backward = y->boolean();
     if (auto y = f.get("prefetch")) p.fsdp.prefetch = y->count(0);
     if (auto y = f.get("forward_prefetch")) p.fsdp.forward_prefetch = y->boolean();
     if (auto y = f.get("shard_group")) p.fsdp.shard_group = y->count(1);

@@ -97,6 +97,12 @@ void validate_stage_layers(const Scenario& s, long units, bool transformer) {
 // members on one node): the size must divide every dp group.
 void validate_hsdp(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
+  // Kept gathered from a backward into the next forward only to be freed after that forward
+  // would be an all-gather saved and none spent: the pair only makes sense together.
+  if (!p.fsdp.reshard_after_backward && p.fsdp.reshard_after_forward)
+    s.fail("parallel.fsdp.reshard_after_backward",
+           "false needs reshard_after_forward: false (parameters kept gathered across "
+           "micro-batches stay gathered through each forward too)");
   if (p.data_parallel != DataParallel::hsdp || p.dp <= 1) return;
   const RankLayout layout = rank_layout(p);
   const int gpus = s.cluster.topology.node.gpus;

@@ -181,8 +181,12 @@ void ShardedDataParallel::after_layer(int g, int layer, bool forward, std::uint3
   const Unit& unit = units_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
   if (layer != (forward ? unit.layers.back() : unit.layers.front())) return;
   UnitState& st = state_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
-  // Free after use: after backward always, after forward unless SHARD_GRAD_OP keeps them.
-  if (!forward || ctx_.parallel.fsdp.reshard_after_forward) st.gathered = false;
+  // Free after use: after forward unless SHARD_GRAD_OP keeps them; after backward unless they are
+  // kept for the next micro-batch (reshard_after_backward: false), and after the last one always.
+  const FsdpConfig& fsdp = ctx_.parallel.fsdp;
+  const bool last_microbatch = static_cast<int>(mb) == ctx_.microbatches - 1;
+  if (forward ? fsdp.reshard_after_forward : (fsdp.reshard_after_backward || last_microbatch))
+    st.gathered = false;
   // With gradient accumulation FSDP keeps unsharded gradients (no_sync): reduce once, at the last
   // micro-batch.
   if (!forward && static_cast<int>(mb) == ctx_.microbatches - 1)

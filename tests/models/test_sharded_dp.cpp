@@ -119,6 +119,24 @@ TEST(ShardedDp, GradientAccumulationReducesOnlyAtTheLastMicroBatch) {
   }
 }
 
+// 4 micro-batches of 6 units: SHARD_GRAD_OP gathers once per unit and micro-batch (24); kept
+// gathered across micro-batches as well (reshard_after_backward: false, FSDP2 under
+// torch.distributed.pipelining), once per unit and step (6): one all-gather and one
+// reduce-scatter of the parameters, 2·(N−1)/N·G in all, as with one micro-batch.
+TEST(ShardedDp, KeptAcrossMicroBatchesGathersOncePerStep) {
+  const auto per_microbatch =
+      build_schedule(parse("{data_parallel: fsdp, fsdp: {reshard_after_forward: false}}", 1, 32));
+  EXPECT_EQ(count(per_microbatch.schedule, 0, CollectiveType::all_gather), 6 * 4);
+  const auto kept = build_schedule(parse(
+      "{data_parallel: fsdp, fsdp: {reshard_after_forward: false, reshard_after_backward: false}}",
+      1, 32));
+  EXPECT_EQ(count(kept.schedule, 0, CollectiveType::all_gather), 6);
+  EXPECT_EQ(count(kept.schedule, 0, CollectiveType::reduce_scatter), 6);
+  EXPECT_NEAR(ring_bytes_sent(kept.schedule, 0), 2 * (kN - 1) / kN * kGradientBytes, 1.0);
+  EXPECT_THROW(parse("{data_parallel: fsdp, fsdp: {reshard_after_backward: false}}"),
+               ScenarioError);
+}
+
 // ZeRO-1/2: reduce-scatter the gradients and all-gather the parameters instead of all-reduce;
 // the same 2·(N−1)/N·G as DDP. ZeRO-2 reduces every micro-batch (DeepSpeed), ZeRO-1 once.
 TEST(ShardedDp, ZeroOneAndTwoReduceScatterAndAllGather) {
