@@ -150,6 +150,7 @@ void validate(Scenario& s) {
   if (p.cp != 1)
     s.fail("parallel.cp", "context parallelism (cp = " + str(p.cp) +
                               ") is not simulated in this version; allowed: 1");
+  check_counts(s);
   const int gpus = s.cluster.topology.node.gpus;
   const long world = s.world_size();
   const std::string world_text =
@@ -158,7 +159,8 @@ void validate(Scenario& s) {
     s.fail("parallel.tp", "tp = " + str(p.tp) + " does not divide the world size " + world_text +
                               "; allowed: tp in " + divisors(world));
   if (world % (static_cast<long>(p.tp) * p.pp) != 0)
-    s.fail("parallel.pp", "tp · pp = " + str(p.tp) + " · " + str(p.pp) + " = " + str(p.tp * p.pp) +
+    s.fail("parallel.pp", "tp · pp = " + str(p.tp) + " · " + str(p.pp) + " = " +
+                              str(static_cast<long>(p.tp) * p.pp) +
                               " does not divide the world size " + world_text +
                               "; allowed: pp in " + divisors(world / p.tp));
   const int dp = static_cast<int>(world / (static_cast<long>(p.tp) * p.pp));
@@ -180,6 +182,7 @@ void validate(Scenario& s) {
                                         "dp = " +
                                         str(s.training.micro_batch) + " · " + str(dp) + " = " +
                                         str(per_step) + "; allowed: multiples of " + str(per_step));
+  check_sizes(s);
   if (p.schedule == PipelineSchedule::interleaved) {
     if (p.pp < 2) s.fail("parallel.pp", "schedule interleaved needs pp >= 2");
     if (p.virtual_stages < 2)
