@@ -13,6 +13,7 @@
 #include "models/compute_model.hpp"
 #include "models/compute_profile.hpp"
 #include "models/plan_warnings.hpp"
+#include "models/result_checks.hpp"
 
 namespace clustersim::models {
 
@@ -175,6 +176,8 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   out.result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  // Every front end gets a checked result: a figure that cannot be true is a bug report.
+  check_result(out.result);
   return out;
 }
 
