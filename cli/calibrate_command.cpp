@@ -8,6 +8,7 @@
 #include "calibrate/nccl_tests_import.hpp"
 #include "calibrate/profile.hpp"
 #include "cli/calibrate_backend.hpp"
+#include "models/frontend.hpp"
 
 namespace clustersim::cli {
 
@@ -26,6 +27,8 @@ struct CalibrateArgs {
 int run_calibrate(const CalibrateArgs& a) {
   if (a.backend.empty()) throw BadInput("calibrate: --backend cuda|mpi is required");
   if (a.out.empty()) throw BadInput("calibrate: --out PROFILE is required");
+  // Before measuring, not after.
+  models::check_output_path(a.out, {}, "--out");
   std::vector<std::string> args;
   if (a.quick) args.emplace_back("--quick");
   args.insert(args.end(), {"--out", a.out});
@@ -33,6 +36,7 @@ int run_calibrate(const CalibrateArgs& a) {
 }
 
 int run_import(const CalibrateArgs& a) {
+  models::check_output_path(a.import_out, a.logs, "--out");
   calibrate::Profile p;
   try {
     p = calibrate::import_nccl_tests(a.logs);

@@ -24,10 +24,12 @@ struct RunArgs {
 };
 
 int run(const RunArgs& a) {
-  // Check the outputs before a long simulation rather than after it.
-  for (const auto& [path, flag] : {std::pair{a.json_out, "--json"}, {a.trace_out, "--trace"}})
-    if (!path.empty()) models::check_output_path(path, {a.file}, flag);
+  // Check the outputs before a long simulation rather than after it: here against the scenario
+  // file, in predict() again against every input once the scenario is loaded.
   models::RunRequest request;
+  for (const auto& [path, flag] : {std::pair{a.json_out, "--json"}, {a.trace_out, "--trace"}})
+    if (!path.empty()) request.outputs.emplace_back(path, flag);
+  models::check_output_paths(request.outputs, {a.file});
   request.scenario = a.file;
   request.overrides = a.overrides;
   if (!a.network.empty()) request.network = a.network;

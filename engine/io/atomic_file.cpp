@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +13,62 @@
 #include <stdexcept>
 
 namespace clustersim::engine {
+
+namespace {
+
+// Temporary files being written, for the signal handler: fixed slots of plain characters, since a
+// handler may only read memory and call async-signal-safe functions (unlink, _exit).
+constexpr std::size_t kSlots = 8;
+constexpr std::size_t kPathMax = 4096;
+struct Slot {
+  std::atomic<bool> used{false};
+  std::atomic<bool> ready{false};
+  char path[kPathMax];
+};
+std::array<Slot, kSlots> g_temporaries;
+
+// Registers `path` for the lifetime of the object (a temporary too long or too many is simply not
+// registered: the handler is a best effort, writing does not depend on it).
+class Registered {
+ public:
+  explicit Registered(const std::string& path) {
+    if (path.size() >= kPathMax) return;
+    for (Slot& s : g_temporaries) {
+      bool expected = false;
+      if (!s.used.compare_exchange_strong(expected, true)) continue;
+      std::memcpy(s.path, path.c_str(), path.size() + 1);
+      s.ready.store(true);
+      slot_ = &s;
+      return;
+    }
+  }
+  ~Registered() {
+    if (slot_ == nullptr) return;
+    slot_->ready.store(false);
+    slot_->used.store(false);
+  }
+  Registered(const Registered&) = delete;
+  Registered& operator=(const Registered&) = delete;
+
+ private:
+  Slot* slot_ = nullptr;
+};
+
+extern "C" void remove_temporaries_and_exit(int sig) {
+  for (Slot& s : g_temporaries)
+    if (s.ready.load()) ::unlink(s.path);
+  ::_exit(128 + sig);
+}
+
+}  // namespace
+
+void install_interrupt_cleanup() {
+  struct sigaction action {};
+  action.sa_handler = remove_temporaries_and_exit;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    ::sigaction(sig, &action, nullptr);
+}
 
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write) {
@@ -35,6 +94,7 @@ void write_file_atomically(const std::string& path,
     throw std::runtime_error(path + ": directory '" + dir.string() + "' does not exist");
   const fs::path tmp =
       dir / ("." + target.filename().string() + ".tmp." + std::to_string(::getpid()));
+  const Registered registered(tmp.string());
   try {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
@@ -42,6 +102,7 @@ void write_file_atomically(const std::string& path,
     out.flush();
     if (!out) throw std::runtime_error(path + ": write failed: " + std::strerror(errno));
     out.close();
+    if (!out) throw std::runtime_error(path + ": write failed: " + std::strerror(errno));
     fs::rename(tmp, target);
   } catch (...) {
     fs::remove(tmp, ec);
