@@ -71,7 +71,10 @@ void check_result(const Result& r) {
   for (const LinkUsage& l : r.links) {
     finite_non_negative("links[" + l.name + "].bytes", l.bytes);
     finite_non_negative("links[" + l.name + "].utilization", l.utilization);
-    at_most("links[" + l.name + "].utilization <= 1", l.utilization, 1.0);
+    // Only where links are shared: `analytical` has no contention between concurrent transfers
+    // and `ideal` moves the bytes in no time, so their utilization may exceed 1 by design.
+    if (r.network_model == "flow")
+      at_most("links[" + l.name + "].utilization <= 1", l.utilization, 1.0);
   }
   finite_non_negative("memory.peak_bytes_per_gpu", r.memory.total());
   finite_non_negative("simulator.wall_s", r.wall_s);

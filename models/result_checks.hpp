@@ -17,7 +17,8 @@ class ResultInvariantError : public std::logic_error {
 
 // Times finite and non-negative; no category of the critical rank's breakdown, and not their
 // sum, longer than the iteration; exposed communication within the iteration; MFU, bubble and
-// overlap fractions and link utilizations in [0, 1]; throughput, bytes and memory finite and
+// overlap fractions in [0, 1], link utilizations too under the flow model (the one that shares
+// links); throughput, bytes and memory finite and
 // non-negative. Throws ResultInvariantError on the first that fails.
 void check_result(const Result& result);
 

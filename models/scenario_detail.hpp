@@ -42,6 +42,8 @@ void validate(Scenario& scenario);
 // counts first, before anything uses them; the micro-batches and the schedule's size once dp is
 // known.
 void check_counts(const Scenario& scenario);
+// Whether the engine has a plan for `algorithm` running `type` (the hardware aside).
+bool algorithm_exists(engine::CollectiveType type, engine::Algorithm algorithm);
 void check_sizes(const Scenario& scenario);
 
 }  // namespace clustersim::models::detail

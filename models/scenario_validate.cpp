@@ -143,7 +143,52 @@ void validate_attention(Scenario& s) {
                  "training.attention: standard");
 }
 
+// simulation.algorithms: a combination the engine has no plan for used to fail inside the
+// simulation, after building ("simulate: ... does not exist"); now it is an error on its key.
+void validate_algorithms(const Scenario& s) {
+  const auto& topo = s.cluster.topology;
+  for (const auto& [type, type_name] : engine::kCollectiveTypeNames.entries()) {
+    const engine::Algorithm a = s.simulation.algorithms[static_cast<std::size_t>(type)];
+    const std::string key = "simulation.algorithms." + std::string(type_name);
+    if (!algorithm_exists(type, a)) {
+      std::vector<std::string> allowed;
+      for (const auto& [other, name] : engine::kAlgorithmNames.entries())
+        if (algorithm_exists(type, other)) allowed.emplace_back(name);
+      s.fail(key, std::string(engine::to_string(a)) + " " + std::string(type_name) +
+                      " does not exist; allowed: " + yaml::join(allowed, " | "));
+    }
+    if (a == engine::Algorithm::nvls && !topo.node.nvls)
+      s.fail(key, "nvls needs NVSwitch gen 3+ nodes (H100, H200, B200); allowed: auto, ring, tree");
+    if (a == engine::Algorithm::collnet && !(topo.fabric.sharp && s.cluster.nodes > 1))
+      s.fail(key,
+             "collnet needs a SHARP fabric across nodes (cluster.network.sharp: true, nodes > 1); "
+             "allowed: auto, ring, tree");
+  }
+}
+
 }  // namespace
+
+bool algorithm_exists(engine::CollectiveType type, engine::Algorithm a) {
+  using engine::Algorithm;
+  using engine::CollectiveType;
+  // The engine's rules (engine/network/collectives.cpp algorithm_plan, nccl_collectives.cpp
+  // check_nccl); tests/models/test_scenario_limits.cpp checks this table against them.
+  if (a == Algorithm::automatic) return true;
+  if (type == CollectiveType::send_recv || type == CollectiveType::scatter ||
+      type == CollectiveType::gather)
+    return a == Algorithm::ring || a == Algorithm::direct;
+  switch (a) {
+    case Algorithm::tree:
+    case Algorithm::nvls:
+    case Algorithm::collnet:
+      return type == CollectiveType::all_reduce;
+    case Algorithm::hierarchical:
+      return type == CollectiveType::all_reduce || type == CollectiveType::all_gather ||
+             type == CollectiveType::reduce_scatter;
+    default:
+      return true;  // ring, direct
+  }
+}
 
 void validate(Scenario& s) {
   ParallelConfig& p = s.parallel;
@@ -219,6 +264,7 @@ void validate(Scenario& s) {
     validate_stage_layers(s, total, false);
   }
   validate_hsdp(s);
+  validate_algorithms(s);
 }
 
 }  // namespace clustersim::models::detail

@@ -94,6 +94,15 @@ TEST(Hostile, ImportNcclTestsRefusesToWriteOverItsLog) {
   EXPECT_EQ(read_file(dir / "ar.log"), log);
 }
 
+TEST(Hostile, CalibrateChecksItsOutputBeforeMeasuring) {
+  const TempDir dir;
+  // It used to be found only after measuring, by the back end.
+  const std::string out = (dir / "no" / "p.json").string();
+  const Outcome o = run_cli({"calibrate", "--backend", "mpi", "--quick", "--out", out}, dir);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--out " + out + ": directory"), std::string::npos) << o.err;
+}
+
 TEST(Hostile, ADirectoryAsOutputIsBadInputAndStaysADirectory) {
   const TempDir dir;
   fs::create_directory(dir / "d");

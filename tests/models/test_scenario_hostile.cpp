@@ -1,0 +1,115 @@
+// Bad input the loader used to accept or report late (issue 10, item 5): a second YAML document,
+// bytes that are not UTF-8 text, a NUL byte, and collective algorithms that do not exist for
+// their collective or the hardware. Each is a ScenarioError naming file, line and key.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "engine/network/collectives.hpp"
+#include "models/run_scenario.hpp"
+#include "models/scenario.hpp"
+#include "models/scenario_detail.hpp"
+
+namespace clustersim::models {
+namespace {
+
+const std::string kValid =
+    "cluster: {nodes: 2, node: dgx-h100, network: {sharp: true}}\n"  // 1
+    "model: llama2-7b\n"                                             // 2
+    "training: {global_batch: 16}\n";                                // 3
+
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse_scenario(text, "bad.yaml", overrides);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(ScenarioHostile, TheBaseIsValid) {
+  EXPECT_EQ(error_of(kValid), "accepted");
+}
+
+TEST(ScenarioHostile, ASecondYamlDocumentIsRefusedWhereItStarts) {
+  // It used to be ignored, broken or not.
+  EXPECT_TRUE(error_of(kValid + "---\nname: other\n")
+                  .starts_with("bad.yaml:5:1: a second YAML document; allowed: one document"))
+      << error_of(kValid + "---\nname: other\n");
+  // A broken second document is invalid YAML, not silently dropped.
+  EXPECT_TRUE(error_of(kValid + "---\n{[broken\n").starts_with("bad.yaml:"))
+      << error_of(kValid + "---\n{[broken\n");
+}
+
+TEST(ScenarioHostile, TextThatIsNotUtf8IsRefusedWhereItIs) {
+  // A Latin-1 name used to reach the JSON writer after the whole simulation (a raw exception).
+  const std::string latin1 = "name: caf\xE9\n" + kValid;
+  EXPECT_EQ(error_of(latin1),
+            "bad.yaml:1:10: byte 0xE9 is not UTF-8 text; allowed: UTF-8 (save the file as UTF-8)");
+  // UTF-8 is fine, multi-byte characters count as one column.
+  EXPECT_EQ(error_of("name: café ☕\n" + kValid), "accepted");
+  EXPECT_TRUE(error_of("name: ☕\xFF\n" + kValid).starts_with("bad.yaml:1:8: byte 0xFF"));
+  // Overlong encodings and lone surrogates are not UTF-8 either.
+  EXPECT_NE(error_of("name: \xC0\xAF\n" + kValid).find("byte 0xC0 is not UTF-8"),
+            std::string::npos);
+  EXPECT_NE(error_of("name: \xED\xA0\x80\n" + kValid).find("byte 0xED is not UTF-8"),
+            std::string::npos);
+}
+
+TEST(ScenarioHostile, ANulByteIsRefusedWhereItIs) {
+  const std::string text = std::string("name: a\0b\n", 10) + kValid;
+  EXPECT_EQ(error_of(text), "bad.yaml:1:8: a NUL byte; allowed: UTF-8 text");
+  EXPECT_EQ(error_of(kValid, {std::string("name=a\xE9")}),
+            "--set name=a\xE9: byte 0xE9 is not UTF-8 text; allowed: UTF-8 (save the file as "
+            "UTF-8)");
+}
+
+TEST(ScenarioHostile, AnAlgorithmThatDoesNotExistForItsCollectiveIsAnErrorAtLoad) {
+  // It used to fail inside the simulation, after building: "simulate: ... does not exist".
+  const std::string m = error_of(kValid + "simulation: {algorithms: {all_to_all: tree}}\n");
+  EXPECT_EQ(m,
+            "bad.yaml:4:27: simulation.algorithms.all_to_all: tree all_to_all does not exist; "
+            "allowed: auto | ring | direct");
+  EXPECT_NE(error_of(kValid + "simulation: {algorithms: {send_recv: hierarchical}}\n")
+                .find("simulation.algorithms.send_recv: hierarchical send_recv does not exist"),
+            std::string::npos);
+}
+
+TEST(ScenarioHostile, AnAlgorithmTheHardwareLacksIsAnErrorAtLoad) {
+  const std::string a100 =
+      "cluster: {nodes: 2, node: dgx-a100}\nmodel: llama2-7b\ntraining: {global_batch: 16}\n";
+  EXPECT_NE(error_of(a100 + "simulation: {algorithms: {all_reduce: nvls}}\n")
+                .find("simulation.algorithms.all_reduce: nvls needs NVSwitch gen 3+"),
+            std::string::npos);
+  EXPECT_NE(error_of(a100 + "simulation: {algorithms: {all_reduce: collnet}}\n")
+                .find("simulation.algorithms.all_reduce: collnet needs a SHARP fabric"),
+            std::string::npos);
+  EXPECT_EQ(error_of(kValid + "simulation: {algorithms: {all_reduce: collnet}}\n"), "accepted");
+}
+
+// The loader's table agrees with the engine's plans, so it cannot drift from them: on hardware
+// that has NVLS and SHARP, a combination the table accepts has a plan, one it refuses throws.
+TEST(ScenarioHostile, TheAlgorithmTableMatchesTheEnginesPlans) {
+  const Scenario s = parse_scenario(kValid, "ok.yaml");
+  const engine::Topology topo = build_topology(s);
+  std::vector<engine::EndpointId> all(16);
+  std::iota(all.begin(), all.end(), 0);
+  const std::vector<engine::EndpointId> pair = {0, 8};
+  for (const auto& [type, type_name] : engine::kCollectiveTypeNames.entries())
+    for (const auto& [algorithm, name] : engine::kAlgorithmNames.entries()) {
+      if (algorithm == engine::Algorithm::automatic) continue;
+      const auto& members = type == engine::CollectiveType::send_recv ? pair : all;
+      bool exists = true;
+      try {
+        engine::plan_collective(type, algorithm, members, 0, topo);
+      } catch (const std::invalid_argument&) {
+        exists = false;
+      }
+      EXPECT_EQ(detail::algorithm_exists(type, algorithm), exists) << name << " " << type_name;
+    }
+}
+
+}  // namespace
+}  // namespace clustersim::models
