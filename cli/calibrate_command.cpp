@@ -8,6 +8,7 @@
 #include "calibrate/nccl_tests_import.hpp"
 #include "calibrate/profile.hpp"
 #include "cli/calibrate_backend.hpp"
+#include "engine/schedule.hpp"
 #include "models/frontend.hpp"
 
 namespace clustersim::cli {
@@ -20,6 +21,7 @@ struct CalibrateArgs {
   std::string out;
   std::vector<std::string> logs;
   std::string import_out;
+  std::string collective;  // import: which collective the logs measured, when they do not say
 };
 
 // Measuring needs a GPU or MPI library, which clustersim does not load: it becomes the back end's
@@ -39,7 +41,7 @@ int run_import(const CalibrateArgs& a) {
   models::check_output_path(a.import_out, a.logs, "--out");
   calibrate::Profile p;
   try {
-    p = calibrate::import_nccl_tests(a.logs);
+    p = calibrate::import_nccl_tests(a.logs, a.collective);
   } catch (const calibrate::ImportError& e) {
     throw BadInput(e.what());
   }
@@ -75,6 +77,13 @@ void add_calibrate_command(CLI::App& app, Action& action) {
       ->required()
       ->check(CLI::ExistingFile);
   imp->add_option("--out", args->import_out, "Profile to write")->required();
+  std::vector<std::string> collectives;
+  for (const auto& [type, name] : engine::kCollectiveTypeNames.entries())
+    collectives.emplace_back(name);
+  imp->add_option("--collective", args->collective,
+                  "The collective the logs measured, for logs of older nccl-tests that do not "
+                  "say (no '# Collective test starting' line)")
+      ->check(CLI::IsMember(collectives));
 
   imp->callback([args, &action] { action = [args] { return run_import(*args); }; });
   cal->callback([args, imp, &action] {

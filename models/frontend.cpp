@@ -14,7 +14,9 @@ namespace clustersim::models {
 
 Prediction predict(const RunRequest& request) {
   if (request.progress) request.progress("loading", 0.0);
-  Prediction p{load_scenario(request.scenario, request.overrides), {}};
+  Prediction p{request.text ? parse_scenario(*request.text, request.scenario, request.overrides)
+                            : load_scenario(request.scenario, request.overrides),
+               {}};
   check_output_paths(request.outputs, p.scenario.inputs);
   RunOptions options;
   options.network = request.network;

@@ -24,7 +24,8 @@
 namespace clustersim::models {
 
 struct RunRequest {
-  std::string scenario;                       // a scenario file
+  std::string scenario;                       // a scenario file (names the text when given)
+  std::optional<std::string> text;            // the scenario's text, read already (stdin)
   std::vector<std::string> overrides;         // "key.path=value", as --set
   std::optional<std::string> network;         // replaces simulation.network_model
   bool record_link_rates = false;             // needed for the trace's link counters

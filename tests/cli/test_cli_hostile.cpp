@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "cli_harness.hpp"
@@ -101,6 +103,69 @@ TEST(Hostile, CalibrateChecksItsOutputBeforeMeasuring) {
   const Outcome o = run_cli({"calibrate", "--backend", "mpi", "--quick", "--out", out}, dir);
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_NE(o.err.find("--out " + out + ": directory"), std::string::npos) << o.err;
+}
+
+// An older nccl-tests log has no "# Collective test starting" line: --collective says which.
+TEST(Hostile, ImportNcclTestsCollectiveNamesWhatAnOldLogMeasured) {
+  const TempDir dir;
+  std::string log = read_file(kData + "/nccl-tests/all_reduce_perf.h100x8.log");
+  const auto start = log.find("# Collective test starting");
+  ASSERT_NE(start, std::string::npos);
+  log.erase(start, log.find('\n', start) + 1 - start);
+  const auto old = dir.write("h100.log", log);
+  const std::string out = (dir / "p.json").string();
+  Outcome o = run_cli({"calibrate", "import-nccl-tests", old.string(), "--out", out}, dir);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("allowed: --collective NAME"), std::string::npos) << o.err;
+  o = run_cli(
+      {"calibrate", "import-nccl-tests", old.string(), "--collective", "all_reduce", "--out", out},
+      dir);
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(read_file(out).find("\"all_reduce\""), std::string::npos);
+  // A log that names its collective must agree with the flag.
+  o = run_cli({"calibrate", "import-nccl-tests", kData + "/nccl-tests/all_reduce_perf.h100x8.log",
+               "--collective", "all_gather", "--out", (dir / "q.json").string()},
+              dir);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("the log is a all_reduce test but --collective says all_gather"),
+            std::string::npos)
+      << o.err;
+  // A log with one size cannot be fitted: bad input (it was exit 1).
+  std::string one = read_file(kData + "/nccl-tests/all_reduce_perf.h100x8.log");
+  std::string kept;
+  bool first_row = true;
+  std::istringstream lines(one);
+  for (std::string line; std::getline(lines, line);) {
+    const bool row = !line.empty() && line.find_first_not_of(" ") != std::string::npos &&
+                     line[line.find_first_not_of(" ")] != '#' &&
+                     std::isdigit(static_cast<unsigned char>(line[line.find_first_not_of(" ")]));
+    if (row && !first_row) continue;
+    first_row = first_row && !row;
+    kept += line + "\n";
+  }
+  const auto single = dir.write("all_reduce_perf.one.log", kept);
+  o = run_cli(
+      {"calibrate", "import-nccl-tests", single.string(), "--out", (dir / "r.json").string()}, dir);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("need at least two sizes"), std::string::npos) << o.err;
+}
+
+TEST(Hostile, DashReadsTheScenarioFromStandardInput) {
+  const TempDir dir;
+  const std::string cmd =
+      quote(kBinary) + " run - <" + quote(kLlama) + " >" + quote((dir / "out").string()) + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << read_file(dir / "out");
+  EXPECT_NE(read_file(dir / "out").find("iteration time"), std::string::npos);
+  // Errors cite <stdin> with the line.
+  const auto bad = dir.write("bad.yaml", "cluster: {nodes: two, node: dgx-a100}\n");
+  const std::string cmd2 =
+      quote(kBinary) + " run - <" + quote(bad.string()) + " 2>" + quote((dir / "err").string());
+  const int status2 = std::system(cmd2.c_str());
+  EXPECT_EQ(WEXITSTATUS(status2), 2);
+  EXPECT_NE(read_file(dir / "err").find("<stdin>:1:18: cluster.nodes:"), std::string::npos)
+      << read_file(dir / "err");
 }
 
 TEST(Hostile, ADirectoryAsOutputIsBadInputAndStaysADirectory) {
