@@ -71,6 +71,13 @@ void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
   if (p.ep > 1) s.fail("parallel.ep", "expert parallelism needs a MoE transformer; allowed: 1");
   if (p.sequence_parallel)
     s.fail("parallel.sequence_parallel", "needs a transformer model; allowed: false");
+  // It used to be accepted and do nothing.
+  const Recompute r = s.training.recompute;
+  if (r == Recompute::selective || r == Recompute::selective_op)
+    s.fail("training.recompute",
+           std::string(kRecomputeNames.name(r)) +
+               " recompute needs a transformer (it chooses which of a block's ops to recompute; "
+               "a generic layer has none); allowed: none | full");
 }
 
 // parallel.stage_layers: the blocks (or list layers) of each pipeline chunk.
@@ -246,10 +253,12 @@ void validate(Scenario& s) {
     for (int i = 0; i < kNumPrecisions; ++i)
       if (s.cluster.gpu.peak_flops[static_cast<std::size_t>(i)] > 0.0)
         supported.emplace_back(to_string(static_cast<Precision>(i)));
-    s.fail("training.precision", "GPU " + s.cluster.gpu.name + " has no " +
-                                     std::string(to_string(s.training.precision)) +
-                                     " peak FLOP/s figure (its GEMM kernels need one); allowed: " +
-                                     yaml::join(supported, " | "));
+    s.fail("training.precision",
+           "GPU " + s.cluster.gpu.name + " has no " + std::string(to_string(s.training.precision)) +
+               " peak FLOP/s figure (its GEMM kernels need one); allowed: " +
+               (supported.empty() ? std::string("none: give cluster.gpu.peak_tflops a "
+                                                "figure > 0 for this precision")
+                                  : yaml::join(supported, " | ")));
   }
   validate_attention(s);
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {

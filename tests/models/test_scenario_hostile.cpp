@@ -2,7 +2,10 @@
 // bytes that are not UTF-8 text, a NUL byte, and collective algorithms that do not exist for
 // their collective or the hardware. Each is a ScenarioError naming file, line and key.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -109,6 +112,43 @@ TEST(ScenarioHostile, TheAlgorithmTableMatchesTheEnginesPlans) {
       }
       EXPECT_EQ(detail::algorithm_exists(type, algorithm), exists) << name << " " << type_name;
     }
+}
+
+TEST(ScenarioHostile, SelectiveRecomputeOnALayerListIsAnError) {
+  // It used to be accepted and do nothing.
+  const std::string text =
+      "cluster: {nodes: 1, node: dgx-a100}\n"
+      "model: {layers: [{name: b, params: 1e6, forward_flops: 1e9, repeat: 4}]}\n"
+      "training: {global_batch: 8, recompute: selective}\n";
+  EXPECT_EQ(error_of(text),
+            "bad.yaml:3:29: training.recompute: selective recompute needs a transformer (it "
+            "chooses which of a block's ops to recompute; a generic layer has none); allowed: "
+            "none | full");
+}
+
+TEST(ScenarioHostile, AGpuWithoutAnyPeakSaysWhatToGive) {
+  // "allowed: " used to be followed by nothing.
+  const std::string m = error_of(kValid, {"cluster.gpu={peak_tflops: {bf16: 0}}"});
+  EXPECT_NE(m.find("training.precision: GPU H100-SXM5-80GB has no bf16 peak FLOP/s figure"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("allowed: none: give cluster.gpu.peak_tflops a figure > 0"), std::string::npos)
+      << m;
+}
+
+TEST(ScenarioHostile, AHugeCountInAConfigJsonIsBoundedBeforeNarrowing) {
+  // 2^32 + 2 layers used to narrow to 2 layers.
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("clustersim-hostile-" + std::to_string(::getpid()) + "-config.json");
+  std::ofstream(path) << R"({"num_hidden_layers": 4294967298, "hidden_size": 4096,
+    "num_attention_heads": 32, "vocab_size": 32000, "intermediate_size": 11008})";
+  const std::string m =
+      error_of("cluster: {nodes: 1, node: dgx-a100}\nmodel: {hf_config: " + path.string() +
+               "}\ntraining: {global_batch: 8, seq_len: 2048}\n");
+  std::filesystem::remove(path);
+  EXPECT_NE(m.find("'num_hidden_layers' = 4294967298 is out of range; allowed: at most 16777216"),
+            std::string::npos)
+      << m;
 }
 
 }  // namespace
