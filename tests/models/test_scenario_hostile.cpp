@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/network/collectives.hpp"
+#include "models/frontend.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
 #include "models/scenario_detail.hpp"
@@ -149,6 +150,26 @@ TEST(ScenarioHostile, AHugeCountInAConfigJsonIsBoundedBeforeNarrowing) {
   EXPECT_NE(m.find("'num_hidden_layers' = 4294967298 is out of range; allowed: at most 16777216"),
             std::string::npos)
       << m;
+}
+
+std::vector<std::string> notes_of(const std::vector<std::string>& overrides) {
+  RunRequest request;
+  request.scenario = CLUSTERSIM_TEST_DATA "/calibration/ddp_a100x8.yaml";  // an A100 profile
+  request.overrides = overrides;
+  return predict(request).output.result.notes;
+}
+
+TEST(ScenarioHostile, AProfileFromAnotherGpuGetsANote) {
+  // It used to be applied without a word.
+  const auto mismatch = [](const std::vector<std::string>& notes) {
+    for (const auto& n : notes)
+      if (n.find("was measured on") != std::string::npos) return n;
+    return std::string();
+  };
+  EXPECT_EQ(mismatch(notes_of({})), "");
+  EXPECT_EQ(mismatch(notes_of({"cluster.node=dgx-h100"})),
+            "profile a100x8_allreduce.json was measured on NVIDIA A100-SXM4-80GB, not on the "
+            "scenario's H100-SXM5-80GB: its figures may not hold for this GPU");
 }
 
 }  // namespace
