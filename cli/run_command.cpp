@@ -1,5 +1,6 @@
 #include "cli/run_command.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -50,6 +51,9 @@ int run(const RunArgs& a) {
   progress.done();
 
   print_summary(std::cout, p.scenario, p.output.result);
+  // What was printed goes first when an output is standard output too (--json /dev/stdout).
+  std::cout.flush();
+  std::fflush(stdout);
   if (!a.json_out.empty()) {
     models::write_result_json(p, a.json_out, a.reproducible);
     std::cout << "  result JSON: " << a.json_out << "\n";

@@ -37,6 +37,12 @@ void check_output_path(const std::string& path, const std::vector<std::string>& 
     if (fs::equivalent(path, input, ec))
       throw OutputPathError(what + " is an input (" + input +
                             "); refusing to overwrite it; allowed: a new or output file");
+  if (engine::names_a_descriptor(path)) {
+    if (::access(path.c_str(), W_OK) != 0)
+      throw OutputPathError(what + " is not writable (" + std::strerror(errno) +
+                            "); allowed: a path this user can write");
+    return;
+  }
   // A link is written through (engine/io/atomic_file.hpp): check what it points to.
   const fs::path target =
       fs::is_symlink(path, ec) ? fs::weakly_canonical(path, ec) : fs::path(path);
@@ -67,7 +73,7 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>>& 
     const auto& [path, flag] = outputs[i];
     check_output_path(path, inputs, flag);
     // Writing twice into /dev/null (or a terminal) destroys nothing.
-    if (fs::is_character_file(path, ec)) continue;
+    if (engine::names_a_descriptor(path) || fs::is_character_file(path, ec)) continue;
     for (std::size_t j = 0; j < i; ++j) {
       const auto& [other, other_flag] = outputs[j];
       // Files that do not exist yet are the same when their absolute paths are.

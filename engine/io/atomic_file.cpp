@@ -62,6 +62,10 @@ extern "C" void remove_temporaries_and_exit(int sig) {
 
 }  // namespace
 
+bool names_a_descriptor(const std::string& path) {
+  return path.starts_with("/dev/") || path.starts_with("/proc/");
+}
+
 void install_interrupt_cleanup() {
   struct sigaction action {};
   action.sa_handler = remove_temporaries_and_exit;
@@ -74,6 +78,16 @@ void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (names_a_descriptor(path)) {
+    // /dev/stdout redirected to a file resolves to that file: renaming over it would drop what
+    // was printed before (the summary); appending keeps it, and a pipe or terminal is unaffected.
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+    write(out);
+    out.flush();
+    if (!out) throw std::runtime_error(path + ": write failed: " + std::strerror(errno));
+    return;
+  }
   fs::path target(path);
   // A link stays a link: the file it points to is replaced.
   if (fs::is_symlink(target, ec)) target = fs::weakly_canonical(target, ec);

@@ -168,6 +168,24 @@ TEST(Hostile, DashReadsTheScenarioFromStandardInput) {
       << read_file(dir / "err");
 }
 
+TEST(Hostile, JsonToStandardOutputKeepsTheSummaryWhetherAFileOrAPipe) {
+  const TempDir dir;
+  // Redirected to a file, /dev/stdout resolved to it and the rename replaced it: the summary was
+  // lost. Into a pipe, it resolved to "pipe:[N]" and the run failed.
+  for (const std::string& redirect : {std::string(" >"), std::string(" | cat >")}) {
+    // The exit code of clustersim itself, not of cat.
+    const std::string cmd = "{ " + quote(kBinary) + " run " + quote(kLlama) +
+                            " --json /dev/stdout; echo $? >" + quote((dir / "rc").string()) +
+                            "; }" + redirect + quote((dir / "out").string());
+    std::system(cmd.c_str());
+    EXPECT_EQ(read_file(dir / "rc"), "0\n") << redirect;
+    const std::string out = read_file(dir / "out");
+    EXPECT_NE(out.find("iteration time"), std::string::npos) << redirect;
+    EXPECT_NE(out.find("\"iteration_time_s\""), std::string::npos) << redirect;
+    EXPECT_LT(out.find("iteration time"), out.find("\"iteration_time_s\"")) << redirect;
+  }
+}
+
 TEST(Hostile, ADirectoryAsOutputIsBadInputAndStaysADirectory) {
   const TempDir dir;
   fs::create_directory(dir / "d");
