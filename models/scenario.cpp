@@ -1,6 +1,8 @@
 // Loading a scenario: YAML text -> overrides -> section readers -> plan checks.
 #include "models/scenario.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -88,6 +90,11 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
                         "(remove the '---' and what follows it)");
     }
     if (!documents.empty()) root = documents.front();
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own message is "bad file".
+    yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "",
+                      "invalid YAML: nested deeper than yaml-cpp's limit of " +
+                          std::to_string(e.depth()) + " levels; allowed: fewer levels of nesting");
   } catch (const YAML::Exception& e) {
     yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);
   }

@@ -172,5 +172,13 @@ TEST(ScenarioHostile, AProfileFromAnotherGpuGetsANote) {
             "scenario's H100-SXM5-80GB: its figures may not hold for this GPU");
 }
 
+TEST(ScenarioHostile, NestingTooDeepSaysSo) {
+  // yaml-cpp's own message was "bad file".
+  const std::string deep = "name: " + std::string(600, '[') + std::string(600, ']') + "\n";
+  const std::string m = error_of(deep + kValid);
+  EXPECT_TRUE(m.starts_with("bad.yaml:1:")) << m;
+  EXPECT_NE(m.find("invalid YAML: nested deeper than yaml-cpp's limit of"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace clustersim::models
