@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "calibrate/fit.hpp"
 
@@ -153,7 +154,8 @@ std::optional<std::string_view> comment(std::string_view line) {
 
 }  // namespace
 
-NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
+                                  const std::string& stated) {
   static const std::regex kRank(
       R"(#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S))");
   static const std::regex kVersion(R"(nccl-tests version\s+(\S+)(?:.*nccl-library=(\d+))?)");
@@ -161,7 +163,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
 
   NcclTestsLog log;
   std::optional<std::string> collective =
-      collective_of_binary(std::filesystem::path(name).filename().string());
+      stated.empty() ? collective_of_binary(std::filesystem::path(name).filename().string())
+                     : std::optional(stated);
   std::optional<Layout> layout;
   std::set<std::uint64_t> ranks;
   std::vector<std::string> hosts_now;
@@ -202,6 +205,10 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
                   "unsupported nccl-tests binary in '" + text +
                       "' (supported: all_reduce, all_gather, reduce_scatter, alltoall, "
                       "broadcast, reduce, sendrecv, scatter, gather)");
+        if (!stated.empty() && *collective != stated)
+          fail_at(name, line_no,
+                  "the log is a " + *collective + " test but --collective says " + stated +
+                      "; allowed: --collective " + *collective + ", or leave it out");
       } else if (auto l = header_layout(split_ws(text), previous_in_place_only)) {
         layout = l;
       } else if (text.find("(B)") == std::string::npos) {
@@ -226,7 +233,8 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
       fail_at(name, line_no,
               "cannot tell which collective this is: the log has no '# Collective test "
               "starting: <binary>' line and the file is not named after the binary "
-              "(e.g. all_reduce_perf.log)");
+              "(e.g. all_reduce_perf.log); allowed: --collective NAME (all_reduce, "
+              "all_gather, ...) to say which it is");
     if (ranks.empty())
       fail_at(name, line_no,
               "cannot tell how many GPUs took part: no '#  Rank  N ... on HOST device D' "
@@ -276,13 +284,13 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name) {
   return log;
 }
 
-NcclTestsLog read_nccl_tests_log(const std::string& path) {
+NcclTestsLog read_nccl_tests_log(const std::string& path, const std::string& collective) {
   std::ifstream in(path);
   if (!in) throw ImportError(path + ": cannot open the nccl-tests log");
-  return parse_nccl_tests_log(in, path);
+  return parse_nccl_tests_log(in, path, collective);
 }
 
-Profile import_nccl_tests(const std::vector<std::string>& paths) {
+Profile import_nccl_tests(const std::vector<std::string>& paths, const std::string& collective) {
   if (paths.empty()) throw ImportError("import-nccl-tests: no log file given");
   Profile p;
   p.provenance.backend = "nccl-tests";
@@ -290,7 +298,7 @@ Profile import_nccl_tests(const std::vector<std::string>& paths) {
   p.provenance.host = host_name();
   std::set<std::string> hosts;
   for (const auto& path : paths) {
-    NcclTestsLog log = read_nccl_tests_log(path);
+    NcclTestsLog log = read_nccl_tests_log(path, collective);
     if (p.provenance.gpu.empty()) p.provenance.gpu = log.gpu;
     if (p.provenance.nccl_version.empty()) p.provenance.nccl_version = log.nccl_version;
     hosts.insert(log.hosts.begin(), log.hosts.end());
@@ -301,7 +309,17 @@ Profile import_nccl_tests(const std::vector<std::string>& paths) {
     p.provenance.sources.push_back(path);
   }
   p.provenance.nodes = static_cast<std::uint32_t>(std::max<std::size_t>(1, hosts.size()));
-  fit_profile(p);
+  try {
+    fit_profile(p);
+  } catch (const std::invalid_argument& e) {
+    // Too few points to fit is a property of the logs given: bad input, not a failure.
+    std::string names;
+    for (const auto& path : paths)
+      names += (names.empty() ? "" : ", ") + path;
+    throw ImportError(names + ": " + e.what() +
+                      "; allowed: logs that sweep at least two sizes per collective and group "
+                      "(nccl-tests -b 8 -e 128M -f 2)");
+  }
   return p;
 }
 

@@ -30,11 +30,15 @@ struct NcclTestsLog {
 };
 
 // `name` labels errors and infers the collective from a file named after the binary when the log
-// has no "# Collective test starting:" line.
-NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name);
-NcclTestsLog read_nccl_tests_log(const std::string& path);
+// has no "# Collective test starting:" line (older nccl-tests). `collective` (an engine name such
+// as "all_reduce", or empty) says which one it is instead of the file name; a log whose own line
+// names another collective is an ImportError.
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
+                                  const std::string& collective = "");
+NcclTestsLog read_nccl_tests_log(const std::string& path, const std::string& collective = "");
 
 // Reads every log, fits, and returns a profile with backend "nccl-tests".
-Profile import_nccl_tests(const std::vector<std::string>& paths);
+Profile import_nccl_tests(const std::vector<std::string>& paths,
+                          const std::string& collective = "");
 
 }  // namespace clustersim::calibrate

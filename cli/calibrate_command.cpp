@@ -8,6 +8,8 @@
 #include "calibrate/nccl_tests_import.hpp"
 #include "calibrate/profile.hpp"
 #include "cli/calibrate_backend.hpp"
+#include "engine/schedule.hpp"
+#include "models/frontend.hpp"
 
 namespace clustersim::cli {
 
@@ -19,6 +21,7 @@ struct CalibrateArgs {
   std::string out;
   std::vector<std::string> logs;
   std::string import_out;
+  std::string collective;  // import: which collective the logs measured, when they do not say
 };
 
 // Measuring needs a GPU or MPI library, which clustersim does not load: it becomes the back end's
@@ -26,6 +29,8 @@ struct CalibrateArgs {
 int run_calibrate(const CalibrateArgs& a) {
   if (a.backend.empty()) throw BadInput("calibrate: --backend cuda|mpi is required");
   if (a.out.empty()) throw BadInput("calibrate: --out PROFILE is required");
+  // Before measuring, not after.
+  models::check_output_path(a.out, {}, "--out");
   std::vector<std::string> args;
   if (a.quick) args.emplace_back("--quick");
   args.insert(args.end(), {"--out", a.out});
@@ -33,9 +38,10 @@ int run_calibrate(const CalibrateArgs& a) {
 }
 
 int run_import(const CalibrateArgs& a) {
+  models::check_output_path(a.import_out, a.logs, "--out");
   calibrate::Profile p;
   try {
-    p = calibrate::import_nccl_tests(a.logs);
+    p = calibrate::import_nccl_tests(a.logs, a.collective);
   } catch (const calibrate::ImportError& e) {
     throw BadInput(e.what());
   }
@@ -71,6 +77,13 @@ void add_calibrate_command(CLI::App& app, Action& action) {
       ->required()
       ->check(CLI::ExistingFile);
   imp->add_option("--out", args->import_out, "Profile to write")->required();
+  std::vector<std::string> collectives;
+  for (const auto& [type, name] : engine::kCollectiveTypeNames.entries())
+    collectives.emplace_back(name);
+  imp->add_option("--collective", args->collective,
+                  "The collective the logs measured, for logs of older nccl-tests that do not "
+                  "say (no '# Collective test starting' line)")
+      ->check(CLI::IsMember(collectives));
 
   imp->callback([args, &action] { action = [args] { return run_import(*args); }; });
   cal->callback([args, imp, &action] {

@@ -1,4 +1,7 @@
 // clustersim: predict how one training iteration runs on a GPU cluster (DESIGN.md "Commands").
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "cli/calibrate_command.hpp"
@@ -6,6 +9,8 @@
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "engine/simulator.hpp"
 #include "models/frontend.hpp"
 
 int main(int argc, char** argv) {
@@ -25,12 +30,26 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? cli::kExitOk : cli::kExitBadInput;
   }
+  // Ctrl-C or kill during a write removes the temporary file (exit 130 / 143).
+  engine::install_interrupt_cleanup();
   try {
-    return action();
+    const int rc = action();
+    // A summary that could not be written (stdout on a full disk, a closed pipe) is a failure,
+    // not a success that printed nothing.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::cerr << "error: writing to standard output failed: " << std::strerror(errno) << "\n";
+      return cli::kExitFailure;
+    }
+    return rc;
   } catch (const models::ScenarioError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return cli::kExitBadInput;
   } catch (const models::OutputPathError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return cli::kExitBadInput;
+  } catch (const engine::ClockOverflow& e) {
+    // The scenario's own figures make the run longer than the clock holds: bad input.
     std::cerr << "error: " << e.what() << "\n";
     return cli::kExitBadInput;
   } catch (const cli::BadInput& e) {

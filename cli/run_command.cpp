@@ -1,9 +1,11 @@
 #include "cli/run_command.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "cli/progress.hpp"
 #include "cli/summary.hpp"
@@ -24,11 +26,20 @@ struct RunArgs {
 };
 
 int run(const RunArgs& a) {
-  // Check the outputs before a long simulation rather than after it.
-  for (const auto& [path, flag] : {std::pair{a.json_out, "--json"}, {a.trace_out, "--trace"}})
-    if (!path.empty()) models::check_output_path(path, {a.file}, flag);
+  // Check the outputs before a long simulation rather than after it: here against the scenario
+  // file, in predict() again against every input once the scenario is loaded.
   models::RunRequest request;
-  request.scenario = a.file;
+  if (a.file == "-") {
+    // The scenario on standard input: errors cite "<stdin>:LINE:COL", relative paths in it are
+    // taken from the current directory.
+    std::ostringstream text;
+    text << std::cin.rdbuf();
+    request.text = text.str();
+  }
+  for (const auto& [path, flag] : {std::pair{a.json_out, "--json"}, {a.trace_out, "--trace"}})
+    if (!path.empty()) request.outputs.emplace_back(path, flag);
+  models::check_output_paths(request.outputs, {a.file});
+  request.scenario = a.file == "-" ? "<stdin>" : a.file;
   request.overrides = a.overrides;
   if (!a.network.empty()) request.network = a.network;
   request.record_link_rates = !a.trace_out.empty();
@@ -40,6 +51,9 @@ int run(const RunArgs& a) {
   progress.done();
 
   print_summary(std::cout, p.scenario, p.output.result);
+  // What was printed goes first when an output is standard output too (--json /dev/stdout).
+  std::cout.flush();
+  std::fflush(stdout);
   if (!a.json_out.empty()) {
     models::write_result_json(p, a.json_out, a.reproducible);
     std::cout << "  result JSON: " << a.json_out << "\n";
@@ -56,7 +70,10 @@ int run(const RunArgs& a) {
 void add_run_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "Simulate one scenario and print a summary");
-  cmd->add_option("FILE", args->file, "Scenario file (YAML)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("FILE", args->file, "Scenario file (YAML), or - for standard input")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& f) { return f == "-" ? std::string() : CLI::ExistingFile(f); }, "FILE"));
   cmd->add_option("--set", args->overrides,
                   "Override a key by its path, e.g. --set parallel.tp=4 (repeatable)")
       ->allow_extra_args(false);

@@ -42,6 +42,8 @@ class Run {
                           ? lists[op.kernels]
                           : compute.duration(op);
       st.instance = rendezvous_.instance_of[id];
+      if (st.runs_on_gpu && st.duration >= Time::end_of_clock())
+        clock_overflow("'" + s_.label(op) + "' alone lasts longer than the clock holds");
     }
     build_successors();
     build_streams();
@@ -54,6 +56,14 @@ class Run {
       });
   }
 
+  [[noreturn]] void clock_overflow(const std::string& what) const {
+    throw ClockOverflow("simulate: the simulated clock (64-bit picoseconds) would overflow at " +
+                        std::to_string(now_.seconds()) + " s: " + what +
+                        " (about 106 days); the iteration is too long to simulate: check the "
+                        "figures that make it so slow (a tiny bandwidth, peak or efficiency, a "
+                        "huge model or sequence)");
+  }
+
   Timeline run() {
     for (std::uint32_t st = 0; st + 1 < stream_begin_.size(); ++st)
       try_start(st);
@@ -64,6 +74,10 @@ class Run {
       const Time te = events_.next_time();
       if (tn == Time::max() && te == Time::max()) break;
       ++timeline_.events;
+      if (std::min(tn, te) >= Time::end_of_clock())
+        clock_overflow(tn <= te ? "a transfer would end after the clock's last instant"
+                                : "'" + s_.label(s_.ops[events_.top().payload]) +
+                                      "' would end after the clock's last instant");
       if (tn <= te) {
         now_ = tn;
         completed.clear();

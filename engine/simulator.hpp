@@ -23,6 +23,14 @@ class SimulationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The run would last longer than the simulated clock holds (64-bit picoseconds, about 106 days):
+// an op or a transfer so slow, or so many of them, that the time would wrap around. The message
+// names the op. The figures that make it so slow come from the input, so it is bad input.
+class ClockOverflow : public SimulationError {
+ public:
+  using SimulationError::SimulationError;
+};
+
 // Thrown by simulate() when its cancel flag was set.
 class Cancelled : public std::runtime_error {
  public:

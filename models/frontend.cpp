@@ -1,5 +1,9 @@
 #include "models/frontend.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "engine/io/atomic_file.hpp"
@@ -10,7 +14,10 @@ namespace clustersim::models {
 
 Prediction predict(const RunRequest& request) {
   if (request.progress) request.progress("loading", 0.0);
-  Prediction p{load_scenario(request.scenario, request.overrides), {}};
+  Prediction p{request.text ? parse_scenario(*request.text, request.scenario, request.overrides)
+                            : load_scenario(request.scenario, request.overrides),
+               {}};
+  check_output_paths(request.outputs, p.scenario.inputs);
   RunOptions options;
   options.network = request.network;
   options.record_link_rates = request.record_link_rates;
@@ -24,17 +31,59 @@ void check_output_path(const std::string& path, const std::vector<std::string>& 
                        std::string_view flag) {
   namespace fs = std::filesystem;
   const std::string what = std::string(flag) + " " + path;
+  if (path.empty()) throw OutputPathError(std::string(flag) + ": an empty path; allowed: a file");
   std::error_code ec;
   for (const std::string& input : inputs)
     if (fs::equivalent(path, input, ec))
       throw OutputPathError(what + " is an input (" + input +
                             "); refusing to overwrite it; allowed: a new or output file");
-  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : ".";
+  if (engine::names_a_descriptor(path)) {
+    if (::access(path.c_str(), W_OK) != 0)
+      throw OutputPathError(what + " is not writable (" + std::strerror(errno) +
+                            "); allowed: a path this user can write");
+    return;
+  }
+  // A link is written through (engine/io/atomic_file.hpp): check what it points to.
+  const fs::path target =
+      fs::is_symlink(path, ec) ? fs::weakly_canonical(path, ec) : fs::path(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : ".";
   if (!fs::is_directory(dir, ec))
     throw OutputPathError(what + ": directory '" + dir.string() +
                           "' does not exist; allowed: a file in an existing directory");
-  if (fs::is_directory(path, ec))
+  const auto status = fs::status(target, ec);
+  if (fs::is_directory(status))
     throw OutputPathError(what + " is a directory; allowed: a file path");
+  if (fs::is_socket(status))
+    throw OutputPathError(what + " is a socket; allowed: a file, a device or a FIFO");
+  // A regular file is replaced by renaming a temporary file in its folder; a device or a FIFO is
+  // opened and written into.
+  const bool special = fs::exists(status) && !fs::is_regular_file(status);
+  const fs::path needs_write = special ? target : dir;
+  if (::access(needs_write.c_str(), W_OK) != 0)
+    throw OutputPathError(what + ": " + (special ? "'" : "directory '") + needs_write.string() +
+                          "' is not writable (" + std::strerror(errno) +
+                          "); allowed: a path this user can write");
+}
+
+void check_output_paths(const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [path, flag] = outputs[i];
+    check_output_path(path, inputs, flag);
+    // Writing twice into /dev/null (or a terminal) destroys nothing.
+    if (engine::names_a_descriptor(path) || fs::is_character_file(path, ec)) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& [other, other_flag] = outputs[j];
+      // Files that do not exist yet are the same when their absolute paths are.
+      if (fs::equivalent(path, other, ec) || fs::weakly_canonical(fs::absolute(path, ec), ec) ==
+                                                 fs::weakly_canonical(fs::absolute(other, ec), ec))
+        throw OutputPathError(flag + " " + path + " is also the " + other_flag +
+                              " output; one would overwrite the other; allowed: a different file "
+                              "for each output");
+    }
+  }
 }
 
 void write_result_json(const Prediction& p, const std::string& path, bool reproducible) {

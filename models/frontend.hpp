@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "models/run_scenario.hpp"
@@ -23,12 +24,17 @@
 namespace clustersim::models {
 
 struct RunRequest {
-  std::string scenario;                       // a scenario file
+  std::string scenario;                       // a scenario file (names the text when given)
+  std::optional<std::string> text;            // the scenario's text, read already (stdin)
   std::vector<std::string> overrides;         // "key.path=value", as --set
   std::optional<std::string> network;         // replaces simulation.network_model
   bool record_link_rates = false;             // needed for the trace's link counters
   ProgressFn progress;                        // may be empty
   const std::atomic<bool>* cancel = nullptr;  // set it to stop the run (Cancelled is thrown)
+  // Outputs the caller will write afterwards, as (path, flag): checked against each other and
+  // every input of the scenario (its calibration profile too) once it is loaded, before the
+  // simulation, so a bad output path never costs a run (OutputPathError).
+  std::vector<std::pair<std::string, std::string>> outputs;
 };
 
 // A scenario as loaded and what running it produced: topology, schedule, timeline, result with
@@ -47,9 +53,15 @@ class OutputPathError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-// Checks `path` before a long run rather than after it; `flag` names it in the message.
+// Checks `path` before a long run rather than after it; `flag` names it in the message. Refused:
+// one of `inputs` (links followed), a directory, a socket, a file in a folder that does not
+// exist, and what cannot be written (a read-only folder for a regular file, which is replaced by
+// rename; a read-only device or FIFO, which is written into).
 void check_output_path(const std::string& path, const std::vector<std::string>& inputs,
                        std::string_view flag);
+// check_output_path for each of `outputs` (path, flag), and no two of them the same file.
+void check_output_paths(const std::vector<std::pair<std::string, std::string>>& outputs,
+                        const std::vector<std::string>& inputs);
 
 // Write atomically (engine/io/atomic_file.hpp), after check_output_path.
 void write_result_json(const Prediction& prediction, const std::string& path, bool reproducible);

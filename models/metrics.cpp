@@ -122,7 +122,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   const double iterations = sc.simulation.iterations;
   Result r;
   r.scenario = sc.name;
-  r.world_size = sc.world_size();
+  r.world_size = static_cast<int>(sc.world_size());
   r.iteration_time_s = tl.makespan.seconds() / iterations;
   r.events = tl.events;
   const double t = r.iteration_time_s;

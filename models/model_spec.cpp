@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/calibration/json_fields.hpp"
+#include "models/limits.hpp"
 
 namespace clustersim::models {
 namespace detail {
@@ -139,6 +140,11 @@ class HfConfig {
     if (v == nullptr) return std::nullopt;
     if (!v->is_number_integer() || v->get<long>() <= 0)
       fail("key '" + key + "' must be a positive integer, got " + v->dump());
+    // Before any narrowing to int: the scenario's checks then apply each key's own bound
+    // (models/limits.hpp), none of which is larger.
+    if (v->get<long>() > limits::kVocab)
+      fail("key '" + key + "' = " + v->dump() + " is out of range; allowed: at most " +
+           std::to_string(limits::kVocab));
     return v->get<long>();
   }
 

@@ -13,6 +13,7 @@
 #include "models/compute_model.hpp"
 #include "models/compute_profile.hpp"
 #include "models/plan_warnings.hpp"
+#include "models/result_checks.hpp"
 
 namespace clustersim::models {
 
@@ -38,7 +39,25 @@ struct Calibration {
   engine::CollectiveProfile collectives;
   ComputeProfile compute;
   std::string name;  // the profile's file name, for notes
+  std::string gpu;   // the GPU it was measured on (provenance), "cpu" for the MPI backend
 };
+
+// The GPU family a device or preset name belongs to ("NVIDIA H100 80GB HBM3" and
+// "H100-SXM5-80GB" are both H100), or "" when none is recognized.
+std::string gpu_family(const std::string& name) {
+  if (name == "cpu") return "cpu";
+  for (const char* family : {"A100", "H100", "H200", "B200", "V100", "L40S", "A10", "L4"})
+    if (name.find(family) != std::string::npos) return family;
+  return "";
+}
+
+// A profile measured on another GPU used to be applied without a word (issue 10).
+void gpu_mismatch_note(const Scenario& sc, const Calibration& c, std::vector<std::string>& notes) {
+  const std::string theirs = gpu_family(c.gpu), ours = gpu_family(sc.cluster.gpu.name);
+  if (theirs.empty() || ours.empty() || theirs == ours) return;
+  notes.push_back("profile " + c.name + " was measured on " + c.gpu + ", not on the scenario's " +
+                  sc.cluster.gpu.name + ": its figures may not hold for this GPU");
+}
 
 Calibration load_calibration(const Scenario& sc) {
   Calibration c;
@@ -48,6 +67,7 @@ Calibration load_calibration(const Scenario& sc) {
     CalibrationProfile profile = read_calibration_profile(path);
     c.collectives = std::move(profile.collectives);
     c.compute = std::move(profile.compute);
+    c.gpu = profile.provenance.gpu;
   } catch (const engine::ProfileError& e) {
     sc.fail("simulation.calibration", e.what());
   }
@@ -171,10 +191,13 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())
       out.result.notes.push_back(profile_note(u, calibration.name));
+    gpu_mismatch_note(sc, calibration, out.result.notes);
     compute_notes(out.built.schedule, compute, calibration, out.result.notes);
   }
   out.result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  // Every front end gets a checked result: a figure that cannot be true is a bug report.
+  check_result(out.result);
   return out;
 }
 

@@ -1,6 +1,9 @@
 // Loading a scenario: YAML text -> overrides -> section readers -> plan checks.
 #include "models/scenario.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -19,14 +22,79 @@ void Scenario::fail(const std::string& key, const std::string& message) const {
   yaml::throw_error({file, 0, 0}, key, message);
 }
 
+namespace {
+
+// Length of the UTF-8 sequence at text[i], or 0 when it is not one (overlong forms, surrogates
+// and code points past U+10FFFF included).
+std::size_t utf8_length(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t n = c >= 0xC2 && c <= 0xDF   ? 2
+                  : c >= 0xE0 && c <= 0xEF ? 3
+                  : c >= 0xF0 && c <= 0xF4 ? 4
+                                           : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  const unsigned char d = byte(i + 1);
+  if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F) || (c == 0xF0 && d < 0x90) ||
+      (c == 0xF4 && d > 0x8F))
+    return 0;
+  return n;
+}
+
+// Text that is not UTF-8, or holds a NUL byte, used to reach the JSON writer (a raw library
+// exception after the whole simulation) or YAML's escape errors; refused where it is written.
+void check_text(std::string_view text, const std::string& origin, bool override_flag) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const SourceLocation at{origin, override_flag ? 0 : line, override_flag ? 0 : column};
+    if (text[i] == '\0') yaml::throw_error(at, "", "a NUL byte; allowed: UTF-8 text");
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[i]));
+      yaml::throw_error(at, "",
+                        std::string("byte ") + hex +
+                            " is not UTF-8 text; allowed: UTF-8 (save the file as UTF-8)");
+    }
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    i += n;
+  }
+}
+
+}  // namespace
+
 Scenario parse_scenario(const std::string& text, const std::string& origin,
                         const std::vector<std::string>& overrides) {
   Scenario s;
   s.file = origin;
   yaml::Source source(origin, &s.locations);
+  check_text(text, origin, false);
+  for (const std::string& flag : overrides)
+    check_text(flag, "--set " + flag, true);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    // A second document (after '---') used to be ignored, broken or not: refuse it.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      const YAML::Mark mark = documents[1].Mark();
+      yaml::throw_error({origin, mark.line >= 0 ? mark.line + 1 : 0, mark.column + 1}, "",
+                        "a second YAML document; allowed: one document per scenario file "
+                        "(remove the '---' and what follows it)");
+    }
+    if (!documents.empty()) root = documents.front();
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own message is "bad file".
+    yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "",
+                      "invalid YAML: nested deeper than yaml-cpp's limit of " +
+                          std::to_string(e.depth()) + " levels; allowed: fewer levels of nesting");
   } catch (const YAML::Exception& e) {
     yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);
   }

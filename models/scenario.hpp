@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -214,7 +215,10 @@ struct Scenario {
   // A validation case's published figures (top-level `published:`); empty for other scenarios.
   std::vector<PublishedFigure> published;
 
-  int world_size() const { return cluster.nodes * cluster.topology.node.gpus; }
+  // In 64 bits: validation bounds it (limits::kWorld) before anything else uses it.
+  std::int64_t world_size() const {
+    return static_cast<std::int64_t>(cluster.nodes) * cluster.topology.node.gpus;
+  }
   // Micro-batches per iteration on each pipeline: global_batch / (micro_batch · dp).
   long num_microbatches() const {
     return training.global_batch / (static_cast<long>(training.micro_batch) * parallel.dp);

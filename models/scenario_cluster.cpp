@@ -95,10 +95,10 @@ bool read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
   if (pcie_bw) node.pcie_bandwidth = positive_bandwidth(*pcie_bw);
   if (auto x = m.get("pcie_latency")) node.pcie_latency = x->time();
   auto per_switch = m.get("gpus_per_switch");
-  if (per_switch) node.gpus_per_pcie_switch = per_switch->count(0);
+  if (per_switch) node.gpus_per_pcie_switch = per_switch->count(0, limits::kGpusPerNode);
   auto bridges = m.get("nvlink_bridges");
   if (bridges) node.nvlink_bridges = bridges->boolean();
-  if (auto x = m.get("cpus")) node.cpus = x->count(1);
+  if (auto x = m.get("cpus")) node.cpus = x->count(1, limits::kCpus);
   if (auto x = m.get("cpu_interconnect_bandwidth"))
     node.cpu_interconnect_bandwidth = positive_bandwidth(*x);
   m.finish();
@@ -120,14 +120,15 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
                                        {"rail-optimized", engine::FabricKind::rail_optimized}});
   if (auto x = m.get("nic_bandwidth")) topology.node.nic_bandwidth = positive_bandwidth(*x);
   auto nics = m.get("nics_per_node");
-  if (nics) topology.node.nics = nics->count(1);
+  if (nics) topology.node.nics = nics->count(1, limits::kGpusPerNode);
   if (auto x = m.get("latency")) topology.fabric.latency = x->time();
   if (auto x = m.get("link"))
     topology.fabric.link_kind = x->choice<engine::LinkKind>(
         {{"ib", engine::LinkKind::ib}, {"ethernet", engine::LinkKind::ethernet}});
   if (auto x = m.get("oversubscription")) topology.fabric.oversubscription = x->number(1.0);
-  if (auto x = m.get("nics_per_leaf")) topology.fabric.nics_per_leaf = x->count(1);
-  if (auto x = m.get("spines")) topology.fabric.spines = x->count(1);
+  if (auto x = m.get("nics_per_leaf"))
+    topology.fabric.nics_per_leaf = x->count(1, limits::kFabricPorts);
+  if (auto x = m.get("spines")) topology.fabric.spines = x->count(1, limits::kFabricPorts);
   // SHARP-capable switches (in-network reduction): the tuner may pick CollNet for all-reduce.
   if (auto x = m.get("sharp")) topology.fabric.sharp = x->boolean();
   m.finish();
@@ -139,7 +140,7 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
 ClusterConfig read_cluster(const yaml::Value& value) {
   yaml::MapReader m = value.map();
   ClusterConfig c;
-  if (auto x = m.get("nodes")) c.nodes = x->count(1);
+  if (auto x = m.get("nodes")) c.nodes = x->count(1, limits::kNodes);
   const NodeSpec* preset = nullptr;
   if (auto x = m.get("node")) {
     const std::string name = x->text();
@@ -150,7 +151,7 @@ ClusterConfig read_cluster(const yaml::Value& value) {
   }
   const char* need = "a node preset (node: dgx-a100) or gpus_per_node and gpu";
   auto gpus = preset != nullptr ? m.get("gpus_per_node") : m.require("gpus_per_node", need);
-  if (gpus) c.topology.node.gpus = gpus->count(1);
+  if (gpus) c.topology.node.gpus = gpus->count(1, limits::kGpusPerNode);
   const GpuSpec* base = preset != nullptr ? find_gpu(preset->gpu) : nullptr;
   auto gpu = preset != nullptr ? m.get("gpu") : m.require("gpu", need);
   if (gpu) {

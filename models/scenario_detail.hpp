@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "models/limits.hpp"
 #include "models/scenario.hpp"
 #include "models/yaml_reader.hpp"
 
@@ -37,5 +38,12 @@ std::vector<PublishedFigure> read_published(const yaml::Value& value);
 // The plan's arithmetic (world size, dp, batches, layers per stage, heads per TP rank, ...).
 // Sets scenario.parallel.dp. Errors go through Scenario::fail, so they cite the key's line.
 void validate(Scenario& scenario);
+// Size limits (scenario_limits.cpp, models/limits.hpp): the world size and the products of
+// counts first, before anything uses them; the micro-batches and the schedule's size once dp is
+// known.
+void check_counts(const Scenario& scenario);
+// Whether the engine has a plan for `algorithm` running `type` (the hardware aside).
+bool algorithm_exists(engine::CollectiveType type, engine::Algorithm algorithm);
+void check_sizes(const Scenario& scenario);
 
 }  // namespace clustersim::models::detail

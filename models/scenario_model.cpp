@@ -25,7 +25,7 @@ std::vector<LayerSpec> read_layers(const yaml::Value& v) {
     if (auto x = m.get("backward_flops")) layer.backward_flops = x->number(0.0);
     if (auto x = m.get("activation_bytes")) layer.activation_bytes = x->size();
     if (auto x = m.get("memory_bytes")) layer.memory_bytes = x->size();
-    if (auto x = m.get("repeat")) layer.repeat = x->count(1);
+    if (auto x = m.get("repeat")) layer.repeat = x->count(1, limits::kLayers);
     m.finish();
     layers.push_back(std::move(layer));
   }
@@ -38,16 +38,17 @@ MoeSpec read_moe(const yaml::Value& v, const std::optional<MoeSpec>& base, long 
   MoeSpec moe = base.value_or(MoeSpec{});
   const bool complete = base.has_value();
   auto experts = complete ? m.get("num_experts") : m.require("num_experts", "an integer >= 1");
-  if (experts) moe.num_experts = experts->count(1);
+  if (experts) moe.num_experts = experts->count(1, limits::kExperts);
   auto top_k = complete ? m.get("top_k") : m.require("top_k", "an integer >= 1");
-  if (top_k) moe.top_k = top_k->count(1);
-  if (auto x = m.get("every")) moe.every = x->count(1);
-  if (auto x = m.get("expert_ffn_hidden_size")) moe.expert_ffn_hidden_size = x->integer(1);
+  if (top_k) moe.top_k = top_k->count(1, limits::kExperts);
+  if (auto x = m.get("every")) moe.every = x->count(1, limits::kLayers);
+  if (auto x = m.get("expert_ffn_hidden_size"))
+    moe.expert_ffn_hidden_size = x->integer(1, limits::kHidden);
   if (moe.expert_ffn_hidden_size == 0) moe.expert_ffn_hidden_size = ffn_hidden;
-  if (auto x = m.get("shared_experts")) moe.shared_experts = x->count(0);
+  if (auto x = m.get("shared_experts")) moe.shared_experts = x->count(0, limits::kExperts);
   if (auto x = m.get("capacity_factor")) moe.capacity_factor = x->number(1e-6);
   if (auto x = m.get("imbalance")) moe.imbalance = x->number(1.0);
-  if (auto x = m.get("first_dense")) moe.first_dense = x->count(0);
+  if (auto x = m.get("first_dense")) moe.first_dense = x->count(0, limits::kLayers);
   m.finish();
   if (moe.top_k > moe.num_experts)
     (top_k ? *top_k : v)
@@ -61,27 +62,27 @@ TransformerSpec read_transformer(yaml::MapReader& m, const yaml::Value& v,
                                  const std::optional<TransformerSpec>& base) {
   TransformerSpec t = base.value_or(TransformerSpec{});
   const bool complete = base.has_value();
-  auto integer = [&](std::string_view key, long& field, const char* what) {
+  auto integer = [&](std::string_view key, long& field, const char* what, long max) {
     auto x = complete ? m.get(key) : std::optional(m.require(key, what));
-    if (x) field = x->integer(1);
+    if (x) field = x->integer(1, max);
     return x;
   };
   long layers = t.num_layers, heads = t.num_heads, kv_heads = t.num_kv_heads;
   const bool was_mha = t.num_kv_heads == t.num_heads;
-  integer("num_layers", layers, "the number of transformer blocks");
-  integer("hidden_size", t.hidden_size, "the model width");
-  auto heads_v = integer("num_heads", heads, "the number of attention heads");
+  integer("num_layers", layers, "the number of transformer blocks", limits::kLayers);
+  integer("hidden_size", t.hidden_size, "the model width", limits::kHidden);
+  auto heads_v = integer("num_heads", heads, "the number of attention heads", limits::kHidden);
   auto kv_v = m.get("num_kv_heads");
   if (kv_v)
-    kv_heads = kv_v->integer(1);
+    kv_heads = kv_v->integer(1, limits::kHidden);
   else if (!complete || was_mha)
     kv_heads = heads;  // multi-head attention unless stated
   auto ffn = m.get("ffn_hidden_size");
   if (ffn)
-    t.ffn_hidden_size = ffn->integer(1);
+    t.ffn_hidden_size = ffn->integer(1, limits::kHidden);
   else if (!complete)
     t.ffn_hidden_size = 4 * t.hidden_size;  // GPT's 4h
-  integer("vocab_size", t.vocab_size, "the vocabulary size");
+  integer("vocab_size", t.vocab_size, "the vocabulary size", limits::kVocab);
   if (auto x = m.get("activation"))
     t.activation =
         x->choice<Activation>({{"gelu", Activation::gelu}, {"swiglu", Activation::swiglu}});
@@ -89,7 +90,7 @@ TransformerSpec read_transformer(yaml::MapReader& m, const yaml::Value& v,
     t.norm = x->choice<Norm>({{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}});
   if (auto x = m.get("bias")) t.bias = x->boolean();
   if (auto x = m.get("learned_positions")) t.learned_positions = x->boolean();
-  if (auto x = m.get("max_positions")) t.max_positions = x->integer(1);
+  if (auto x = m.get("max_positions")) t.max_positions = x->integer(1, limits::kPositions);
   if (auto x = m.get("tied_embeddings")) t.tied_embeddings = x->boolean();
   if (auto x = m.get("moe")) t.moe = read_moe(*x, t.moe, t.ffn_hidden_size);
   t.num_layers = static_cast<int>(layers);

@@ -20,14 +20,15 @@ std::string existing_file(const yaml::Value& value, const std::filesystem::path&
 TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
   yaml::MapReader m = value.map();
   TrainingConfig t;
-  t.global_batch = m.require("global_batch", "the samples per iteration, e.g. 1536").integer(1);
-  if (auto x = m.get("micro_batch")) t.micro_batch = x->count(1);
+  t.global_batch = m.require("global_batch", "the samples per iteration, e.g. 1536")
+                       .integer(1, limits::kGlobalBatch);
+  if (auto x = m.get("micro_batch")) t.micro_batch = x->count(1, limits::kMicroBatch);
   // Transformers need a sequence length; a layer list's costs are already per sample.
   const bool needs_seq =
       std::holds_alternative<TransformerSpec>(model.body) && model.default_seq_len <= 0;
   auto seq = needs_seq ? std::optional(m.require("seq_len", "the tokens per sample, e.g. 2048"))
                        : m.get("seq_len");
-  t.seq_len = seq ? seq->count(1) : model.default_seq_len;
+  t.seq_len = seq ? seq->count(1, limits::kSeqLen) : model.default_seq_len;
   if (auto x = m.get("precision")) t.precision = x->choice(kPrecisionNames, "precision");
   if (auto x = m.get("recompute")) t.recompute = x->choice(kRecomputeNames);
   if (auto x = m.get("optimizer")) t.optimizer = x->choice(kOptimizerNames);
@@ -59,17 +60,17 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   yaml::MapReader m = value.map();
   ParallelConfig p;
   p.dp = 0;
-  if (auto x = m.get("tp")) p.tp = x->count(1);
-  if (auto x = m.get("pp")) p.pp = x->count(1);
-  if (auto x = m.get("ep")) p.ep = x->count(1);
-  if (auto x = m.get("dp")) p.dp = x->count(1);
-  if (auto x = m.get("cp")) p.cp = x->count(1);
+  if (auto x = m.get("tp")) p.tp = x->count(1, limits::kParallel);
+  if (auto x = m.get("pp")) p.pp = x->count(1, limits::kParallel);
+  if (auto x = m.get("ep")) p.ep = x->count(1, limits::kParallel);
+  if (auto x = m.get("dp")) p.dp = x->count(1, limits::kParallel);
+  if (auto x = m.get("cp")) p.cp = x->count(1, limits::kParallel);
   if (auto x = m.get("sequence_parallel")) p.sequence_parallel = x->boolean();
   if (auto x = m.get("schedule")) p.schedule = x->choice(kPipelineScheduleNames);
-  if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1);
+  if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1, limits::kVirtualStages);
   if (auto x = m.get("stage_layers"))
     for (const yaml::Value& item : x->sequence())
-      p.stage_layers.push_back(item.count(1));
+      p.stage_layers.push_back(item.count(1, limits::kLayers));
   if (auto x = m.get("data_parallel")) p.data_parallel = x->choice(kDataParallelNames);
   // MiB, as PyTorch's bucket_cap_mb.
   if (auto x = m.get("bucket_mb")) p.bucket_bytes = x->number(1e-6) * 1024.0 * 1024.0;
@@ -77,12 +78,12 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("gradient_as_bucket_view")) p.gradient_as_bucket_view = x->boolean();
   if (auto x = m.get("fsdp")) {
     yaml::MapReader f = x->map();
-    if (auto y = f.get("unit")) p.fsdp.unit_blocks = y->count(1);
+    if (auto y = f.get("unit")) p.fsdp.unit_blocks = y->count(1, limits::kLayers);
     if (auto y = f.get("reshard_after_forward")) p.fsdp.reshard_after_forward = y->boolean();
     if (auto y = f.get("reshard_after_backward")) p.fsdp.reshard_after_backward = y->boolean();
-    if (auto y = f.get("prefetch")) p.fsdp.prefetch = y->count(0);
+    if (auto y = f.get("prefetch")) p.fsdp.prefetch = y->count(0, limits::kLayers);
     if (auto y = f.get("forward_prefetch")) p.fsdp.forward_prefetch = y->boolean();
-    if (auto y = f.get("shard_group")) p.fsdp.shard_group = y->count(1);
+    if (auto y = f.get("shard_group")) p.fsdp.shard_group = y->count(1, limits::kParallel);
     f.finish();
   }
   if (auto x = m.get("order")) {
@@ -121,7 +122,7 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
     }
     s.network_model = name;
   }
-  if (auto x = m.get("iterations")) s.iterations = x->count(1);
+  if (auto x = m.get("iterations")) s.iterations = x->count(1, limits::kIterations);
   if (auto x = m.get("link_efficiency")) {
     yaml::MapReader table = x->map();
     for (const auto& [kind, name] : engine::kLinkKindNames.entries())

@@ -71,6 +71,13 @@ void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
   if (p.ep > 1) s.fail("parallel.ep", "expert parallelism needs a MoE transformer; allowed: 1");
   if (p.sequence_parallel)
     s.fail("parallel.sequence_parallel", "needs a transformer model; allowed: false");
+  // It used to be accepted and do nothing.
+  const Recompute r = s.training.recompute;
+  if (r == Recompute::selective || r == Recompute::selective_op)
+    s.fail("training.recompute",
+           std::string(kRecomputeNames.name(r)) +
+               " recompute needs a transformer (it chooses which of a block's ops to recompute; "
+               "a generic layer has none); allowed: none | full");
 }
 
 // parallel.stage_layers: the blocks (or list layers) of each pipeline chunk.
@@ -153,13 +160,59 @@ void validate_attention(Scenario& s) {
                  "training.attention: standard");
 }
 
+// simulation.algorithms: a combination the engine has no plan for used to fail inside the
+// simulation, after building ("simulate: ... does not exist"); now it is an error on its key.
+void validate_algorithms(const Scenario& s) {
+  const auto& topo = s.cluster.topology;
+  for (const auto& [type, type_name] : engine::kCollectiveTypeNames.entries()) {
+    const engine::Algorithm a = s.simulation.algorithms[static_cast<std::size_t>(type)];
+    const std::string key = "simulation.algorithms." + std::string(type_name);
+    if (!algorithm_exists(type, a)) {
+      std::vector<std::string> allowed;
+      for (const auto& [other, name] : engine::kAlgorithmNames.entries())
+        if (algorithm_exists(type, other)) allowed.emplace_back(name);
+      s.fail(key, std::string(engine::to_string(a)) + " " + std::string(type_name) +
+                      " does not exist; allowed: " + yaml::join(allowed, " | "));
+    }
+    if (a == engine::Algorithm::nvls && !topo.node.nvls)
+      s.fail(key, "nvls needs NVSwitch gen 3+ nodes (H100, H200, B200); allowed: auto, ring, tree");
+    if (a == engine::Algorithm::collnet && !(topo.fabric.sharp && s.cluster.nodes > 1))
+      s.fail(key,
+             "collnet needs a SHARP fabric across nodes (cluster.network.sharp: true, nodes > 1); "
+             "allowed: auto, ring, tree");
+  }
+}
+
 }  // namespace
+
+bool algorithm_exists(engine::CollectiveType type, engine::Algorithm a) {
+  using engine::Algorithm;
+  using engine::CollectiveType;
+  // The engine's rules (engine/network/collectives.cpp algorithm_plan, nccl_collectives.cpp
+  // check_nccl); tests/models/test_scenario_limits.cpp checks this table against them.
+  if (a == Algorithm::automatic) return true;
+  if (type == CollectiveType::send_recv || type == CollectiveType::scatter ||
+      type == CollectiveType::gather)
+    return a == Algorithm::ring || a == Algorithm::direct;
+  switch (a) {
+    case Algorithm::tree:
+    case Algorithm::nvls:
+    case Algorithm::collnet:
+      return type == CollectiveType::all_reduce;
+    case Algorithm::hierarchical:
+      return type == CollectiveType::all_reduce || type == CollectiveType::all_gather ||
+             type == CollectiveType::reduce_scatter;
+    default:
+      return true;  // ring, direct
+  }
+}
 
 void validate(Scenario& s) {
   ParallelConfig& p = s.parallel;
   if (p.cp != 1)
     s.fail("parallel.cp", "context parallelism (cp = " + str(p.cp) +
                               ") is not simulated in this version; allowed: 1");
+  check_counts(s);
   const int gpus = s.cluster.topology.node.gpus;
   const long world = s.world_size();
   const std::string world_text =
@@ -168,7 +221,8 @@ void validate(Scenario& s) {
     s.fail("parallel.tp", "tp = " + str(p.tp) + " does not divide the world size " + world_text +
                               "; allowed: tp in " + divisors(world));
   if (world % (static_cast<long>(p.tp) * p.pp) != 0)
-    s.fail("parallel.pp", "tp · pp = " + str(p.tp) + " · " + str(p.pp) + " = " + str(p.tp * p.pp) +
+    s.fail("parallel.pp", "tp · pp = " + str(p.tp) + " · " + str(p.pp) + " = " +
+                              str(static_cast<long>(p.tp) * p.pp) +
                               " does not divide the world size " + world_text +
                               "; allowed: pp in " + divisors(world / p.tp));
   const int dp = static_cast<int>(world / (static_cast<long>(p.tp) * p.pp));
@@ -190,6 +244,7 @@ void validate(Scenario& s) {
                                         "dp = " +
                                         str(s.training.micro_batch) + " · " + str(dp) + " = " +
                                         str(per_step) + "; allowed: multiples of " + str(per_step));
+  check_sizes(s);
   if (p.schedule == PipelineSchedule::interleaved) {
     if (p.pp < 2) s.fail("parallel.pp", "schedule interleaved needs pp >= 2");
     if (p.virtual_stages < 2)
@@ -208,10 +263,12 @@ void validate(Scenario& s) {
     for (int i = 0; i < kNumPrecisions; ++i)
       if (s.cluster.gpu.peak_flops[static_cast<std::size_t>(i)] > 0.0)
         supported.emplace_back(to_string(static_cast<Precision>(i)));
-    s.fail("training.precision", "GPU " + s.cluster.gpu.name + " has no " +
-                                     std::string(to_string(s.training.precision)) +
-                                     " peak FLOP/s figure (its GEMM kernels need one); allowed: " +
-                                     yaml::join(supported, " | "));
+    s.fail("training.precision",
+           "GPU " + s.cluster.gpu.name + " has no " + std::string(to_string(s.training.precision)) +
+               " peak FLOP/s figure (its GEMM kernels need one); allowed: " +
+               (supported.empty() ? std::string("none: give cluster.gpu.peak_tflops a "
+                                                "figure > 0 for this precision")
+                                  : yaml::join(supported, " | ")));
   }
   validate_attention(s);
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {
@@ -226,6 +283,7 @@ void validate(Scenario& s) {
     validate_stage_layers(s, total, false);
   }
   validate_hsdp(s);
+  validate_algorithms(s);
 }
 
 }  // namespace clustersim::models::detail

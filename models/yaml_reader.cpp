@@ -99,7 +99,7 @@ std::string Value::text() const {
 long Value::integer(long min, long max) const {
   const std::string t = text();
   std::string allowed = "integers >= " + std::to_string(min);
-  if (max < INT_MAX)
+  if (max < LONG_MAX)
     allowed = "integers from " + std::to_string(min) + " to " + std::to_string(max);
   // parse_number rejects signs; a negative integer is a range error, not a syntax error.
   const bool negative = t.size() > 1 && t.front() == '-';

@@ -85,11 +85,13 @@ TEST(CliCalibrate, ReplacesItselfWithTheBackendPassingTheArguments) {
                                   "exit 7\n");
   fs::permissions(fake, fs::perms::owner_all);
   const ScopedEnv env("CLUSTERSIM_BACKEND_DIR", (dir / "backends").string());
-  const Outcome o =
-      run_cli({"calibrate", "--backend", "mpi", "--quick", "--out", "out dir/p.json"}, dir);
+  // The output's folder must exist: it is checked before measuring, not after.
+  fs::create_directory(dir / "out dir");
+  const std::string out = (dir / "out dir" / "p.json").string();
+  const Outcome o = run_cli({"calibrate", "--backend", "mpi", "--quick", "--out", out}, dir);
   EXPECT_EQ(o.code, 7) << o.err;  // the back end's own exit code
   EXPECT_TRUE(contains(o.out, "program: " + fake.string() + "\n")) << o.out;
-  EXPECT_TRUE(contains(o.out, "arguments: --quick --out out dir/p.json\n")) << o.out;
+  EXPECT_TRUE(contains(o.out, "arguments: --quick --out " + out + "\n")) << o.out;
   // exec, not a child process: the back end's parent is whoever started clustersim.
   EXPECT_TRUE(contains(o.out, "parent: ")) << o.out;
   EXPECT_FALSE(contains(o.out, "parent: clustersim")) << o.out;

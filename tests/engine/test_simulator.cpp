@@ -4,7 +4,9 @@
 // compute model (1 TFLOP/s, no overhead) keep the arithmetic exact.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
+#include <string>
 
 #include "engine/simulator.hpp"
 
@@ -311,6 +313,50 @@ TEST_F(Fixture, SameScheduleGivesTheSameTimeline) {
   EXPECT_EQ(a.start, c.start);
   EXPECT_EQ(a.end, c.end);
   EXPECT_EQ(a.events, c.events);
+}
+
+// The clock holds about 106 days (int64 picoseconds). Past it, time used to wrap to a negative
+// figure that was printed as the iteration time; now arithmetic saturates and the run is a
+// ClockOverflow naming the op.
+TEST(Clock, ArithmeticSaturatesAtTheEndOfTheClockInsteadOfWrapping) {
+  const Time day = Time::from_seconds(86400.0);
+  EXPECT_EQ(Time::from_seconds(1e9), Time::end_of_clock());  // 31 years
+  EXPECT_EQ(Time::from_seconds(std::nan("")), Time::end_of_clock());
+  EXPECT_EQ(day * 200, Time::end_of_clock());
+  EXPECT_EQ(day * 100 + day * 100, Time::end_of_clock());
+  EXPECT_LT(day * 100, Time::end_of_clock());
+  EXPECT_EQ(transfer_time(1e9, Bandwidth::bytes_per_second(1e-30)), Time::end_of_clock());
+  EXPECT_EQ(Time::max() + Time::zero(), Time::max());  // "never" stays never
+}
+
+TEST_F(Fixture, AnOpLongerThanTheClockIsAClockOverflowNamingIt) {
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("compute");
+  b.compute({0, s0, Category::forward, "huge"}, 1e12 * 1e9, 0);  // 1e9 s at 1 TFLOP/s
+  try {
+    run(std::move(b).finish(), 1);
+    ADD_FAILURE() << "no error";
+  } catch (const ClockOverflow& e) {
+    EXPECT_NE(std::string(e.what()).find("'huge' alone lasts longer than the clock"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(Fixture, OpsThatTogetherPassTheClockAreAClockOverflowNotANegativeTime) {
+  // Two ops of 60 days each: each fits, their sum (120 days) does not.
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("compute");
+  b.compute({0, s0, Category::forward, "first"}, 1e12 * 60 * 86400, 0);
+  b.compute({0, s0, Category::forward, "second"}, 1e12 * 60 * 86400, 0);
+  try {
+    const auto tl = run(std::move(b).finish(), 1);
+    ADD_FAILURE() << "no error; makespan " << sec(tl.makespan) << " s";
+  } catch (const ClockOverflow& e) {
+    EXPECT_NE(std::string(e.what()).find("'second' would end after the clock's last instant"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ TEST(ScenarioErrors, UnknownTopLevelKey) {
 
 TEST(ScenarioErrors, WrongType) {
   expect_error("cluster: {nodes: two, node: dgx-a100}\n", "bad.yaml:1:18", "cluster.nodes",
-               "'two' is not an integer; allowed: integers >= 1");
+               "'two' is not an integer; allowed: integers from 1 to 65536");
   expect_error(base("  overlap: yes\n"), "bad.yaml:12:12", "parallel.overlap",
                "allowed: true | false");
   expect_error(base("  order: dp\n"), "bad.yaml:12:10", "parallel.order", "expected a list");

@@ -1,0 +1,119 @@
+// The size checks of a scenario (docs/scenario.md "Limits"): products of counts that no single
+// key bounds (world size, tokens per micro-batch, fabric links, experts over layers, micro-batches,
+// the schedule's size), computed in 64 bits and checked against models/limits.hpp before anything
+// allocates per rank, per op or per link. The readers bound every single count already, so none
+// of these products can overflow 64 bits.
+#include <algorithm>
+#include <string>
+
+#include "models/scenario_detail.hpp"
+
+namespace clustersim::models::detail {
+namespace {
+
+std::string str(std::int64_t v) {
+  return std::to_string(v);
+}
+
+// The key the user wrote among `keys`, else the first (blamed on its section).
+std::string written(const Scenario& s, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (s.locations.count(k) != 0) return k;
+  return *keys.begin();
+}
+
+void check_bound(const Scenario& s, const std::string& key, std::int64_t value, std::int64_t max,
+                 const std::string& what) {
+  if (value > max)
+    s.fail(key, what + " = " + str(value) + " exceeds the limit of " + str(max) +
+                    " (docs/scenario.md \"Limits\"); allowed: at most " + str(max));
+}
+
+void check_transformer(const Scenario& s, const TransformerSpec& t) {
+  // Presets and config.json files are not read through the key readers: bound them here too.
+  check_bound(s, "model.num_layers", t.num_layers, limits::kLayers, "num_layers");
+  check_bound(s, "model.hidden_size", t.hidden_size, limits::kHidden, "hidden_size");
+  check_bound(s, "model.ffn_hidden_size", t.ffn_hidden_size, limits::kHidden, "ffn_hidden_size");
+  check_bound(s, "model.num_heads", t.num_heads, limits::kHidden, "num_heads");
+  check_bound(s, "model.vocab_size", t.vocab_size, limits::kVocab, "vocab_size");
+  check_bound(s, "model.max_positions", t.max_positions, limits::kPositions, "max_positions");
+  const std::int64_t tokens =
+      static_cast<std::int64_t>(s.training.micro_batch) * s.training.seq_len;
+  check_bound(s, written(s, {"training.micro_batch", "training.seq_len"}), tokens,
+              limits::kTokensPerMicroBatch, "tokens per micro-batch (micro_batch · seq_len)");
+  if (!t.moe) return;
+  const MoeSpec& m = *t.moe;
+  check_bound(s, "model.moe.num_experts", m.num_experts, limits::kExperts, "num_experts");
+  check_bound(s, "model.moe.expert_ffn_hidden_size", m.expert_ffn_hidden_size, limits::kHidden,
+              "expert_ffn_hidden_size");
+  const std::int64_t moe_layers = std::max(0, t.num_layers - m.first_dense) / std::max(1, m.every);
+  check_bound(s, "model.moe.num_experts", static_cast<std::int64_t>(m.num_experts) * moe_layers,
+              limits::kExpertsTimesLayers,
+              "experts over all MoE layers (num_experts · MoE layers)");
+}
+
+void check_fabric(const Scenario& s) {
+  const auto& topo = s.cluster.topology;
+  if (s.cluster.nodes <= 1 || topo.fabric.kind == engine::FabricKind::single_switch) return;
+  const std::int64_t ports = s.world_size() / topo.node.gpus * topo.node.nics;
+  const std::int64_t leaves =
+      topo.fabric.kind == engine::FabricKind::fat_tree
+          ? (ports + topo.fabric.nics_per_leaf - 1) / topo.fabric.nics_per_leaf
+          : topo.node.nics;
+  check_bound(
+      s, written(s, {"cluster.network.spines", "cluster.network.nics_per_leaf"}),
+      leaves * topo.fabric.spines, limits::kFabricLinks,
+      "leaf-to-spine links (" + str(leaves) + " leaves · " + str(topo.fabric.spines) + " spines)");
+}
+
+}  // namespace
+
+void check_counts(const Scenario& s) {
+  const std::int64_t world = s.world_size();
+  if (world > limits::kWorld)
+    s.fail(written(s, {"cluster.nodes", "cluster.gpus_per_node"}),
+           "the world size nodes · gpus_per_node = " + str(s.cluster.nodes) + " · " +
+               str(s.cluster.topology.node.gpus) + " = " + str(world) +
+               " GPUs exceeds the limit of " + str(limits::kWorld) +
+               " (docs/scenario.md \"Limits\"); allowed: at most " + str(limits::kWorld) + " GPUs");
+  check_fabric(s);
+  if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {
+    check_transformer(s, *t);
+  } else {
+    std::int64_t layers = 0;
+    for (const LayerSpec& l : std::get<std::vector<LayerSpec>>(s.model.body)) {
+      layers += l.repeat;
+      check_bound(s, "model.layers", layers, limits::kLayers, "layers (repeats included)");
+    }
+  }
+}
+
+void check_sizes(const Scenario& s) {
+  std::int64_t layers = 0;  // transformer blocks or list layers, repeats included
+  if (const auto* t = std::get_if<TransformerSpec>(&s.model.body))
+    layers = t->num_layers + 2;  // the embedding and the head
+  else
+    for (const LayerSpec& l : std::get<std::vector<LayerSpec>>(s.model.body))
+      layers += l.repeat;
+  const std::int64_t micro = s.num_microbatches();
+  check_bound(s, "training.global_batch", micro, limits::kMicroBatches,
+              "micro-batches per iteration (global_batch / (micro_batch · dp))");
+  // Every rank runs, per iteration and micro-batch, at least one forward and one backward op for
+  // each layer of its stage: a lower bound of the schedule's size, so exceeding it is certain.
+  const std::int64_t per_stage = std::max<std::int64_t>(1, layers / s.parallel.pp);
+  const std::int64_t ops = s.world_size() * s.simulation.iterations * micro * 2 * per_stage;
+  if (ops > limits::kOps) {
+    const char* key = s.simulation.iterations > 1 ? "simulation.iterations"
+                      : micro >= per_stage        ? "training.global_batch"
+                                                  : "model";
+    s.fail(key, "the schedule would have at least " + str(ops) + " ops (" + str(s.world_size()) +
+                    " ranks · " + str(s.simulation.iterations) + " iteration(s) · " + str(micro) +
+                    " micro-batches · 2 · " + str(per_stage) +
+                    " layers per stage), more than the limit of " + str(limits::kOps) +
+                    " (about 7.5 GB to simulate); allowed: fewer iterations "
+                    "(--set simulation.iterations=1), micro-batches (a smaller "
+                    "training.global_batch) or ranks");
+  }
+}
+
+}  // namespace clustersim::models::detail
