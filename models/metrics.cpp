@@ -156,7 +156,10 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   r.exposed_comm_s = {b.dp_comm, b.tp_comm, b.pp_comm, b.ep_comm,
                       b.dp_comm + b.tp_comm + b.pp_comm + b.ep_comm};
   const double in_flight = sweep.comm_in_flight / iterations;
-  r.comm_overlap_fraction = in_flight > 0 ? 1.0 - r.exposed_comm_s.total / in_flight : 0.0;
+  // Exposed communication is part of what was in flight, so the share is in [0, 1]; the two sums
+  // add the same intervals in different orders and can differ by an ulp (−7e-16 seen).
+  r.comm_overlap_fraction =
+      in_flight > 0 ? std::clamp(1.0 - r.exposed_comm_s.total / in_flight, 0.0, 1.0) : 0.0;
   r.bubble_fraction = t > 0 ? b.idle / t : 0.0;
 
   r.memory = estimate_memory(sc, built);
