@@ -100,16 +100,20 @@ void validate_stage_layers(const Scenario& s, long units, bool transformer) {
                                         " and add up to that");
 }
 
+// Kept gathered from a backward into the next forward only to be freed after that forward would
+// be an all-gather saved and none spent: the pair only makes sense together.
+void validate_fsdp_resharding(const Scenario& s) {
+  const FsdpConfig& f = s.parallel.fsdp;
+  if (!f.reshard_after_backward && f.reshard_after_forward)
+    s.fail("parallel.fsdp.reshard_after_backward",
+           "false needs reshard_after_forward: false (parameters kept gathered across "
+           "micro-batches stay gathered through each forward too)");
+}
+
 // HSDP shards inside groups of shard_group consecutive members of each dp group (by default, the
 // members on one node): the size must divide every dp group.
 void validate_hsdp(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
-  // Kept gathered from a backward into the next forward only to be freed after that forward
-  // would be an all-gather saved and none spent: the pair only makes sense together.
-  if (!p.fsdp.reshard_after_backward && p.fsdp.reshard_after_forward)
-    s.fail("parallel.fsdp.reshard_after_backward",
-           "false needs reshard_after_forward: false (parameters kept gathered across "
-           "micro-batches stay gathered through each forward too)");
   if (p.data_parallel != DataParallel::hsdp || p.dp <= 1) return;
   const RankLayout layout = rank_layout(p);
   const int gpus = s.cluster.topology.node.gpus;
@@ -282,6 +286,7 @@ void validate(Scenario& s) {
       total += l.repeat;
     validate_stage_layers(s, total, false);
   }
+  validate_fsdp_resharding(s);
   validate_hsdp(s);
   validate_algorithms(s);
 }

@@ -189,8 +189,7 @@ void ShardedDataParallel::after_layer(int g, int layer, bool forward, std::uint3
     st.gathered = false;
   // With gradient accumulation FSDP keeps unsharded gradients (no_sync): reduce once, at the last
   // micro-batch.
-  if (!forward && static_cast<int>(mb) == ctx_.microbatches - 1)
-    reduce_unit(g, u, mb, weight_grads);
+  if (!forward && last_microbatch) reduce_unit(g, u, mb, weight_grads);
 }
 
 void ShardedDataParallel::reduce_unit(int g, int u, std::uint32_t mb, OpId ready) {
