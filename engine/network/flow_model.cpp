@@ -10,6 +10,7 @@
 // proportionally fewer simulated bytes so the uncontended time still matches; link byte counters
 // keep the physical bytes. docs/calibration.md "Using a profile".
 #include <array>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -278,7 +279,7 @@ class FlowModel final : public NetworkModel {
     if (dirty_.empty()) return;
     ++epoch_;
     collect_component();
-    fill();
+    if (!fill_unshared()) fill();
     for (std::uint32_t i : comp_flows_) {
       FlowState& f = flows_[i];
       if (f.new_rate == f.rate) continue;  // its completion event still holds
@@ -328,6 +329,24 @@ class FlowModel final : public NetworkModel {
         }
       }
     }
+  }
+
+  // The fast path: when no link of the component carries two flows (a TP ring inside an
+  // NVSwitch node, a lone send), each flow's max-min rate is simply its narrowest link or its
+  // cap, whichever is smaller: exactly what progressive filling would fix it at, without the
+  // heap. Returns false, touching nothing, when some link is shared.
+  bool fill_unshared() {
+    for (LinkId l : comp_links_)
+      if (link_flows_[l].size() > 1) return false;
+    for (std::uint32_t i : comp_flows_) {
+      FlowState& f = flows_[i];
+      double rate = f.cap > 0.0 ? f.cap : std::numeric_limits<double>::infinity();
+      for (std::size_t h = 0; h < f.hops; ++h)
+        rate = std::min(rate, topology_.link(f.links[h]).bandwidth.bytes_per_second());
+      f.frozen = epoch_;
+      f.new_rate = rate;
+    }
+    return true;
   }
 
   double share(LinkId l) const { return std::max(cap_[l], 0.0) / static_cast<double>(cnt_[l]); }

@@ -186,6 +186,37 @@ TEST(FlowModel, MaxMinGivesTheRestToTheUnconstrainedFlow) {
   EXPECT_NEAR(first_rate.at(t.route(0, 2).front()), kB / 3, 1.0);
 }
 
+TEST(FlowModel, UnsharedFlowsRunAtTheirNarrowestLinkOrCapThenShareFairly) {
+  // GPU 0's uplink is B/4, every other link B; S = 1e9 bytes. A (0 -> 1) and D (2 -> 3, its
+  // phase capped at B/10) start at 0 on links nobody else uses: A runs at B/4 and ends at
+  // S/(B/4) = 0.4 s, D at B/10 and ends at S/(B/10) = 1.0 s. C (2 -> 1) joins at 0.1 s and
+  // shares the switch -> GPU 1 link with A: max-min leaves A at B/4 (its uplink) and gives C
+  // 3B/4 (its uplink is B, shared with D's cap of B/10, which leaves 9B/10), so C ends at
+  // 0.1 + S/(3B/4) s and A still at 0.4 s.
+  Topology t;
+  const VertexId sw = t.add_vertex(VertexKind::leaf_switch, "sw", -1);
+  const double bws[] = {kB / 4, kB, kB, kB};
+  for (int i = 0; i < 4; ++i) {
+    const EndpointId g = t.add_gpu("gpu", i);
+    t.add_link(t.gpu_vertex(g), sw, Bandwidth::bytes_per_second(bws[i]), Time::zero(),
+               LinkKind::ib);
+  }
+  auto m = make_network_model("flow", t);
+  TransferPlan capped = message(2, 3);
+  capped.phases[0].rate_cap = kB / 10;
+  const TransferPlan a = message(0, 1), c = message(2, 1);
+  std::map<TransferId, Time> done;
+  m->start(1, a, 1e9, Time::zero());
+  m->start(4, capped, 1e9, Time::zero());
+  run_until(*m, Time::from_seconds(0.1), done);
+  EXPECT_TRUE(done.empty());
+  m->start(3, c, 1e9, Time::from_seconds(0.1));
+  run_until(*m, Time::max(), done);
+  EXPECT_NEAR(seconds_of(done, 1), 0.4, 1e-9);
+  EXPECT_NEAR(seconds_of(done, 3), 0.1 + 1e9 / (0.75 * kB), 1e-9);
+  EXPECT_NEAR(seconds_of(done, 4), 1.0, 1e-9);
+}
+
 TEST(FlowModel, OversubscribedFatTreeHalvesCrossSpineFlows) {
   // Two leaves of 4 GPUs (NIC links B); each leaf's single trunk to the spine is 2B, half the
   // leaf's 4B of NIC capacity (2:1). All 8 GPUs send S across the spine: 4 flows share each
