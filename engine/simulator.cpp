@@ -1,10 +1,10 @@
 #include "engine/simulator.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 
 #include "engine/event_queue.hpp"
 #include "engine/rendezvous.hpp"
@@ -29,6 +29,11 @@ class Run {
     timeline_.algorithm.assign(n, Algorithm::automatic);
     timeline_.protocol.assign(n, Protocol::simple);
     timeline_.channels.assign(n, 0);
+    // Written in place as ops run, not copied from the per-op state at the end: the two never
+    // coexist (−24 bytes per op at the peak).
+    timeline_.start.resize(n);
+    timeline_.launch.resize(n);
+    timeline_.end.resize(n);
     state_.resize(n);
     // Each distinct kernel list is costed once, not once per op that launches it.
     const std::vector<Time> lists = compute.kernel_list_durations(s.kernels);
@@ -50,6 +55,8 @@ class Run {
     for (OpId id = 0; id < n; ++id)
       state_[id].stream = stream_index(s.ops[id]);
     arrived_.assign(rendezvous_.instances.size(), 0);
+    calls_by_group_.resize(s.groups.size());
+    calls_by_sender_.resize(s.num_ranks);
     if (options.record_link_rates)
       net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
         timeline_.link_rates.push_back({l, t, rate});
@@ -107,15 +114,6 @@ class Run {
     }
     if (finished_ops_ != s_.ops.size()) report_deadlock();
     timeline_.makespan = now_;
-    const std::size_t n = state_.size();
-    timeline_.start.resize(n);
-    timeline_.launch.resize(n);
-    timeline_.end.resize(n);
-    for (std::size_t id = 0; id < n; ++id) {
-      timeline_.start[id] = state_[id].start;
-      timeline_.launch[id] = state_[id].launch;
-      timeline_.end[id] = state_[id].end;
-    }
     state_ = {};
     timeline_.link_bytes = net_.link_bytes();
     return std::move(timeline_);
@@ -165,9 +163,9 @@ class Run {
     OpState& op = state_[id];
     if (op.remaining_deps != 0) return;
     busy_[st] = 1;
-    op.start = now_;
+    timeline_.start[id] = now_;
     if (op.runs_on_gpu) {
-      op.launch = now_;
+      timeline_.launch[id] = now_;
       if (top_done_) {
         events_.replace_top(now_ + op.duration, id);
         top_done_ = false;
@@ -184,7 +182,7 @@ class Run {
   void launch(std::uint32_t inst, const Op& op) {
     const auto& instance = rendezvous_.instances[inst];
     for (std::uint32_t i = 0; i < instance.size; ++i)
-      state_[rendezvous_.ops[instance.ops_begin + i]].launch = now_;
+      timeline_.launch[rendezvous_.ops[instance.ops_begin + i]] = now_;
     const TransferPlan& plan = plan_for(instance, op);
     net_.start(inst, plan, static_cast<double>(op.bytes), now_);
   }
@@ -198,8 +196,15 @@ class Run {
     const std::uint32_t a = p2p ? first.rank : instance.group;
     const std::uint32_t b = p2p ? first.group_or_peer : kNone;
     const CallKey call{a, b, op.collective, op.algorithm, op.tag, op.bytes};
-    auto hit = call_cache_.find(call);
-    if (hit == call_cache_.end()) hit = call_cache_.emplace(call, resolve(instance, op, p2p)).first;
+    // Looked up among the calls its own group (or sender) made before: a handful of shapes per
+    // group, scanned in a small array that stays in cache, instead of one large hash table.
+    auto& calls = p2p ? calls_by_sender_[a] : calls_by_group_[a];
+    auto hit = std::find_if(calls.begin(), calls.end(),
+                            [&](const auto& entry) { return entry.first == call; });
+    if (hit == calls.end()) {
+      calls.emplace_back(call, resolve(instance, op, p2p));
+      hit = calls.end() - 1;
+    }
     const auto [plan, algorithm] = hit->second;
     for (std::uint32_t i = 0; i < instance.size; ++i) {
       const OpId id = rendezvous_.ops[instance.ops_begin + i];
@@ -259,7 +264,7 @@ class Run {
 
   void finish(OpId id) {
     OpState& op = state_[id];
-    op.end = now_;
+    timeline_.end[id] = now_;
     ++finished_ops_;
     const std::uint32_t st = op.stream;
     busy_[st] = 0;
@@ -296,7 +301,7 @@ class Run {
   using PlanKey =
       std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t, Protocol>;
   // A collective call's signature: (group or sender, receiver, type, requested algorithm, root,
-  // bytes). Hashed: it is looked up once per transfer, millions of times in large runs.
+  // bytes). It is looked up once per transfer, millions of times in large runs.
   struct CallKey {
     std::uint32_t a, b;
     CollectiveType type;
@@ -305,16 +310,7 @@ class Run {
     std::uint64_t bytes;
     bool operator==(const CallKey&) const = default;
   };
-  struct CallKeyHash {
-    std::size_t operator()(const CallKey& k) const {
-      std::uint64_t h = (static_cast<std::uint64_t>(k.a) << 32) ^ k.b;
-      h = h * 0x9e3779b97f4a7c15ull ^
-          (static_cast<std::uint64_t>(k.type) << 8 | static_cast<std::uint64_t>(k.algorithm));
-      h = h * 0x9e3779b97f4a7c15ull ^ k.root;
-      h = h * 0x9e3779b97f4a7c15ull ^ k.bytes;
-      return static_cast<std::size_t>(h ^ (h >> 29));
-    }
-  };
+  using CallList = std::vector<std::pair<CallKey, std::pair<const TransferPlan*, Algorithm>>>;
 
   const Schedule& s_;
   const Topology& topo_;
@@ -324,13 +320,11 @@ class Run {
   Timeline timeline_;
   Time now_ = Time::zero();
 
-  // Everything the loop touches per op, in one 56-byte record: one or two cache misses instead
-  // of ten when the ranks' ops interleave in time (they are stored rank by rank).
+  // Everything the loop reads per op, in one 32-byte record: one cache miss instead of several
+  // when the ranks' ops interleave in time (they are stored rank by rank). The times it writes
+  // go straight to the timeline.
   struct OpState {
     Time duration;
-    Time start;
-    Time launch;
-    Time end;
     std::uint32_t succ_begin = 0;
     std::uint32_t succ_count = 0;
     std::uint32_t remaining_deps = 0;
@@ -338,6 +332,7 @@ class Run {
     std::uint32_t instance = kNone;
     bool runs_on_gpu = false;
   };
+  static_assert(sizeof(OpState) <= 32);
   std::vector<OpState> state_;
   std::vector<OpId> succ_;
   std::size_t num_streams_ = 1;
@@ -348,7 +343,8 @@ class Run {
   std::vector<std::uint32_t> arrived_;
   std::deque<TransferPlan> plans_;  // stable addresses
   std::map<PlanKey, const TransferPlan*> plan_cache_;
-  std::unordered_map<CallKey, std::pair<const TransferPlan*, Algorithm>, CallKeyHash> call_cache_;
+  std::vector<CallList> calls_by_group_;   // indexed by GroupId
+  std::vector<CallList> calls_by_sender_;  // send/recv, indexed by the sending rank
   EventQueue<OpId> events_;
   bool top_done_ = false;  // events_.top() has been processed and may be replaced
   std::size_t finished_ops_ = 0;
