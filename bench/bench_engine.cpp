@@ -3,8 +3,13 @@
 //   BM_EngineSyntheticDag: events per second on a synthetic DAG of ~1 M ops (target >= 5 M/s).
 //   BM_Resnet50Ddp1024Gpus: wall time and peak RSS of resnet50 DDP on 128 DGX-A100 (target < 1 s,
 //   < 1 GB) with the flow model.
+//   The large plans of issues 3 and 11 (GPT-3 175B on 1,024, 1T on 3,072, Llama 3 405B on 16,384
+//   GPUs) report wall_s, events_per_s and peak_rss_MB; run one per process (docs/performance.md).
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
+
+#include <chrono>
+#include <cstdlib>
 
 #include "engine/simulator.hpp"
 #include "models/run_scenario.hpp"
@@ -67,14 +72,22 @@ void BM_Scenario(benchmark::State& state, const std::string& file,
       models::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/" + file, overrides);
   double events = 0;
   std::size_t ops = 0;
+  double wall_s = 0;
   for (auto _ : state) {
+    const auto begin = std::chrono::steady_clock::now();
     const auto out = models::run_scenario(scenario);
+    wall_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     events = static_cast<double>(out.result.events);
     ops = out.built.schedule.ops.size();
     benchmark::DoNotOptimize(out.result.iteration_time_s);
   }
+  // Per prediction: wall time of the whole run_scenario (topology, schedule, simulation,
+  // metrics) and events per second of that wall time (issue 11's figures).
+  const double runs = static_cast<double>(state.iterations());
   state.counters["events"] = events;
   state.counters["ops"] = static_cast<double>(ops);
+  state.counters["wall_s"] = wall_s / runs;
+  state.counters["events_per_s"] = events * runs / wall_s;
   state.counters["peak_rss_MB"] = peak_rss_bytes() / 1e6;
 }
 BENCHMARK_CAPTURE(
@@ -85,6 +98,30 @@ BENCHMARK_CAPTURE(
     ->Iterations(3);
 // Issue 3: DESIGN.md's GPT-3 175B example, every op of every rank (1,024) simulated.
 BENCHMARK_CAPTURE(BM_Scenario, gpt3_175b_1024_gpus, "scenarios/gpt3-175b-1024xA100.yaml", {})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+// The plans that need several GB run only when asked: CLUSTERSIM_BENCH_LARGE=1.
+void BM_LargeScenario(benchmark::State& state, const std::string& file,
+                      const std::vector<std::string>& overrides) {
+  if (std::getenv("CLUSTERSIM_BENCH_LARGE") == nullptr) {
+    state.SkipWithError("several GB of memory: set CLUSTERSIM_BENCH_LARGE=1 to run it");
+    return;
+  }
+  BM_Scenario(state, file, overrides);
+}
+// Issue 11: Narayanan et al. 2021's 1T GPT on 3,072 A100 (TP 8 · PP 64 · DP 6, batch 3,072),
+// Korthikanti's 1T case scaled out, on a non-blocking fat tree with the flow model.
+BENCHMARK_CAPTURE(BM_LargeScenario, gpt_1t_3072_gpus,
+                  "validation/training/korthikanti-1t-full-recompute.yaml",
+                  {"cluster.nodes=384", "training.global_batch=3072",
+                   "cluster.network={topology: fat-tree, nic_bandwidth: 200Gb/s, nics_per_node: 8}",
+                   "simulation.network_model=flow"})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+// Issue 11: Llama 3 405B on 16,384 H100 (TP 8 · PP 16 · DP 128, ZeRO-1). Needs more
+// than 10 GB today (docs/performance.md).
+BENCHMARK_CAPTURE(BM_LargeScenario, llama3_405b_16384_gpus, "scenarios/llama3-405b-16384xh100.yaml",
+                  {})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 // Issue 4: the fine-grained MoE over InfiniBand and Llama 3 70B with FSDP + TP 8.
