@@ -25,6 +25,7 @@ void BM_RingAllReduce512Nodes(benchmark::State& state) {
   spec.nodes = kNodes;
   spec.node.gpus = 1;
   spec.node.nics = 1;
+  spec.node.gpus_per_pcie_switch = 1;
   spec.fabric.spines = 16;
   const engine::Topology topology = engine::build_cluster_topology(spec);
   engine::ScheduleBuilder b(kNodes);
