@@ -222,5 +222,42 @@ TEST(ExecuteMpi, AKilledRankEndsTheJobWithinTheTimeout) {
   EXPECT_FALSE(fs::exists(dir / "measured.json"));
 }
 
+// calibrate --backend mpi -> run with that profile -> execute -> compare (docs/execution.md "The
+// CPU loop"): the calibrated prediction is nearer the measurement than the `cpu` preset's.
+TEST(ExecuteMpi, CpuLoopCalibratedPredictionIsCloserThanThePreset) {
+  TempDir dir;
+  const std::string scenario = kData + "ddp2.yaml";
+  const std::string profile = (dir / "profile.json").string();
+  const Timed cal = mpirun(2, {"calibrate", "--backend", "mpi", "--quick", "--out", profile}, dir);
+  ASSERT_EQ(cal.outcome.code, 0) << cal.outcome.err;
+  const std::string with_profile = "simulation.calibration=" + profile;
+  ASSERT_EQ(run_cli({"run", scenario, "--json", (dir / "preset.json").string()}, dir).code, 0);
+  ASSERT_EQ(
+      run_cli({"run", scenario, "--set", with_profile, "--json", (dir / "predicted.json").string()},
+              dir)
+          .code,
+      0);
+  const Timed exe =
+      mpirun(2,
+             {"execute", scenario, "--set", with_profile, "--backend", "mpi", "--iterations", "3",
+              "--warmup", "1", "--json", (dir / "measured.json").string()},
+             dir);
+  ASSERT_EQ(exe.outcome.code, 0) << exe.outcome.err;
+  const Outcome cmp =
+      run_cli({"compare", (dir / "predicted.json").string(), (dir / "measured.json").string(),
+               "--json", (dir / "cmp.json").string()},
+              dir);
+  ASSERT_EQ(cmp.code, 0) << cmp.err;
+  const json m = read_json(dir / "measured.json");
+  const double measured = m.at("iteration_time_s").get<double>();
+  const double calibrated = read_json(dir / "predicted.json").at("iteration_time_s").get<double>();
+  const double preset = read_json(dir / "preset.json").at("iteration_time_s").get<double>();
+  // The executor predicted with the same profile: the same figure as `run`.
+  EXPECT_DOUBLE_EQ(m.at("execution").at("predicted_iteration_time_s").get<double>(), calibrated);
+  EXPECT_LT(std::abs(calibrated - measured), std::abs(preset - measured));
+  EXPECT_NEAR(read_json(dir / "cmp.json").at("iteration_time").at("relative_error").get<double>(),
+              (calibrated - measured) / measured, 1e-9);
+}
+
 }  // namespace
 }  // namespace clustersim::cli::testing
