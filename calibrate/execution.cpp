@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -117,6 +118,7 @@ nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
                     {"iterations", i.iterations},
                     {"warmup", i.warmup},
                     {"work_scale", i.work_scale},
+                    {"compute_dtype", i.compute_dtype},
                     {"op_timeout_s", i.op_timeout_s},
                     {"clock_offsets_s", i.clock_offsets_s},
                     {"run_makespans_s", i.run_makespans_s},
@@ -127,19 +129,34 @@ nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
   const engine::Schedule& s = predicted.output.built.schedule;
   const engine::Timeline& p = predicted.output.timeline;
   const engine::Timeline& m = measured.output.timeline;
+  const int per_node = predicted.scenario.cluster.topology.node.gpus;
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (OpId id = 0; id < s.ops.size(); ++id) {
     const engine::Op& op = s.ops[id];
-    ops.push_back({{"id", id},
-                   {"rank", op.rank},
-                   {"stream", s.stream_names.at(op.stream)},
-                   {"label", s.label(op)},
-                   {"kind", engine::to_string(op.kind)},
-                   {"category", engine::to_string(op.category)},
-                   {"predicted_start_s", p.start[id].seconds()},
-                   {"predicted_end_s", p.end[id].seconds()},
-                   {"start_s", m.start[id].seconds()},
-                   {"end_s", m.end[id].seconds()}});
+    nlohmann::ordered_json o{{"id", id},
+                             {"rank", op.rank},
+                             {"stream", s.stream_names.at(op.stream)},
+                             {"label", s.label(op)},
+                             {"kind", engine::to_string(op.kind)},
+                             {"category", engine::to_string(op.category)},
+                             {"predicted_start_s", p.start[id].seconds()},
+                             {"predicted_end_s", p.end[id].seconds()},
+                             {"start_s", m.start[id].seconds()},
+                             {"launch_s", m.launch[id].seconds()},
+                             {"end_s", m.end[id].seconds()},
+                             {"bytes", op.bytes}};
+    // What `calibrate from-execution` fits: FLOPs of compute, the shape of a collective.
+    if (op.kind == OpKind::compute) o["flops"] = op.flops;
+    if (op.kind == OpKind::collective) {
+      const auto& ranks = s.groups.at(op.group_or_peer).ranks;
+      std::set<engine::Rank> nodes;
+      for (engine::Rank r : ranks)
+        nodes.insert(r / static_cast<engine::Rank>(std::max(1, per_node)));
+      o["collective"] = engine::to_string(op.collective);
+      o["group_ranks"] = ranks.size();
+      o["group_nodes"] = nodes.size();
+    }
+    ops.push_back(std::move(o));
   }
   j["ops"] = std::move(ops);
   return j;

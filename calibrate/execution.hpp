@@ -38,10 +38,11 @@ struct ExecutionInfo {
   std::string device;   // "cpu (Eigen fp32, 1 thread per rank)", a GPU's name
   std::uint32_t ranks = 0;
   std::uint32_t hosts = 0;
-  int iterations = 1;                   // measured runs of the schedule
-  int warmup = 0;                       // runs before them, discarded
-  double work_scale = 1.0;              // executed FLOPs and bytes = the schedule's × work_scale
-  double op_timeout_s = 0;              // the watchdog's limit per op
+  int iterations = 1;         // measured runs of the schedule
+  int warmup = 0;             // runs before them, discarded
+  double work_scale = 1.0;    // executed FLOPs and bytes = the schedule's × work_scale
+  std::string compute_dtype;  // what compute ran in ("fp32" on the CPU), whatever the scenario's
+  double op_timeout_s = 0;    // the watchdog's limit per op
   std::vector<double> clock_offsets_s;  // per rank: its clock minus rank 0's
   std::vector<double> run_makespans_s;  // each measured run, in order
   std::size_t representative_run = 0;   // the run (median makespan) whose op times are reported
@@ -66,7 +67,9 @@ models::Prediction measured_prediction(const models::Prediction& predicted,
                                        const Execution& execution);
 
 // The result JSON schema of `clustersim run --json`, plus "execution" (ExecutionInfo) and "ops":
-// per op its id, rank, stream, label, kind, category, and predicted and measured start/end.
+// per op its id, rank, stream, label, kind, category, predicted and measured start/end, the
+// measured launch (communication: when the last peer arrived), bytes, and FLOPs (compute) or
+// collective type and group shape (collectives).
 nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
                                          const models::Prediction& measured,
                                          const Execution& execution);

@@ -531,6 +531,7 @@ int execute_mpi(const ExecuteOptions& o) {
   i.iterations = o.iterations;
   i.warmup = o.warmup;
   i.work_scale = o.work_scale;
+  i.compute_dtype = "fp32";
   i.op_timeout_s = o.op_timeout_s;
   i.clock_offsets_s = offsets;
   i.values_checked = totals[0];

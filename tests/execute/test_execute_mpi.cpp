@@ -257,6 +257,16 @@ TEST(ExecuteMpi, CpuLoopCalibratedPredictionIsCloserThanThePreset) {
   EXPECT_LT(std::abs(calibrated - measured), std::abs(preset - measured));
   EXPECT_NEAR(read_json(dir / "cmp.json").at("iteration_time").at("relative_error").get<double>(),
               (calibrated - measured) / measured, 1e-9);
+  // Feed back: a profile fitted to this execution, and a prediction that uses it.
+  const std::string fed = (dir / "from-execution.json").string();
+  const Outcome from =
+      run_cli({"calibrate", "from-execution", (dir / "measured.json").string(), "--out", fed}, dir);
+  ASSERT_EQ(from.code, 0) << from.err;
+  EXPECT_NE(from.out.find("1 collective fits"), std::string::npos) << from.out;  // one all-reduce
+  const Outcome again = run_cli({"run", scenario, "--set", "simulation.calibration=" + fed,
+                                 "--json", (dir / "again.json").string()},
+                                dir);
+  ASSERT_EQ(again.code, 0) << again.err;
 }
 
 }  // namespace
