@@ -41,6 +41,14 @@ std::string text(double s) {
 
 }  // namespace
 
+std::vector<OpError> largest_errors(std::vector<OpError> errors, std::size_t top) {
+  std::stable_sort(errors.begin(), errors.end(), [](const OpError& a, const OpError& b) {
+    return std::fabs(a.error_s()) > std::fabs(b.error_s());
+  });
+  errors.resize(std::min(top, errors.size()));
+  return errors;
+}
+
 Comparison compare_results(const json& predicted, const json& measured,
                            const std::string& predicted_name, const std::string& measured_name,
                            std::size_t top) {
@@ -84,11 +92,7 @@ Comparison compare_results(const json& predicted, const json& measured,
     all.push_back(std::move(e));
   }
   c.ops_compared = all.size();
-  std::stable_sort(all.begin(), all.end(), [](const OpError& a, const OpError& b) {
-    return std::fabs(a.error_s()) > std::fabs(b.error_s());
-  });
-  all.resize(std::min(top, all.size()));
-  c.largest = std::move(all);
+  c.largest = largest_errors(std::move(all), top);
   return c;
 }
 

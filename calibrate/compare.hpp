@@ -47,6 +47,9 @@ struct Comparison {
   std::size_t ops_compared = 0;
 };
 
+// The `top` largest |error| first (ties in the given order).
+std::vector<OpError> largest_errors(std::vector<OpError> errors, std::size_t top);
+
 // `predicted_name`, `measured_name`: the files, for messages.
 Comparison compare_results(const nlohmann::ordered_json& predicted,
                            const nlohmann::ordered_json& measured,

@@ -107,6 +107,19 @@ models::Prediction measured_prediction(const models::Prediction& predicted,
   return m;
 }
 
+nlohmann::ordered_json op_json(const engine::Schedule& s, OpId id,
+                               const engine::Timeline& predicted) {
+  const engine::Op& op = s.ops[id];
+  return {{"id", id},
+          {"rank", op.rank},
+          {"stream", s.stream_names.at(op.stream)},
+          {"label", s.label(op)},
+          {"kind", engine::to_string(op.kind)},
+          {"category", engine::to_string(op.category)},
+          {"predicted_start_s", predicted.start[id].seconds()},
+          {"predicted_end_s", predicted.end[id].seconds()}};
+}
+
 nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
                                          const models::Prediction& measured, const Execution& e) {
   nlohmann::ordered_json j = models::result_to_json(measured.output.result, false);
@@ -133,18 +146,11 @@ nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (OpId id = 0; id < s.ops.size(); ++id) {
     const engine::Op& op = s.ops[id];
-    nlohmann::ordered_json o{{"id", id},
-                             {"rank", op.rank},
-                             {"stream", s.stream_names.at(op.stream)},
-                             {"label", s.label(op)},
-                             {"kind", engine::to_string(op.kind)},
-                             {"category", engine::to_string(op.category)},
-                             {"predicted_start_s", p.start[id].seconds()},
-                             {"predicted_end_s", p.end[id].seconds()},
-                             {"start_s", m.start[id].seconds()},
-                             {"launch_s", m.launch[id].seconds()},
-                             {"end_s", m.end[id].seconds()},
-                             {"bytes", op.bytes}};
+    nlohmann::ordered_json o = op_json(s, id, p);
+    o["start_s"] = m.start[id].seconds();
+    o["launch_s"] = m.launch[id].seconds();
+    o["end_s"] = m.end[id].seconds();
+    o["bytes"] = op.bytes;
     // What `calibrate from-execution` fits: FLOPs of compute, the shape of a collective.
     if (op.kind == OpKind::compute) o["flops"] = op.flops;
     if (op.kind == OpKind::collective) {

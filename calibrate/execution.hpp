@@ -74,6 +74,11 @@ nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
                                          const models::Prediction& measured,
                                          const Execution& execution);
 
+// One op as the "ops" entries of execution_to_json start: id, rank, stream, label, kind, category
+// and its predicted start/end; the caller adds the measured times.
+nlohmann::ordered_json op_json(const engine::Schedule& schedule, engine::OpId id,
+                               const engine::Timeline& predicted);
+
 // Writes the JSON and trace atomically (after models::check_output_path); empty paths are skipped.
 void write_execution(const models::Prediction& predicted, const Execution& execution,
                      const std::string& json_path, const std::string& trace_path);
