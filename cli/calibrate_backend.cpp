@@ -77,7 +77,10 @@ std::string backend_executable_name(std::string_view backend) {
 }
 
 fs::path find_backend(std::string_view backend) {
-  const std::string name = backend_executable_name(backend);
+  return find_backend_program(backend_executable_name(backend), backend);
+}
+
+fs::path find_backend_program(const std::string& name, std::string_view backend) {
   fs::path dir;
   std::string where;
   if (const char* env = std::getenv(kBackendDirEnv); env != nullptr && *env != '\0') {

@@ -1,10 +1,12 @@
 #include "cli/calibrate_command.hpp"
 
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "calibrate/from_execution.hpp"
 #include "calibrate/nccl_tests_import.hpp"
 #include "calibrate/profile.hpp"
 #include "cli/calibrate_backend.hpp"
@@ -22,6 +24,8 @@ struct CalibrateArgs {
   std::vector<std::string> logs;
   std::string import_out;
   std::string collective;  // import: which collective the logs measured, when they do not say
+  std::string measured;    // from-execution: the JSON of `clustersim execute`
+  std::string measured_out;
 };
 
 // Measuring needs a GPU or MPI library, which clustersim does not load: it becomes the back end's
@@ -60,6 +64,32 @@ int run_import(const CalibrateArgs& a) {
   return kExitOk;
 }
 
+// A profile fitted to an execution's measured times (calibrate/from_execution.hpp).
+int run_from_execution(const CalibrateArgs& a) {
+  models::check_output_path(a.measured_out, {a.measured}, "--out");
+  std::ifstream in(a.measured);
+  if (!in) throw BadInput(a.measured + ": cannot be read");
+  nlohmann::json measured;
+  try {
+    measured = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw BadInput(a.measured + ": not JSON: " + e.what());
+  }
+  calibrate::Profile p;
+  try {
+    p = calibrate::profile_from_execution(measured, a.measured);
+  } catch (const calibrate::ImportError& e) {
+    throw BadInput(e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw BadInput(a.measured + ": unexpected content: " + e.what());
+  }
+  calibrate::write_profile(p, a.measured_out);
+  std::cout << "wrote " << a.measured_out << " from " << a.measured << ": "
+            << p.measurements.gemms.size() << " GEMM sizes, " << p.measurements.collectives.size()
+            << " collective rows, " << p.collectives.fits().size() << " collective fits\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_calibrate_command(CLI::App& app, Action& action) {
@@ -85,9 +115,17 @@ void add_calibrate_command(CLI::App& app, Action& action) {
                   "say (no '# Collective test starting' line)")
       ->check(CLI::IsMember(collectives));
 
+  CLI::App* from = cal->add_subcommand(
+      "from-execution", "Fit a profile to the measured times of `clustersim execute --json`");
+  from->add_option("MEASURED", args->measured, "Result JSON of `clustersim execute`")
+      ->required()
+      ->check(CLI::ExistingFile);
+  from->add_option("--out", args->measured_out, "Profile to write")->required();
+
   imp->callback([args, &action] { action = [args] { return run_import(*args); }; });
-  cal->callback([args, imp, &action] {
-    if (imp->parsed()) return;
+  from->callback([args, &action] { action = [args] { return run_from_execution(*args); }; });
+  cal->callback([args, imp, from, &action] {
+    if (imp->parsed() || from->parsed()) return;
     action = [args] { return run_calibrate(*args); };
   });
 }
