@@ -6,6 +6,7 @@
 
 #include "cli/calibrate_command.hpp"
 #include "cli/command.hpp"
+#include "cli/export_chakra_command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   cli::add_presets_command(app, action);
   cli::add_calibrate_command(app, action);
   cli::add_validate_command(app, action);
+  cli::add_export_chakra_command(app, action);
 
   try {
     app.parse(argc, argv);
