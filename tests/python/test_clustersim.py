@@ -179,7 +179,7 @@ class PresetsTest(unittest.TestCase):
         self.assertLessEqual({"analytical", "flow", "ideal"}, set(clustersim.network_models()))
 
 
-# A run long enough to interrupt at 0.2 s: FSDP + TP 8 on 32 GPUs (about 1.5 s on a loaded 2-core
+# A run long enough to interrupt at 0.1 s: FSDP + TP 8 on 32 GPUs (about 1.5 s on a loaded 2-core
 # machine; a run that ended before the signal would fail the test, not pass it).
 LONG_SCENARIO = os.path.join(SCENARIOS, "llama3-70b-fsdp-tp8-4xdgx-h100.yaml")
 
@@ -204,7 +204,7 @@ class ConcurrencyTest(unittest.TestCase):
     @unittest.skipIf(threading.current_thread() is not threading.main_thread(),
                      "signals reach only the main thread")
     def test_ctrl_c_cancels_the_run(self):
-        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
         timer.start()
         started = time.monotonic()
         try:
