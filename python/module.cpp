@@ -108,8 +108,8 @@ py::tuple run(const std::string& scenario, const std::optional<std::string>& tex
   request.overrides = overrides;
   request.network = network;
   request.record_link_rates = trace_out.has_value();
-  if (json_out) request.outputs.emplace_back(*json_out, "json");
-  if (trace_out) request.outputs.emplace_back(*trace_out, "trace");
+  if (json_out) request.outputs.emplace_back(*json_out, "json_out");
+  if (trace_out) request.outputs.emplace_back(*trace_out, "trace_out");
 
   std::optional<models::Prediction> prediction;
   run_interruptibly([&](const std::atomic<bool>& cancel) {

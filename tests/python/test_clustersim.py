@@ -127,6 +127,15 @@ class RunTest(TempDirCase):
 
 
 class ErrorTest(TempDirCase):
+    def test_output_over_the_scenario_is_refused_before_the_run(self):
+        path = self.write("ddp.yaml", HAND_YAML)
+        with self.assertRaises(clustersim.OutputPathError) as caught:
+            clustersim.run(path, json_out=path)
+        self.assertIn("json_out", str(caught.exception))
+        with open(path) as f:
+            self.assertEqual(f.read(), HAND_YAML)  # untouched
+
+
     def test_unknown_key_names_file_line_and_key(self):
         text = HAND_YAML.replace("bucket_mb: 0.5", "bucket_mbb: 0.5")
         typo_line = text.splitlines().index("  bucket_mbb: 0.5") + 1
