@@ -8,6 +8,7 @@
 #include "cli/command.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/execute_command.hpp"
+#include "cli/export_chakra_command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/validate_command.hpp"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   cli::add_validate_command(app, action);
   cli::add_execute_command(app, action);
   cli::add_compare_command(app, action);
+  cli::add_export_chakra_command(app, action);
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,8 @@
 
 #include "engine/io/atomic_file.hpp"
 #include "engine/trace.hpp"
+#include "models/hardware.hpp"
+#include "models/model_spec.hpp"
 #include "models/result_json.hpp"
 
 namespace clustersim::models {
@@ -88,9 +90,16 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>>& 
 
 void write_result_json(const Prediction& p, const std::string& path, bool reproducible) {
   check_output_path(path, p.scenario.inputs, "result JSON");
-  engine::write_file_atomically(path, [&](std::ostream& os) {
-    os << result_to_json(p.output.result, reproducible).dump(2) << "\n";
-  });
+  engine::write_file_atomically(path,
+                                [&](std::ostream& os) { os << result_json_text(p, reproducible); });
+}
+
+std::string result_json_text(const Prediction& p, bool reproducible) {
+  return result_to_json(p.output.result, reproducible).dump(2) + "\n";
+}
+
+PresetNames preset_names() {
+  return {gpu_names(), node_names(), model_names()};
 }
 
 void write_trace(const Prediction& p, const std::string& path) {

@@ -67,4 +67,16 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>>& 
 void write_result_json(const Prediction& prediction, const std::string& path, bool reproducible);
 void write_trace(const Prediction& prediction, const std::string& path);
 
+// What write_result_json writes, as text: for front ends that keep the result in memory (the
+// Python module parses it into a dict, so its keys are the result JSON's by construction).
+std::string result_json_text(const Prediction& prediction, bool reproducible);
+
+// The names of the built-in presets (`clustersim presets`), each list in the presets' order.
+struct PresetNames {
+  std::vector<std::string> gpus;
+  std::vector<std::string> nodes;
+  std::vector<std::string> models;
+};
+PresetNames preset_names();
+
 }  // namespace clustersim::models

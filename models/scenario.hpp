@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/names.hpp"
@@ -22,16 +23,26 @@
 
 namespace clustersim::models {
 
-// Bad input. what() reads "FILE:LINE:COL: KEY.PATH: what is wrong; what is allowed".
-class ScenarioError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 struct SourceLocation {
   std::string file;  // the scenario file, or "--set" for an override
   int line = 0;      // 1-based; 0 when unknown
   int column = 0;
+};
+
+// Bad input. what() reads "FILE:LINE:COL: KEY.PATH: what is wrong; what is allowed".
+class ScenarioError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+  ScenarioError(const std::string& what, SourceLocation where, std::string key)
+      : std::runtime_error(what), where_(std::move(where)), key_(std::move(key)) {}
+  // The parts of what(), for front ends that present them apart (Python's ScenarioError has
+  // file, line and key attributes). Empty when the error was built from a message alone.
+  const SourceLocation& where() const { return where_; }
+  const std::string& key() const { return key_; }
+
+ private:
+  SourceLocation where_;
+  std::string key_;
 };
 
 // training.recompute (docs/memory.md "Recompute"): none; selective as Megatron-LM defines it (the

@@ -41,7 +41,7 @@ std::string format_location(const SourceLocation& where) {
 void throw_error(const SourceLocation& where, const std::string& key, const std::string& message) {
   std::string text = format_location(where) + ": ";
   if (!key.empty()) text += key + ": ";
-  throw ScenarioError(text + message);
+  throw ScenarioError(text + message, where, key);
 }
 
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {

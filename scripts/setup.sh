@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libboost-graph-dev libeigen3-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3-dev pybind11-dev protobuf-compiler libprotobuf-dev
   libopenmpi-dev openmpi-bin
   libsimgrid-dev
   qt6-base-dev qt6-charts-dev

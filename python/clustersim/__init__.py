@@ -1,0 +1,104 @@
+"""clustersim: predict how one training iteration runs on a GPU cluster (docs/python.md).
+
+    >>> import clustersim
+    >>> r = clustersim.run("scenarios/resnet50-ddp-dgx-a100.yaml", set={"parallel.bucket_mb": 50})
+    >>> r["iteration_time_s"], r["mfu"]
+
+Everything here is presentation over the front-end API the `clustersim` command uses
+(models/frontend.hpp): the results are the same figures, with the result JSON's keys.
+"""
+
+import itertools
+import json
+import os
+
+from ._native import OutputPathError, ScenarioError
+from . import _native
+
+__all__ = ["run", "sweep", "presets", "network_models", "ScenarioError", "OutputPathError"]
+
+
+def _yaml_value(value):
+    """An override's value as YAML text, the way `--set key=value` takes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return json.dumps(value)  # lists and mappings: JSON is YAML flow syntax
+
+
+def _overrides(values):
+    if values is None:
+        return []
+    if not isinstance(values, dict):
+        raise TypeError("set= takes a dict {'key.path': value}, got " + type(values).__name__)
+    return [f"{key}={_yaml_value(value)}" for key, value in values.items()]
+
+
+def run(scenario, set=None, network=None, timeline=True, json_out=None, trace_out=None,
+        reproducible=False):
+    """Simulate one scenario and return its result as a dict.
+
+    scenario: a scenario file's path, or the scenario itself as a dict (the YAML file's
+        structure; relative paths in it are taken from the current directory).
+    set: overrides by key path, as `clustersim run --set`: {"parallel.tp": 4}.
+    network: "analytical", "flow", "simgrid" or "ideal" (replaces simulation.network_model).
+    timeline: add "timeline", the per-op timeline as a dict of equal-length lists.
+    json_out, trace_out: also write the result JSON / the Chrome trace there (atomically).
+    reproducible: simulator.wall_s reads 0, so identical inputs give identical results.
+
+    The keys are those of `clustersim run --json` (docs/outputs.md). Raises ScenarioError (with
+    .file, .line, .column, .key) on bad input and KeyboardInterrupt when Ctrl-C cancels the run.
+    The GIL is released while the simulation runs.
+    """
+    if isinstance(scenario, dict):
+        # JSON is YAML: the scenario loader reads it as it reads a file, and errors name the key.
+        origin, text = "<dict>", json.dumps(scenario, indent=2)
+    elif isinstance(scenario, (str, os.PathLike)):
+        origin, text = os.fspath(scenario), None
+    else:
+        raise TypeError("scenario: a path or a dict, got " + type(scenario).__name__)
+    result_text, columns = _native.run(
+        origin, text, _overrides(set), network, bool(timeline),
+        None if json_out is None else os.fspath(json_out),
+        None if trace_out is None else os.fspath(trace_out), bool(reproducible))
+    result = json.loads(result_text)
+    if columns is not None:
+        result["timeline"] = columns
+    return result
+
+
+def sweep(scenario, vary, set=None, network=None, timeline=False):
+    """Run every combination of the values in `vary` ({"key.path": [v1, v2, ...]}).
+
+    Returns a list of {"point": {key: value, ...}, "result": run()'s dict}, in the order of
+    itertools.product over `vary` (the first key varies slowest). `set` applies to every point;
+    a key in both takes the point's value. Each point is one run() (the GIL is released while it
+    simulates); the first bad point raises its ScenarioError.
+    """
+    if not isinstance(vary, dict) or not vary:
+        raise TypeError("vary= takes a non-empty dict {'key.path': [values]}")
+    keys = list(vary)
+    points = []
+    for values in itertools.product(*(list(vary[k]) for k in keys)):
+        point = dict(zip(keys, values))
+        overrides = dict(set or {})
+        overrides.update(point)
+        points.append({"point": point,
+                       "result": run(scenario, set=overrides, network=network,
+                                     timeline=timeline)})
+    return points
+
+
+def presets():
+    """The built-in presets' names: {"gpus": [...], "nodes": [...], "models": [...]}."""
+    return _native.presets()
+
+
+def network_models():
+    """The network models `network=` accepts."""
+    return list(_native.network_models())
