@@ -33,8 +33,13 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
       << " GPUs (" << sc.cluster.nodes << " x " << sc.cluster.topology.node.gpus << " "
       << sc.cluster.gpu.name << ") | network model " << r.network_model << "\n";
   out << "  plan: tp " << sc.parallel.tp << ", pp " << sc.parallel.pp << ", dp " << sc.parallel.dp
-      << ", ep " << sc.parallel.ep << "; global batch " << sc.training.global_batch
-      << ", micro-batch " << sc.training.micro_batch << ", " << sc.num_microbatches()
+      << ", ep " << sc.parallel.ep
+      << (sc.parallel.cp > 1
+              ? ", cp " + std::to_string(sc.parallel.cp) + " (" +
+                    std::string(models::kContextParallelCommNames.name(sc.parallel.cp_comm)) + ")"
+              : std::string())
+      << "; global batch " << sc.training.global_batch << ", micro-batch "
+      << sc.training.micro_batch << ", " << sc.num_microbatches()
       << " micro-batches per iteration\n\n";
 
   row("iteration time", format_seconds(r.iteration_time_s));
@@ -53,6 +58,7 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
   const auto& e = r.exposed_comm_s;
   row("exposed communication", "dp " + format_seconds(e.dp) + ", tp " + format_seconds(e.tp) +
                                    ", pp " + format_seconds(e.pp) + ", ep " + format_seconds(e.ep) +
+                                   (e.cp > 0 ? ", cp " + format_seconds(e.cp) : std::string()) +
                                    " (" + percent(r.comm_overlap_fraction) +
                                    " of communication hidden)");
   row("pipeline bubble", percent(r.bubble_fraction));

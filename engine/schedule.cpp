@@ -22,7 +22,7 @@ std::string_view to_string(Algorithm a) {
 
 bool is_communication(Category c) {
   return c == Category::dp_comm || c == Category::tp_comm || c == Category::pp_comm ||
-         c == Category::ep_comm;
+         c == Category::ep_comm || c == Category::cp_comm;
 }
 
 std::string Schedule::label(const Op& op) const {

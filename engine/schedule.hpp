@@ -36,8 +36,9 @@ enum class Category : std::uint8_t {
   tp_comm,
   pp_comm,
   ep_comm,
+  cp_comm,  // context parallelism's K/V exchange
 };
-inline constexpr int kNumCategories = 8;
+inline constexpr int kNumCategories = 9;
 
 enum class CollectiveType : std::uint8_t {
   all_reduce,
@@ -66,16 +67,18 @@ inline constexpr NameTable kOpKindNames{std::array<std::pair<OpKind, std::string
     {OpKind::copy, "copy"},
 }}};
 // DESIGN.md fixes these spellings ("dp-comm", ...).
-inline constexpr NameTable kCategoryNames{std::array<std::pair<Category, std::string_view>, 8>{{
-    {Category::forward, "forward"},
-    {Category::backward, "backward"},
-    {Category::recompute, "recompute"},
-    {Category::optimizer, "optimizer"},
-    {Category::dp_comm, "dp-comm"},
-    {Category::tp_comm, "tp-comm"},
-    {Category::pp_comm, "pp-comm"},
-    {Category::ep_comm, "ep-comm"},
-}}};
+inline constexpr NameTable kCategoryNames{
+    std::array<std::pair<Category, std::string_view>, kNumCategories>{{
+        {Category::forward, "forward"},
+        {Category::backward, "backward"},
+        {Category::recompute, "recompute"},
+        {Category::optimizer, "optimizer"},
+        {Category::dp_comm, "dp-comm"},
+        {Category::tp_comm, "tp-comm"},
+        {Category::pp_comm, "pp-comm"},
+        {Category::ep_comm, "ep-comm"},
+        {Category::cp_comm, "cp-comm"},
+    }}};
 inline constexpr NameTable kCollectiveTypeNames{
     std::array<std::pair<CollectiveType, std::string_view>, kNumCollectiveTypes>{{
         {CollectiveType::all_reduce, "all_reduce"},

@@ -123,7 +123,7 @@ struct Parts {
   bool persistent_gradients() const {
     if (!sc.training.set_to_none) return true;
     return sc.parallel.data_parallel == DataParallel::ddp && sc.parallel.gradient_as_bucket_view &&
-           sc.parallel.dp > 1;
+           sc.parallel.replicas() > 1;
   }
   // Autocast's 16-bit copy of each weight of layer `li` (gathered, on this rank): cached at the
   // layer's first forward op and saved by its matmuls until the layer's backward.
@@ -177,7 +177,8 @@ struct Parts {
     const auto& p = sc.parallel;
     std::vector<Communicator> comms;
     if (p.tp > 1) comms.push_back({layout.tp_group(rank), 2});
-    if (p.dp > 1) comms.push_back({layout.dp_group(rank), 2});
+    if (p.replicas() > 1) comms.push_back({layout.dp_group(rank), 2});
+    if (p.cp > 1) comms.push_back({layout.cp_group(rank), 2});
     if (p.pp > 1) comms.push_back({layout.pp_group(rank), 2});
     if (p.ep > 1) {
       comms.push_back({layout.ep_group(rank), std::max(2, p.ep - 1)});
@@ -378,7 +379,7 @@ std::vector<MemorySuggestion> suggestions(const Scenario& sc) {
   suggest_along(sc, out, micro);
   // Shard more of the model states over the data-parallel group.
   Steps zero;
-  if (p.dp > 1) {
+  if (p.replicas() > 1) {
     const std::pair<DataParallel, const char*> stages[] = {{DataParallel::zero1, "zero1"},
                                                            {DataParallel::zero2, "zero2"},
                                                            {DataParallel::zero3, "zero3"}};

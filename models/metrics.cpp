@@ -12,7 +12,7 @@ using engine::Category;
 using engine::Time;
 
 // Classes an instant of the critical rank can be attributed to.
-enum Class { kCompute, kRecompute, kDp, kTp, kPp, kEp, kClasses };
+enum Class { kCompute, kRecompute, kDp, kTp, kPp, kEp, kCp, kClasses };
 
 int class_of(Category c) {
   switch (c) {
@@ -30,6 +30,8 @@ int class_of(Category c) {
       return kPp;
     case Category::ep_comm:
       return kEp;
+    case Category::cp_comm:
+      return kCp;
   }
   return kCompute;
 }
@@ -72,7 +74,7 @@ Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl, engine::
   auto account = [&](Time until) {
     const double dt = (until - at).seconds();
     if (dt <= 0) return;
-    const int comm = active[kDp] + active[kTp] + active[kPp] + active[kEp];
+    const int comm = active[kDp] + active[kTp] + active[kPp] + active[kEp] + active[kCp];
     if (comm > 0) out.comm_in_flight += dt;
     if (active[kCompute] > 0) {
       seconds[kCompute] += dt;
@@ -80,9 +82,9 @@ Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl, engine::
       seconds[kRecompute] += dt;
     } else if (comm > 0) {
       int kinds = 0;
-      for (int c = kDp; c <= kEp; ++c)
+      for (int c = kDp; c <= kCp; ++c)
         kinds += active[c] > 0;
-      for (int c = kDp; c <= kEp; ++c)
+      for (int c = kDp; c <= kCp; ++c)
         if (active[c] > 0) seconds[c] += dt / kinds;
     } else {
       idle += dt;
@@ -95,7 +97,7 @@ Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl, engine::
   }
   account(tl.makespan);
   out.breakdown = {seconds[kCompute], seconds[kRecompute], seconds[kDp], seconds[kTp],
-                   seconds[kPp],      seconds[kEp],        idle};
+                   seconds[kPp],      seconds[kEp],        seconds[kCp], idle};
   return out;
 }
 
@@ -149,12 +151,13 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   r.critical_rank = critical_rank(s, tl);
   const Sweep sweep = sweep_rank(s, tl, r.critical_rank);
   TimeBreakdown b = sweep.breakdown;
-  for (double* v :
-       {&b.compute, &b.recompute, &b.dp_comm, &b.tp_comm, &b.pp_comm, &b.ep_comm, &b.idle})
+  for (double* v : {&b.compute, &b.recompute, &b.dp_comm, &b.tp_comm, &b.pp_comm, &b.ep_comm,
+                    &b.cp_comm, &b.idle})
     *v /= iterations;
   r.breakdown_s = b;
-  r.exposed_comm_s = {b.dp_comm, b.tp_comm, b.pp_comm, b.ep_comm,
-                      b.dp_comm + b.tp_comm + b.pp_comm + b.ep_comm};
+  r.exposed_comm_s = {b.dp_comm, b.tp_comm,
+                      b.pp_comm, b.ep_comm,
+                      b.cp_comm, b.dp_comm + b.tp_comm + b.pp_comm + b.ep_comm + b.cp_comm};
   const double in_flight = sweep.comm_in_flight / iterations;
   // Exposed communication is part of what was in flight, so the share is in [0, 1]; the two sums
   // add the same intervals in different orders and can differ by an ulp (−7e-16 seen).

@@ -9,8 +9,8 @@
 #include "engine/timeline.hpp"
 #include "engine/topology.hpp"
 #include "models/memory_model.hpp"
-#include "models/scenario.hpp"
 #include "models/plans/training_schedule.hpp"
+#include "models/scenario.hpp"
 
 namespace clustersim::models {
 
@@ -26,7 +26,8 @@ struct LinkUsage {
 // (forward, backward, optimizer) first, then recompute, then communication in flight (split
 // evenly between kinds in flight together), else idle (waiting on other ranks).
 struct TimeBreakdown {
-  double compute = 0, recompute = 0, dp_comm = 0, tp_comm = 0, pp_comm = 0, ep_comm = 0, idle = 0;
+  double compute = 0, recompute = 0, dp_comm = 0, tp_comm = 0, pp_comm = 0, ep_comm = 0,
+         cp_comm = 0, idle = 0;
 };
 
 struct Result {
@@ -39,7 +40,7 @@ struct Result {
   double mfu = 0;              // model FLOPs (no recompute) / (time × GPUs × peak)
   double bubble_fraction = 0;  // idle share of the critical rank
   struct {
-    double dp = 0, tp = 0, pp = 0, ep = 0, total = 0;
+    double dp = 0, tp = 0, pp = 0, ep = 0, cp = 0, total = 0;
   } exposed_comm_s;
   double comm_overlap_fraction = 0;  // share of communication time hidden behind compute
   MemoryEstimate memory;

@@ -11,18 +11,25 @@ int axis_of(const std::string& name) {
   if (name == "ep") return 1;
   if (name == "dp") return 2;
   if (name == "pp") return 3;
+  if (name == "cp") return 4;
   throw std::invalid_argument("parallel.order: unknown axis '" + name +
-                              "'; allowed: tp, ep, dp, pp");
+                              "'; allowed: tp, cp, ep, dp, pp");
 }
 }  // namespace
 
-RankLayout::RankLayout(int tp, int ep, int dp, int pp, const std::vector<std::string>& order) {
-  if (tp < 1 || ep < 1 || dp < 1 || pp < 1 || dp % ep != 0)
+RankLayout::RankLayout(int tp, int ep, int dp, int pp, const std::vector<std::string>& order,
+                       int cp) {
+  if (tp < 1 || ep < 1 || dp < 1 || pp < 1 || cp < 1 || dp % ep != 0)
     throw std::invalid_argument("rank layout: sizes must be positive and ep must divide dp");
-  size_ = {tp, ep, dp / ep, pp};
-  std::array<bool, 4> seen{};
+  size_ = {tp, ep, dp / ep, pp, cp};
+  std::vector<std::string> full = order;
+  if (std::find(full.begin(), full.end(), "cp") == full.end()) {
+    const auto tp_at = std::find(full.begin(), full.end(), "tp");
+    full.insert(tp_at == full.end() ? full.begin() : tp_at + 1, "cp");
+  }
+  std::array<bool, kNumAxes> seen{};
   int stride = 1;
-  for (const auto& name : order) {
+  for (const auto& name : full) {
     const int a = axis_of(name);
     if (seen[a]) throw std::invalid_argument("parallel.order: '" + name + "' appears twice");
     seen[a] = true;
@@ -35,12 +42,12 @@ RankLayout::RankLayout(int tp, int ep, int dp, int pp, const std::vector<std::st
 
 RankCoords RankLayout::coords(engine::Rank rank) const {
   auto along = [&](int a) { return static_cast<int>(rank / stride_[a]) % size_[a]; };
-  return {along(0), along(1), along(2), along(3)};
+  return {along(0), along(1), along(2), along(3), along(4)};
 }
 
 engine::Rank RankLayout::rank(const RankCoords& c) const {
   return static_cast<engine::Rank>(c.tp * stride_[0] + c.ep * stride_[1] + c.dp * stride_[2] +
-                                   c.pp * stride_[3]);
+                                   c.pp * stride_[3] + c.cp * stride_[4]);
 }
 
 std::vector<engine::Rank> RankLayout::group(engine::Rank r,

@@ -54,6 +54,7 @@ void check_result(const Result& r) {
                                 {"tp_comm", b.tp_comm},
                                 {"pp_comm", b.pp_comm},
                                 {"ep_comm", b.ep_comm},
+                                {"cp_comm", b.cp_comm},
                                 {"idle", b.idle}}) {
     finite_non_negative(std::string("breakdown_s.") + name, v);
     at_most(std::string("breakdown_s.") + name + " <= iteration_time_s", v, t);
@@ -64,6 +65,7 @@ void check_result(const Result& r) {
                                 {"tp", r.exposed_comm_s.tp},
                                 {"pp", r.exposed_comm_s.pp},
                                 {"ep", r.exposed_comm_s.ep},
+                                {"cp", r.exposed_comm_s.cp},
                                 {"total", r.exposed_comm_s.total}}) {
     finite_non_negative(std::string("exposed_comm_s.") + name, v);
     at_most(std::string("exposed_comm_s.") + name + " <= iteration_time_s", v, t);

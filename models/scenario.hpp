@@ -59,6 +59,11 @@ enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
 // s² scores through memory) or a fused FlashAttention kernel.
 enum class Attention { standard, flash };
+// How context parallelism moves K and V (Megatron-Core's --cp-comm-type): p2p passes KV blocks
+// around the CP ring, each send overlapped with the attention of the block before; all_gather
+// gathers K and V before the attention and reduce-scatters their gradients after it, exposed
+// (the Llama 3 paper's variant).
+enum class ContextParallelComm { p2p, all_gather };
 
 // The names a scenario uses for each choice (engine/names.hpp).
 inline constexpr engine::NameTable kRecomputeNames{
@@ -99,6 +104,12 @@ inline constexpr engine::NameTable kDataParallelNames{
         {DataParallel::zero3, "zero3"},
         {DataParallel::fsdp, "fsdp"},
         {DataParallel::hsdp, "hsdp"},
+    }}};
+
+inline constexpr engine::NameTable kContextParallelCommNames{
+    std::array<std::pair<ContextParallelComm, std::string_view>, 2>{{
+        {ContextParallelComm::p2p, "p2p"},
+        {ContextParallelComm::all_gather, "all_gather"},
     }}};
 
 struct ClusterConfig {
@@ -167,7 +178,8 @@ struct ParallelConfig {
   int pp = 1;
   int ep = 1;
   int dp = 1;  // derived: world / (tp·pp·cp)
-  int cp = 1;  // context parallelism (ring attention); only 1 is simulated in this version
+  int cp = 1;  // context parallelism: each sequence split over cp ranks (docs/parallelism.md)
+  ContextParallelComm cp_comm = ContextParallelComm::p2p;
   bool sequence_parallel = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;
@@ -181,7 +193,10 @@ struct ParallelConfig {
   // persistent buffer, as Megatron's DDP) instead of tensors of their own next to a bucket copy.
   bool gradient_as_bucket_view = false;
   FsdpConfig fsdp;
-  std::vector<std::string> order = {"tp", "ep", "dp", "pp"};  // fastest-varying first
+  std::vector<std::string> order = {"tp", "ep", "dp", "pp"};  // fastest-varying first; cp
+                                                              // goes after tp unless listed
+  // Ranks holding the same (dense) parameters, over which gradients are reduced: dp × cp.
+  int replicas() const { return dp * cp; }
 };
 
 // simulation.memory (docs/memory.md): what the memory model cannot derive from the plan.

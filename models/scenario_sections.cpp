@@ -65,6 +65,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("ep")) p.ep = x->count(1, limits::kParallel);
   if (auto x = m.get("dp")) p.dp = x->count(1, limits::kParallel);
   if (auto x = m.get("cp")) p.cp = x->count(1, limits::kParallel);
+  if (auto x = m.get("cp_comm")) p.cp_comm = x->choice(kContextParallelCommNames);
   if (auto x = m.get("sequence_parallel")) p.sequence_parallel = x->boolean();
   if (auto x = m.get("schedule")) p.schedule = x->choice(kPipelineScheduleNames);
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1, limits::kVirtualStages);
@@ -87,20 +88,22 @@ ParallelConfig read_parallel(const yaml::Value& value) {
     f.finish();
   }
   if (auto x = m.get("order")) {
-    const std::vector<std::string> all = {"tp", "ep", "dp", "pp"};
+    // cp may be listed too; left out, it goes right after tp (RankLayout).
+    const std::vector<std::string> all = {"tp", "cp", "ep", "dp", "pp"};
     std::vector<std::string> order;
     for (const yaml::Value& item : x->sequence()) {
       const std::string name = item.text();
       if (std::find(all.begin(), all.end(), name) == all.end())
         item.fail_choice(name, all, "dimension");
       if (std::find(order.begin(), order.end(), name) != order.end())
-        item.fail("'" + name + "' is listed twice; allowed: each of tp, ep, dp, pp once");
+        item.fail("'" + name + "' is listed twice; allowed: each of tp, cp, ep, dp, pp once");
       order.push_back(name);
     }
-    if (order.size() != all.size())
+    const bool has_cp = std::find(order.begin(), order.end(), "cp") != order.end();
+    if (order.size() != all.size() - (has_cp ? 0 : 1))
       x->fail(
-          "must list each of tp, ep, dp, pp once (fastest-varying first), e.g. "
-          "[tp, ep, dp, pp]");
+          "must list each of tp, ep, dp, pp once, and cp at most once (fastest-varying first), "
+          "e.g. [tp, cp, ep, dp, pp]");
     p.order = order;
   }
   m.finish();

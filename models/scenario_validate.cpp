@@ -56,6 +56,28 @@ void validate_transformer(const Scenario& s, const TransformerSpec& t) {
                               "; allowed: ep in " + divisors(t.moe->num_experts));
 }
 
+// Context parallelism splits every sequence into 2·cp chunks (two per rank, for causal load
+// balance) and runs the attention as Transformer Engine's fused kernel does.
+void validate_context_parallel(const Scenario& s, const TransformerSpec& t) {
+  const ParallelConfig& p = s.parallel;
+  if (p.cp == 1) return;
+  const long chunks = 2L * p.cp * (p.sequence_parallel ? p.tp : 1);
+  if (s.training.seq_len % chunks != 0)
+    s.fail("training.seq_len", "seq_len = " + str(s.training.seq_len) + " is not divisible by " +
+                                   (p.sequence_parallel ? "2 · cp · tp = " : "2 · cp = ") +
+                                   str(chunks) +
+                                   " (context parallelism splits each sequence into 2 · cp "
+                                   "chunks for causal load balance)");
+  if (s.training.attention != Attention::flash)
+    s.fail("training.attention",
+           "context parallelism (cp = " + str(p.cp) +
+               ") runs the fused attention kernel on each KV block; allowed: flash");
+  if (t.moe)
+    s.fail("parallel.cp",
+           "context parallelism with a mixture-of-experts model is not simulated "
+           "in this version; allowed: 1");
+}
+
 void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
   const ParallelConfig& p = s.parallel;
   long total = 0;
@@ -71,6 +93,8 @@ void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
   if (p.ep > 1) s.fail("parallel.ep", "expert parallelism needs a MoE transformer; allowed: 1");
   if (p.sequence_parallel)
     s.fail("parallel.sequence_parallel", "needs a transformer model; allowed: false");
+  if (p.cp > 1)
+    s.fail("parallel.cp", "context parallelism splits a transformer's sequence; allowed: 1");
   // It used to be accepted and do nothing.
   const Recompute r = s.training.recompute;
   if (r == Recompute::selective || r == Recompute::selective_op)
@@ -114,7 +138,7 @@ void validate_fsdp_resharding(const Scenario& s) {
 // members on one node): the size must divide every dp group.
 void validate_hsdp(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
-  if (p.data_parallel != DataParallel::hsdp || p.dp <= 1) return;
+  if (p.data_parallel != DataParallel::hsdp || p.replicas() <= 1) return;
   const RankLayout layout = rank_layout(p);
   const int gpus = s.cluster.topology.node.gpus;
   std::vector<bool> seen(static_cast<std::size_t>(s.world_size()), false);
@@ -213,9 +237,6 @@ bool algorithm_exists(engine::CollectiveType type, engine::Algorithm a) {
 
 void validate(Scenario& s) {
   ParallelConfig& p = s.parallel;
-  if (p.cp != 1)
-    s.fail("parallel.cp", "context parallelism (cp = " + str(p.cp) +
-                              ") is not simulated in this version; allowed: 1");
   check_counts(s);
   const int gpus = s.cluster.topology.node.gpus;
   const long world = s.world_size();
@@ -229,11 +250,17 @@ void validate(Scenario& s) {
                               str(static_cast<long>(p.tp) * p.pp) +
                               " does not divide the world size " + world_text +
                               "; allowed: pp in " + divisors(world / p.tp));
-  const int dp = static_cast<int>(world / (static_cast<long>(p.tp) * p.pp));
+  const long tp_pp = static_cast<long>(p.tp) * p.pp;
+  if (world % (tp_pp * p.cp) != 0)
+    s.fail("parallel.cp", "tp · pp · cp = " + str(p.tp) + " · " + str(p.pp) + " · " + str(p.cp) +
+                              " = " + str(tp_pp * p.cp) + " does not divide the world size " +
+                              world_text + "; allowed: cp in " + divisors(world / tp_pp));
+  const int dp = static_cast<int>(world / (tp_pp * p.cp));
   if (p.dp != 0 && p.dp != dp)
-    s.fail("parallel.dp", "dp = " + str(p.dp) + " disagrees with world / (tp · pp) = " +
-                              str(world) + " / (" + str(p.tp) + " · " + str(p.pp) +
-                              ") = " + str(dp) + "; allowed: " + str(dp) + ", or leave dp out");
+    s.fail("parallel.dp", "dp = " + str(p.dp) +
+                              " disagrees with world / (tp · pp · cp) = " + str(world) + " / (" +
+                              str(p.tp) + " · " + str(p.pp) + " · " + str(p.cp) + ") = " + str(dp) +
+                              "; allowed: " + str(dp) + ", or leave dp out");
   p.dp = dp;
   // Megatron: the expert-parallel group is carved out of the data-parallel group.
   if (dp % p.ep != 0)
@@ -277,6 +304,7 @@ void validate(Scenario& s) {
   validate_attention(s);
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {
     validate_transformer(s, *t);
+    validate_context_parallel(s, *t);
     validate_stage_layers(s, t->num_layers, true);
   } else {
     const auto& layers = std::get<std::vector<LayerSpec>>(s.model.body);

@@ -42,8 +42,8 @@ TimeShares shares_of(const Result& r) {
   const double t = r.iteration_time_s;
   if (!(t > 0)) return {};
   const auto& b = r.breakdown_s;
-  return {b.compute / t, b.recompute / t, (b.dp_comm + b.tp_comm + b.pp_comm + b.ep_comm) / t,
-          b.idle / t};
+  return {b.compute / t, b.recompute / t,
+          (b.dp_comm + b.tp_comm + b.pp_comm + b.ep_comm + b.cp_comm) / t, b.idle / t};
 }
 
 ValidationSummary summarize(const std::vector<ValidationRow>& rows, std::string_view kind) {

@@ -142,14 +142,20 @@ void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDi
   const double q = x.T * x.q_local_width * x.e;  // q, and o, and their gradients
   const double kv = x.T * x.kv_local_width * x.e;
   if (c.attention == AttentionImpl::flash) {
-    const double fwd_flops = 4.0 * B * s * s * x.d / (c.causal ? 2.0 : 1.0);
+    // Under context parallelism the local queries meet every KV block: s·s_k products, half of
+    // them masked when causal (the 2·cp-chunk split gives each rank an equal share), and every
+    // block of K and V (and, in backward, of their gradients) is read and written once.
+    const double s_k = c.kv_seq > 0 ? static_cast<double>(c.kv_seq) : s;
+    const double kv_all = kv * s_k / s;
+    const double fwd_flops = 4.0 * B * s * s_k * x.d / (c.causal ? 2.0 : 1.0);
     const double lse = B * s * kFp32;
     if (pass == Pass::forward) {
-      em.attention("attn.flash.fwd", true, s, s, x.d, B, c.causal, fwd_flops, 2 * q + 2 * kv + lse);
+      em.attention("attn.flash.fwd", true, s, s_k, x.d, B, c.causal, fwd_flops,
+                   2 * q + 2 * kv_all + lse);
     } else {  // FlashAttention-2: dot(o, do) preprocess, the backward, dq accumulator convert
       em.memory("attn.flash.bwd_preprocess", 2 * q + lse);
-      em.attention("attn.flash.bwd", false, s, s, x.d, B, c.causal, 2.5 * fwd_flops,
-                   4 * q + 4 * kv + lse + 2 * q / x.e * kFp32);
+      em.attention("attn.flash.bwd", false, s, s_k, x.d, B, c.causal, 2.5 * fwd_flops,
+                   4 * q + 4 * kv_all + lse + 2 * q / x.e * kFp32);
       em.memory("attn.flash.bwd_convert_dq", q / x.e * kFp32 + q);
     }
     return;

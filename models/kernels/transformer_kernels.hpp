@@ -29,6 +29,9 @@ enum class Pass : std::uint8_t { forward, backward };
 struct TransformerKernelConfig {
   long micro_batch = 1;
   long seq = 2048;
+  // Keys each query attends over: the whole sequence under context parallelism, where `seq` is
+  // this rank's share of it (ring attention visits every KV block); 0: = seq.
+  long kv_seq = 0;
   long hidden = 0;
   int heads = 0;
   int kv_heads = 0;  // 0: = heads

@@ -13,7 +13,7 @@ using engine::OpId;
 
 Ddp::Ddp(const PlanContext& ctx, const TensorParallelism& tp, ScheduleSink* sink)
     : ctx_(ctx), tp_(tp), sink_(sink) {
-  if (sink_ != nullptr && ctx.parallel.dp > 1) comm_ = sink_->ops.stream("comm");
+  if (sink_ != nullptr && ctx.parallel.replicas() > 1) comm_ = sink_->ops.stream("comm");
 }
 
 void Ddp::begin_rank(engine::Rank rank, OpId) {
@@ -28,7 +28,7 @@ void Ddp::after_layer(int, int layer, bool forward, std::uint32_t, OpId, OpId we
 // One bucket set over the dp group (dense tensors), one over the expert-dp group (routed
 // experts), issued in the order they become ready.
 std::vector<OpId> Ddp::gradient_ops() {
-  if (ctx_.parallel.dp <= 1) return {};
+  if (ctx_.parallel.replicas() <= 1) return {};
   std::vector<int> index;
   const auto dense = local_layers(ctx_, tp_, rank_, false, &index);
   const auto expert = local_layers(ctx_, tp_, rank_, true, nullptr);
@@ -82,7 +82,8 @@ MemoryBreakdown Ddp::memory(int stage) const {
   // PyTorch DDP copies gradients into flat buckets (gradient_as_bucket_view=False, its default:
   // one more gradient-sized buffer); with gradient_as_bucket_view the gradients are views into
   // the buckets, as in Megatron's DDP.
-  m.buffers = ctx_.parallel.dp > 1 && !ctx_.parallel.gradient_as_bucket_view ? grad * psi : 0.0;
+  m.buffers =
+      ctx_.parallel.replicas() > 1 && !ctx_.parallel.gradient_as_bucket_view ? grad * psi : 0.0;
   return m;
 }
 

@@ -22,6 +22,7 @@ void LayerKernels::build_transformer(double routed_copies) {
   const TrainingConfig& training = ctx_.training;
   config_ = kernels::kernel_config(t, training.micro_batch, ctx_.seq_len(), ctx_.parallel.tp);
   config_.sequence_parallel = ctx_.parallel.sequence_parallel && ctx_.parallel.tp > 1;
+  if (ctx_.cp() > 1) config_.kv_seq = ctx_.full_seq_len();
   config_.attention = training.attention == Attention::flash ? kernels::AttentionImpl::flash
                                                              : kernels::AttentionImpl::standard;
   config_.fused_kernels = training.fused_kernels;

@@ -5,7 +5,7 @@
 namespace clustersim::models {
 
 RankLayout rank_layout(const ParallelConfig& p) {
-  return {p.tp, p.ep, p.dp, p.pp, p.order};
+  return {p.tp, p.ep, p.dp, p.pp, p.order, p.cp};
 }
 
 PlanContext plan_context(const Scenario& sc, const std::vector<LayerCost>& layers,

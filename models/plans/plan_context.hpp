@@ -34,7 +34,11 @@ struct PlanContext {
     return training.grad_reduce_dtype ? bytes_per_element(*training.grad_reduce_dtype)
                                       : parameter_bytes();
   }
-  int seq_len() const { return std::max(1, training.seq_len); }
+  // Tokens of one sequence on this rank: context parallelism splits each sequence over cp ranks.
+  int seq_len() const { return std::max(1, training.seq_len / std::max(1, parallel.cp)); }
+  int full_seq_len() const { return std::max(1, training.seq_len); }
+  // Context parallelism splits every token-proportional cost (and the attention's) over cp.
+  int cp() const { return std::max(1, parallel.cp); }
   int num_experts() const {
     return transformer != nullptr && transformer->moe ? transformer->moe->num_experts : 0;
   }

@@ -281,7 +281,7 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   first.pp = stage;
   const double shard_dense = kind_ == DataParallel::hsdp
                                  ? static_cast<double>(shard_group(ctx_.layout.rank(first)).size())
-                                 : p.dp;
+                                 : p.replicas();
   const double shard_expert = std::max(1.0, shard_dense / p.ep);
   // ZeRO: with mixed-precision Adam (K = 12) stage 1 holds 4Ψ + KΨ/N, stage 2 2Ψ + (2+K)Ψ/N,
   // stage 3 (4+K)Ψ/N (Rajbhandari et al. 2020).

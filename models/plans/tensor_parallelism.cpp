@@ -21,6 +21,60 @@ TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels*
   const double hidden = ctx.transformer ? static_cast<double>(ctx.transformer->hidden_size) : 0.0;
   activation_bytes_ = static_cast<std::uint64_t>(static_cast<double>(ctx.training.micro_batch) *
                                                  ctx.seq_len() * hidden * elem_);
+  if (ctx.transformer != nullptr && ctx.cp() > 1) {
+    // K and V of the whole sequence for this rank's heads (KV heads replicated when fewer than
+    // tp), in 16 bits: Transformer Engine exchanges them unquantized under fp8 training.
+    const TransformerSpec& t = *ctx.transformer;
+    const double kv_heads = std::max(1.0, static_cast<double>(t.num_kv_heads) / tp_);
+    const double head_dim = hidden / t.num_heads;
+    const double kv_elem = ctx.training.precision == Precision::fp8 ? 2.0 : elem_;
+    kv_bytes_ = static_cast<std::uint64_t>(static_cast<double>(ctx.training.micro_batch) *
+                                           ctx.full_seq_len() * kv_heads * head_dim * 2 * kv_elem);
+  }
+}
+
+namespace {
+// The op this rank last issued on `stream` (kNone if none since the rank began): what an op on
+// another stream must wait for to see that stream's latest result.
+OpId previous_on(const engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream) {
+  const auto& ops = b.peek().ops;
+  for (std::size_t i = ops.size(); i-- > 0;) {
+    if (ops[i].rank != rank) break;
+    if (ops[i].stream == stream) return static_cast<OpId>(i);
+  }
+  return engine::kNone;
+}
+}  // namespace
+
+template <typename Emit>
+TensorParallelism::KvExchange TensorParallelism::with_kv_exchange(
+    engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
+    const LayerGroups& groups, const std::string& base, std::uint32_t mb, std::vector<OpId>& deps,
+    bool backward, Emit&& emit) {
+  KvExchange out;
+  if (ctx_.parallel.cp_comm == ContextParallelComm::p2p) {
+    // The ring passes each KV block on while the attention of the block before runs; backward
+    // passes K and V again and the dK, dV accumulators beside them (twice the bytes). Modelled as
+    // one ring all-gather over the CP group beside the compute: the same bytes over the same
+    // neighbour links, exposed only where it outlasts the compute.
+    std::vector<OpId> after = deps;
+    if (const OpId prev = previous_on(b, rank, stream); prev != engine::kNone)
+      after.push_back(prev);
+    out.join =
+        b.collective({rank, groups.cp_stream, Category::cp_comm, base + " cp kv ring", mb, after},
+                     CollectiveType::all_gather, groups.cp, backward ? 2 * kv_bytes_ : kv_bytes_,
+                     engine::Algorithm::ring);
+    out.compute = out.last = emit();
+    return out;
+  }
+  b.collective({rank, stream, Category::cp_comm, base + " cp kv all_gather", mb, deps},
+               CollectiveType::all_gather, groups.cp, kv_bytes_);
+  deps.clear();
+  out.compute = out.last = emit();
+  if (backward)
+    out.last = b.collective({rank, stream, Category::cp_comm, base + " cp dkv reduce_scatter", mb},
+                            CollectiveType::reduce_scatter, groups.cp, kv_bytes_);
+  return out;
 }
 
 double TensorParallelism::local_params(const LayerCost& l, double count) const {
@@ -47,8 +101,9 @@ double TensorParallelism::recompute_flops(const LayerCost& layer) const {
       return recomputable(layer) ? layer.forward_flops : 0.0;
     case Recompute::selective: {
       if (ctx_.transformer == nullptr || layer.role != LayerRole::attention) return 0.0;
-      const double s = ctx_.training.seq_len;
-      return 4.0 * s * s * static_cast<double>(ctx_.transformer->hidden_size);  // QKᵀ and ·V
+      const double s = ctx_.full_seq_len();
+      // QKᵀ and ·V of a whole sequence, per sample; the caller divides it over tp and cp.
+      return 4.0 * s * s * static_cast<double>(ctx_.transformer->hidden_size);
     }
   }
   return 0.0;
@@ -77,12 +132,24 @@ OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ra
   if (role == LayerRole::moe) {
     emitted(moe_.forward(b, rank, stream, groups.ep, l, mb, deps, category));
   } else {
-    const double per_rank = split ? flops / tp_ : flops;
+    // A sample's FLOPs and activations are split over tp (sharded layers) and cp (every
+    // transformer layer holds 1/cp of each sequence); the weights only over tp.
+    const double per_rank = (split ? flops / tp_ : flops) / ctx_.cp();
     const double bytes =
-        (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0) /
+        (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0 / ctx_.cp()) /
         (split ? tp_ : 1);
-    emitted(b.compute(common(category, base), per_rank * ctx_.training.micro_batch,
-                      static_cast<std::uint64_t>(bytes), precision_, kernels));
+    auto compute = [&] {
+      return b.compute(common(category, base), per_rank * ctx_.training.micro_batch,
+                       static_cast<std::uint64_t>(bytes), precision_, kernels);
+    };
+    if (role == LayerRole::attention && ctx_.cp() > 1) {
+      const KvExchange x =
+          with_kv_exchange(b, rank, stream, groups, base, mb, deps, false, compute);
+      emitted(x.last);
+      if (x.join != engine::kNone) deps.push_back(x.join);
+    } else {
+      emitted(compute());
+    }
   }
   if (!split) return last;
   switch (role) {
@@ -132,7 +199,7 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
       forward_pass(b, rank, stream, groups, layer, mb, deps, Category::recompute, extra,
                    "recompute", recompute);
     } else {
-      const double per_rank = split ? extra / tp_ : extra;
+      const double per_rank = (split ? extra / tp_ : extra) / ctx_.cp();
       b.compute({rank, stream, Category::recompute, l.name + " recompute", mb, deps},
                 per_rank * ctx_.training.micro_batch, 0, precision_, recompute);
       deps.clear();
@@ -150,20 +217,33 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
                         CollectiveType::all_gather, groups.tp, activation_bytes_);
     deps.clear();
   }
+  OpId join = engine::kNone;
   if (l.role == LayerRole::moe) {
     last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads);
   } else {
     const double bytes =
-        2.0 * (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0) /
+        2.0 *
+        (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0 / ctx_.cp()) /
         (split ? tp_ : 1);
-    last =
-        b.compute(common(Category::backward, base),
-                  (split ? l.backward_flops / tp_ : l.backward_flops) * ctx_.training.micro_batch,
-                  static_cast<std::uint64_t>(bytes), precision_,
-                  kernels_ != nullptr ? kernels_->backward(layer) : engine::kNone);
-    *weight_grads = last;
+    auto compute = [&] {
+      return b.compute(common(Category::backward, base),
+                       (split ? l.backward_flops / tp_ : l.backward_flops) / ctx_.cp() *
+                           ctx_.training.micro_batch,
+                       static_cast<std::uint64_t>(bytes), precision_,
+                       kernels_ != nullptr ? kernels_->backward(layer) : engine::kNone);
+    };
+    if (l.role == LayerRole::attention && ctx_.cp() > 1) {
+      const KvExchange x = with_kv_exchange(b, rank, stream, groups, base, mb, deps, true, compute);
+      *weight_grads = x.compute;
+      last = x.last;
+      join = x.join;
+    } else {
+      last = compute();
+      *weight_grads = last;
+    }
   }
   deps.clear();
+  if (join != engine::kNone) deps.push_back(join);
   if (split && l.role != LayerRole::embedding) {
     last = b.collective(
         common(Category::tp_comm,

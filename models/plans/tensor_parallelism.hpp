@@ -25,6 +25,8 @@ namespace clustersim::models {
 struct LayerGroups {
   engine::GroupId tp = engine::kNone;
   engine::GroupId ep = engine::kNone;
+  engine::GroupId cp = engine::kNone;
+  engine::StreamId cp_stream = 0;  // where p2p context parallelism exchanges K and V
 };
 
 class LayerKernels;
@@ -71,6 +73,21 @@ class TensorParallelism {
                             std::vector<engine::OpId>& deps, engine::Category category,
                             double flops, const char* suffix, std::uint32_t kernels);
 
+  // Context parallelism's K/V exchange around an attention block's compute (emitted by `emit`,
+  // which returns the compute op): p2p runs it beside the compute and the next op waits for
+  // both; all_gather gathers K and V before it (and reduce-scatters their gradients after a
+  // backward), exposed.
+  struct KvExchange {
+    engine::OpId compute = engine::kNone;  // the attention block's compute
+    engine::OpId last = engine::kNone;     // the last op on the compute stream
+    engine::OpId join = engine::kNone;     // what the next op must also wait for (p2p)
+  };
+  template <typename Emit>
+  KvExchange with_kv_exchange(engine::ScheduleBuilder& b, engine::Rank rank,
+                              engine::StreamId stream, const LayerGroups& groups,
+                              const std::string& base, std::uint32_t mb,
+                              std::vector<engine::OpId>& deps, bool backward, Emit&& emit);
+
   const PlanContext& ctx_;
   const LayerKernels* kernels_ = nullptr;
   ExpertParallelism moe_;
@@ -78,6 +95,7 @@ class TensorParallelism {
   bool sequence_parallel_ = false;
   int elem_ = 2;
   std::uint64_t activation_bytes_ = 0;  // b·s·h at the training precision
+  std::uint64_t kv_bytes_ = 0;  // K and V of a whole sequence on this TP rank (context parallel)
   std::uint8_t precision_ = 0;
 };
 

@@ -68,7 +68,10 @@ class PlanComposer {
     // With one data-parallel rank there is nothing to shard or reduce: every strategy runs as
     // DDP without communication.
     data_parallel_ = make_data_parallel(
-        sc.parallel.dp > 1 ? sc.parallel.data_parallel : DataParallel::ddp, ctx_, tp_, &sink_);
+        sc.parallel.replicas() > 1 ? sc.parallel.data_parallel : DataParallel::ddp, ctx_, tp_,
+        &sink_);
+    if (sc.parallel.cp > 1 && sc.parallel.cp_comm == ContextParallelComm::p2p)
+      cp_stream_ = b_.stream("cp kv");
     if (sc.parallel.pp > 1) {
       recv_fwd_ = b_.stream("pp recv act");
       send_fwd_ = b_.stream("pp send act");
@@ -117,6 +120,10 @@ class PlanComposer {
     LayerGroups groups;
     if (ctx_.parallel.tp > 1) groups.tp = groups_.get(layout_.tp_group(r), "tp");
     if (ctx_.parallel.ep > 1) groups.ep = groups_.get(layout_.ep_group(r), "ep");
+    if (ctx_.parallel.cp > 1) {
+      groups.cp = groups_.get(layout_.cp_group(r), "cp");
+      groups.cp_stream = cp_stream_;
+    }
     data_parallel_->begin_rank(r, optimizer_[r]);
 
     for (const auto& step : pipeline_order(ctx_.parallel.schedule, stage, pp, m, v)) {
@@ -192,6 +199,7 @@ class PlanComposer {
   std::vector<std::uint64_t> stage_tensors_;
   std::unique_ptr<DataParallelStrategy> data_parallel_;
   engine::StreamId compute_ = 0;
+  engine::StreamId cp_stream_ = 0;
   engine::StreamId recv_fwd_ = 0, send_fwd_ = 0, recv_bwd_ = 0, send_bwd_ = 0;
   std::vector<OpId> optimizer_;  // per rank: its latest optimizer step
 };

@@ -32,7 +32,8 @@ void expect_design_keys(const json& j) {
                                    "breakdown_s", "links", "network_model", "simulator",
                                    // extras
                                    "critical_rank", "notes"}));
-  EXPECT_EQ(keys_of(j["exposed_comm_s"]), (std::set<std::string>{"dp", "tp", "pp", "ep", "total"}));
+  EXPECT_EQ(keys_of(j["exposed_comm_s"]),
+            (std::set<std::string>{"dp", "tp", "pp", "ep", "cp", "total"}));
   EXPECT_EQ(
       keys_of(j["memory"]),
       (std::set<std::string>{"peak_bytes_per_gpu", "capacity_bytes", "fits", "breakdown",
@@ -43,7 +44,7 @@ void expect_design_keys(const json& j) {
             (std::set<std::string>{"weights", "gradients", "optimizer", "activations", "buffers"}));
   EXPECT_EQ(keys_of(j["breakdown_s"]),
             (std::set<std::string>{"compute", "recompute", "dp_comm", "tp_comm", "pp_comm",
-                                   "ep_comm", "idle"}));
+                                   "ep_comm", "cp_comm", "idle"}));
   EXPECT_EQ(keys_of(j["simulator"]), (std::set<std::string>{"events", "wall_s"}));
   ASSERT_TRUE(j["links"].is_array());
   for (const auto& link : j["links"])
@@ -80,10 +81,11 @@ void expect_consistent(const json& j, const models::Scenario& sc) {
   EXPECT_EQ(e["tp"], b["tp_comm"]);
   EXPECT_EQ(e["pp"], b["pp_comm"]);
   EXPECT_EQ(e["ep"], b["ep_comm"]);
-  EXPECT_NEAR(
-      e["total"].get<double>(),
-      e["dp"].get<double>() + e["tp"].get<double>() + e["pp"].get<double>() + e["ep"].get<double>(),
-      rel * t);
+  EXPECT_EQ(e["cp"], b["cp_comm"]);
+  EXPECT_NEAR(e["total"].get<double>(),
+              e["dp"].get<double>() + e["tp"].get<double>() + e["pp"].get<double>() +
+                  e["ep"].get<double>() + e["cp"].get<double>(),
+              rel * t);
   EXPECT_NEAR(j["bubble_fraction"].get<double>(), b["idle"].get<double>() / t, rel);
   const double overlap = j["comm_overlap_fraction"];
   EXPECT_GE(overlap, 0.0);

@@ -50,7 +50,7 @@ TEST(ScenarioErrors, BaseIsValid) {
 
 TEST(ScenarioErrors, UnknownKeySuggestsTheNearest) {
   expect_error(base("  tpp: 2\n"), "bad.yaml:12:3", "parallel.tpp",
-               "unknown key (did you mean 'tp'?); allowed: bucket_mb, cp, data_parallel");
+               "unknown key (did you mean 'tp'?); allowed: bucket_mb, cp, cp_comm, data_parallel");
 }
 
 TEST(ScenarioErrors, UnknownTopLevelKey) {
@@ -124,7 +124,7 @@ TEST(ScenarioErrors, WorldSizeNotDivisibleByTpTimesPp) {
 
 TEST(ScenarioErrors, StatedDpDisagrees) {
   expect_error(base("  dp: 2\n"), "bad.yaml:12:3", "parallel.dp",
-               "dp = 2 disagrees with world / (tp · pp) = 16 / (8 · 2) = 1; allowed: 1");
+               "dp = 2 disagrees with world / (tp · pp · cp) = 16 / (8 · 2 · 1) = 1; allowed: 1");
 }
 
 TEST(ScenarioErrors, GlobalBatchNotDivisible) {

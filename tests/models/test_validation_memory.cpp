@@ -55,10 +55,12 @@ TEST(ValidationMemory, PublishedPeaksWithinTenPercent) {
 // 405B at 8K sequence on 8K and 16K H100s with PP 16 × V 7 interleaving and no activation
 // checkpointing. The paper trained them; with Megatron's interleaved warm-up (154 blocks in
 // flight on stage 1) they need 222 GiB without and 87 GiB with sequence parallelism: what Meta
-// changed (its tunable schedule, V, SP) is not published. A case that comes to fit must leave
+// changed (its tunable schedule, V, SP) is not published. The 128K stage with CP 16 holds the
+// same 8K tokens per rank and the same schedule (187 GiB). A case that comes to fit must leave
 // this list.
 const std::set<std::string> kDoesNotFitYet = {"llama3-405b-8k-8192gpu.yaml",
-                                              "llama3-405b-8k-16384gpu.yaml"};
+                                              "llama3-405b-8k-16384gpu.yaml",
+                                              "llama3-405b-128k-cp16-16384gpu.yaml"};
 
 TEST(ValidationMemory, PublishedTrainingRunsFit) {
   const std::string dir = kValidation + "/training";
