@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -15,6 +16,23 @@
 namespace clustersim::calibrate {
 
 namespace {
+
+// Up to 80 bytes of a line for a message, control and non-ASCII bytes as \xNN: a binary file
+// must not send raw bytes to the terminal (a NUL used to cut the message short).
+std::string printable(std::string_view line) {
+  std::string out;
+  for (const char c : line.substr(0, 80)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F) {
+      out += c;
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", byte);
+    out += hex;
+  }
+  return out;
+}
 
 std::vector<std::string> split_ws(std::string_view s) {
   std::vector<std::string> out;
@@ -224,7 +242,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
       fail_at(name, line_no,
               "not nccl-tests output: expected a result row (size count type ... time "
               "algbw busbw) or a '#' line, got '" +
-                  line.substr(0, 80) + "'");
+                  printable(line) + "'");
     if (!layout)
       fail_at(name, line_no,
               "not nccl-tests output: a result row before the table's column header "
@@ -268,9 +286,15 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
         if (w == "N/A") {
           r.wrong = -1;
         } else if (const auto v = to_double(w); v && *v >= 0.0) {
-          r.wrong = *v == 0.0 ? 0 : std::max<std::int64_t>(1, static_cast<std::int64_t>(*v));
+          // Bounded before the conversion: a double past int64 does not convert (found by
+          // fuzzing); any count above one only says the results were wrong.
+          constexpr double kMaxWrong = 1e18;
+          r.wrong = *v == 0.0 ? 0
+                              : std::max<std::int64_t>(
+                                    1, static_cast<std::int64_t>(std::min(*v, kMaxWrong)));
         } else {
-          fail_at(name, line_no, "expected a count or N/A in the #wrong column, got '" + w + "'");
+          fail_at(name, line_no,
+                  "expected a count or N/A in the #wrong column, got '" + printable(w) + "'");
         }
       }
       log.rows.push_back(std::move(r));
