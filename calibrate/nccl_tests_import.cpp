@@ -207,15 +207,20 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
           hosts_now.clear();
           rows_since_ranks = false;
         }
-        ranks.insert(std::stoull(m[1]));
+        // to_uint, not std::stoull: a rank past 64 bits threw std::out_of_range (found by fuzzing).
+        const auto rank = to_uint(m[1]);
+        if (!rank) fail_at(name, line_no, "rank number '" + m[1].str() + "' is out of range");
+        ranks.insert(*rank);
         if (std::find(hosts_now.begin(), hosts_now.end(), m[2].str()) == hosts_now.end())
           hosts_now.push_back(m[2]);
         if (std::find(log.hosts.begin(), log.hosts.end(), m[2].str()) == log.hosts.end())
           log.hosts.push_back(m[2]);
-        if (std::stoull(m[1]) == 0 && log.gpu.empty()) log.gpu = m[3];
+        if (*rank == 0 && log.gpu.empty()) log.gpu = m[3];
       } else if (std::regex_search(text, m, kVersion)) {
         log.tests_version = m[1];
-        if (m[2].matched) log.nccl_version = version_from_code(std::stoull(m[2]));
+        // The version only labels the profile: a code past 64 bits is left out.
+        if (const auto code = m[2].matched ? to_uint(m[2]) : std::nullopt)
+          log.nccl_version = version_from_code(*code);
       } else if (text.find("Collective test starting") != std::string::npos) {
         collective = collective_of_binary(text);
         if (!collective)
