@@ -345,9 +345,10 @@ Profile import_nccl_tests(const std::vector<std::string>& paths, const std::stri
     std::string names;
     for (const auto& path : paths)
       names += (names.empty() ? "" : ", ") + path;
-    throw ImportError(names + ": " + e.what() +
-                      "; allowed: logs that sweep at least two sizes per collective and group "
-                      "(nccl-tests -b 8 -e 128M -f 2)");
+    throw ImportError(
+        names + ": " + e.what() +
+        "; allowed: logs of at least 2 GPUs that sweep at least two sizes per collective and group "
+        "(nccl-tests -b 8 -e 128M -f 2)");
   }
   return p;
 }
