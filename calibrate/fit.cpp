@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "engine/calibration/json_fields.hpp"
 #include "engine/network/collectives.hpp"
 
 namespace clustersim::calibrate {
@@ -168,9 +169,20 @@ engine::CollectiveProfile fit_collectives(const std::vector<CollectiveMeasuremen
       const double measured = ratios[ratios.size() / 2];
       if (std::abs(measured - factor) > 0.05 * factor) factor = measured;
     }
+    // One rank moves nothing over the bus (nccl-tests prints busbw 0): there is no bandwidth to
+    // fit, and the profile would refuse the fit (found by fuzzing the importer).
+    if (!(factor > 0.0))
+      throw std::invalid_argument(name + " over " + engine::GroupShape{ranks, nodes}.str() +
+                                  ": a bus factor of 0 (one rank moves no data), nothing to fit");
     fits.push_back(fit_collective(*type, {ranks, nodes}, factor, points, options));
   }
-  return engine::CollectiveProfile(std::move(fits));
+  try {
+    return engine::CollectiveProfile(std::move(fits));
+  } catch (const engine::ProfileError& e) {
+    // A shape no profile can hold (1 rank on 2 nodes, from a log's Rank lines) is a property of
+    // the measurements, like too few sizes: a fit error (found by fuzzing the importer).
+    throw std::invalid_argument(e.what());
+  }
 }
 
 models::ComputeProfile fit_compute(const std::vector<GemmMeasurement>& gemms) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -15,6 +16,23 @@
 namespace clustersim::calibrate {
 
 namespace {
+
+// Up to 80 bytes of a line for a message, control and non-ASCII bytes as \xNN: a binary file
+// must not send raw bytes to the terminal (a NUL used to cut the message short).
+std::string printable(std::string_view line) {
+  std::string out;
+  for (const char c : line.substr(0, 80)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7F) {
+      out += c;
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", byte);
+    out += hex;
+  }
+  return out;
+}
 
 std::vector<std::string> split_ws(std::string_view s) {
   std::vector<std::string> out;
@@ -189,15 +207,20 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
           hosts_now.clear();
           rows_since_ranks = false;
         }
-        ranks.insert(std::stoull(m[1]));
+        // to_uint, not std::stoull: a rank past 64 bits threw std::out_of_range (found by fuzzing).
+        const auto rank = to_uint(m[1]);
+        if (!rank) fail_at(name, line_no, "rank number '" + m[1].str() + "' is out of range");
+        ranks.insert(*rank);
         if (std::find(hosts_now.begin(), hosts_now.end(), m[2].str()) == hosts_now.end())
           hosts_now.push_back(m[2]);
         if (std::find(log.hosts.begin(), log.hosts.end(), m[2].str()) == log.hosts.end())
           log.hosts.push_back(m[2]);
-        if (std::stoull(m[1]) == 0 && log.gpu.empty()) log.gpu = m[3];
+        if (*rank == 0 && log.gpu.empty()) log.gpu = m[3];
       } else if (std::regex_search(text, m, kVersion)) {
         log.tests_version = m[1];
-        if (m[2].matched) log.nccl_version = version_from_code(std::stoull(m[2]));
+        // The version only labels the profile: a code past 64 bits is left out.
+        if (const auto code = m[2].matched ? to_uint(m[2]) : std::nullopt)
+          log.nccl_version = version_from_code(*code);
       } else if (text.find("Collective test starting") != std::string::npos) {
         collective = collective_of_binary(text);
         if (!collective)
@@ -224,7 +247,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
       fail_at(name, line_no,
               "not nccl-tests output: expected a result row (size count type ... time "
               "algbw busbw) or a '#' line, got '" +
-                  line.substr(0, 80) + "'");
+                  printable(line) + "'");
     if (!layout)
       fail_at(name, line_no,
               "not nccl-tests output: a result row before the table's column header "
@@ -268,9 +291,15 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
         if (w == "N/A") {
           r.wrong = -1;
         } else if (const auto v = to_double(w); v && *v >= 0.0) {
-          r.wrong = *v == 0.0 ? 0 : std::max<std::int64_t>(1, static_cast<std::int64_t>(*v));
+          // Bounded before the conversion: a double past int64 does not convert (found by
+          // fuzzing); any count above one only says the results were wrong.
+          constexpr double kMaxWrong = 1e18;
+          r.wrong = *v == 0.0 ? 0
+                              : std::max<std::int64_t>(
+                                    1, static_cast<std::int64_t>(std::min(*v, kMaxWrong)));
         } else {
-          fail_at(name, line_no, "expected a count or N/A in the #wrong column, got '" + w + "'");
+          fail_at(name, line_no,
+                  "expected a count or N/A in the #wrong column, got '" + printable(w) + "'");
         }
       }
       log.rows.push_back(std::move(r));
@@ -316,9 +345,10 @@ Profile import_nccl_tests(const std::vector<std::string>& paths, const std::stri
     std::string names;
     for (const auto& path : paths)
       names += (names.empty() ? "" : ", ") + path;
-    throw ImportError(names + ": " + e.what() +
-                      "; allowed: logs that sweep at least two sizes per collective and group "
-                      "(nccl-tests -b 8 -e 128M -f 2)");
+    throw ImportError(
+        names + ": " + e.what() +
+        "; allowed: logs of at least 2 GPUs that sweep at least two sizes per collective and group "
+        "(nccl-tests -b 8 -e 128M -f 2)");
   }
   return p;
 }

@@ -30,7 +30,11 @@ void Progress::update(double fraction, std::string_view detail) {
   last_print_ = now;
   const double elapsed = duration<double>(now - began_).count();
   char head[64];
-  std::snprintf(head, sizeof head, ": %3.0f%% (%.1f s)", fraction * 100.0, elapsed);
+  // A phase that cannot tell how far it is shows only the time it has taken.
+  if (fraction < 0.0)
+    std::snprintf(head, sizeof head, ": (%.1f s)", elapsed);
+  else
+    std::snprintf(head, sizeof head, ": %3.0f%% (%.1f s)", fraction * 100.0, elapsed);
   std::string line = what_ + head;
   if (!detail.empty()) line += " " + std::string(detail);
   const std::size_t length = line.size();

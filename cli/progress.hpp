@@ -25,7 +25,7 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  // 0..1; cheap when nothing is printed.
+  // 0..1, or < 0 when unknown (only the elapsed time is shown); cheap when nothing is printed.
   void update(double fraction, std::string_view detail = {});
   // Step `done` of `total` (total 0 reports nothing).
   void update(std::size_t done, std::size_t total, std::string_view detail = {});

@@ -7,10 +7,12 @@
 #include <optional>
 #include <sstream>
 
-#include "cli/progress.hpp"
+#include "cli/phase_progress.hpp"
 #include "cli/summary.hpp"
 #include "engine/network/network_model.hpp"
 #include "models/frontend.hpp"
+#include "models/size_estimate.hpp"
+#include "models/units.hpp"
 
 namespace clustersim::cli {
 
@@ -23,6 +25,8 @@ struct RunArgs {
   std::string trace_out;
   std::string network;
   bool reproducible = false;
+  bool strict = false;
+  std::string max_memory;  // a size ("8GB"); empty: half of the machine's RAM
 };
 
 int run(const RunArgs& a) {
@@ -43,10 +47,25 @@ int run(const RunArgs& a) {
   request.overrides = a.overrides;
   if (!a.network.empty()) request.network = a.network;
   request.record_link_rates = !a.trace_out.empty();
-  Progress progress("simulating " + std::filesystem::path(a.file).stem().string());
-  request.progress = [&progress](std::string_view phase, double f) {
-    if (phase == "simulating") progress.update(f);
-  };
+  request.strict = a.strict;
+  if (a.max_memory.empty()) {
+    request.max_memory = models::default_memory_budget();
+    request.max_memory_origin = "half of this machine's RAM (--max-memory)";
+  } else {
+    double bytes = 0.0;
+    try {
+      bytes = models::parse_size(a.max_memory);
+    } catch (const std::exception& e) {
+      throw BadInput("--max-memory " + a.max_memory + ": " + e.what());
+    }
+    // Bounded before the conversion: a double past int64 does not convert.
+    if (!(bytes >= 1.0 && bytes <= 1e18))
+      throw BadInput("--max-memory " + a.max_memory + ": out of range; allowed: 1B to 1EB");
+    request.max_memory = static_cast<std::int64_t>(bytes);
+    request.max_memory_origin = "--max-memory " + a.max_memory;
+  }
+  PhaseProgress progress("clustersim run " + std::filesystem::path(a.file).stem().string());
+  request.progress = progress.callback();
   const models::Prediction p = models::predict(request);
   progress.done();
 
@@ -59,7 +78,8 @@ int run(const RunArgs& a) {
     std::cout << "  result JSON: " << a.json_out << "\n";
   }
   if (!a.trace_out.empty()) {
-    models::write_trace(p, a.trace_out);
+    models::write_trace(p, a.trace_out, progress.callback());
+    progress.done();
     std::cout << "  trace: " << a.trace_out << " (open it in https://ui.perfetto.dev)\n";
   }
   return kExitOk;  // a plan that does not fit is still a prediction; the summary says so
@@ -83,6 +103,10 @@ void add_run_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember(engine::network_model_names()));
   cmd->add_flag("--reproducible", args->reproducible,
                 "Write simulator.wall_s as 0 so identical inputs give byte-identical JSON");
+  cmd->add_option("--max-memory", args->max_memory,
+                  "Refuse a run estimated to need more memory than this (default: half the RAM)");
+  cmd->add_flag("--strict", args->strict,
+                "Refuse a calibration profile measured on another GPU family (else a note)");
   cmd->callback([args, &action] { action = [args] { return run(*args); }; });
 }
 

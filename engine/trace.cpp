@@ -82,7 +82,10 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
   const std::uint32_t network_pid = s.num_ranks;
   write_metadata(w, s, network_pid);
 
+  constexpr OpId kReportEvery = 65'536;
   for (OpId id = 0; id < s.ops.size(); ++id) {
+    if (options.progress && id % kReportEvery == 0)
+      options.progress(static_cast<double>(id) / static_cast<double>(s.ops.size()));
     const Op& op = s.ops[id];
     w.event({{"name", s.label(op)},
              {"cat", to_string(op.category)},
@@ -140,6 +143,7 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
                {"pid", track.pid},
                {"args", {{track.series, value}}}});
   w.close();
+  if (options.progress) options.progress(1.0);
 }
 
 }  // namespace clustersim::engine

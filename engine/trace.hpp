@@ -4,6 +4,7 @@
 // counters in a separate "network" process, and any other counter tracks the caller gives.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -27,6 +28,9 @@ struct CounterTrack {
 struct TraceOptions {
   std::vector<LinkId> counter_links;  // links whose utilization becomes a counter track
   std::vector<CounterTrack> counters;
+  // Share of the ops written (0..1), every 65,536 ops and at the end: a 10 M-op trace takes
+  // minutes, and a front end must show that it is still working. May be empty.
+  std::function<void(double)> progress;
 };
 
 void write_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,

@@ -15,7 +15,7 @@
 namespace clustersim::models {
 
 Prediction predict(const RunRequest& request) {
-  if (request.progress) request.progress("loading", 0.0);
+  if (request.progress) request.progress("loading", kUnknownFraction);
   Prediction p{request.text ? parse_scenario(*request.text, request.scenario, request.overrides)
                             : load_scenario(request.scenario, request.overrides),
                {}};
@@ -25,6 +25,9 @@ Prediction predict(const RunRequest& request) {
   options.record_link_rates = request.record_link_rates;
   options.progress = request.progress;
   options.cancel = request.cancel;
+  options.strict = request.strict;
+  options.max_memory = request.max_memory;
+  options.max_memory_origin = request.max_memory_origin;
   p.output = run_scenario(p.scenario, options);
   return p;
 }
@@ -103,8 +106,13 @@ PresetNames preset_names() {
 }
 
 void write_trace(const Prediction& p, const std::string& path) {
+  write_trace(p, path, {});
+}
+
+void write_trace(const Prediction& p, const std::string& path, const ProgressFn& progress) {
   check_output_path(path, p.scenario.inputs, "trace");
   engine::TraceOptions trace;
+  if (progress) trace.progress = [&progress](double f) { progress("writing trace", f); };
   trace.counter_links = p.output.result.busiest_link_ids;
   const auto& memory = p.output.result.memory;
   if (!memory.timeline.empty()) {

@@ -35,6 +35,11 @@ struct RunRequest {
   // every input of the scenario (its calibration profile too) once it is loaded, before the
   // simulation, so a bad output path never costs a run (OutputPathError).
   std::vector<std::pair<std::string, std::string>> outputs;
+  // --strict: a calibration profile measured on another GPU family is bad input, not a note.
+  bool strict = false;
+  // --max-memory: as RunOptions (0: no check).
+  std::int64_t max_memory = 0;
+  std::string max_memory_origin = "--max-memory";
 };
 
 // A scenario as loaded and what running it produced: topology, schedule, timeline, result with
@@ -66,6 +71,8 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>>& 
 // Write atomically (engine/io/atomic_file.hpp), after check_output_path.
 void write_result_json(const Prediction& prediction, const std::string& path, bool reproducible);
 void write_trace(const Prediction& prediction, const std::string& path);
+// The same, reporting phase "writing trace" with the share of its ops written.
+void write_trace(const Prediction& prediction, const std::string& path, const ProgressFn& progress);
 
 // What write_result_json writes, as text: for front ends that keep the result in memory (the
 // Python module parses it into a dict, so its keys are the result JSON's by construction).

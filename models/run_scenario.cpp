@@ -9,11 +9,13 @@
 #include "engine/calibration/json_fields.hpp"
 #include "engine/format.hpp"
 #include "engine/simulator.hpp"
+#include "models/calibration_checks.hpp"
 #include "models/calibration_profile.hpp"
 #include "models/compute_model.hpp"
 #include "models/compute_profile.hpp"
 #include "models/plan_warnings.hpp"
 #include "models/result_checks.hpp"
+#include "models/size_estimate.hpp"
 
 namespace clustersim::models {
 
@@ -52,11 +54,17 @@ std::string gpu_family(const std::string& name) {
 }
 
 // A profile measured on another GPU used to be applied without a word (issue 10).
-void gpu_mismatch_note(const Scenario& sc, const Calibration& c, std::vector<std::string>& notes) {
+// A profile measured on another GPU family: a note, or with `strict` bad input.
+void check_gpu_match(const Scenario& sc, const Calibration& c, bool strict,
+                     std::vector<std::string>& notes) {
   const std::string theirs = gpu_family(c.gpu), ours = gpu_family(sc.cluster.gpu.name);
   if (theirs.empty() || ours.empty() || theirs == ours) return;
-  notes.push_back("profile " + c.name + " was measured on " + c.gpu + ", not on the scenario's " +
-                  sc.cluster.gpu.name + ": its figures may not hold for this GPU");
+  const std::string what = "profile " + c.name + " was measured on " + c.gpu +
+                           ", not on the scenario's " + sc.cluster.gpu.name;
+  if (strict)
+    sc.fail("simulation.calibration",
+            what + " (--strict); allowed: a profile measured on " + ours + " GPUs");
+  notes.push_back(what + ": its figures may not hold for this GPU");
 }
 
 Calibration load_calibration(const Scenario& sc) {
@@ -168,10 +176,19 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
       throw Cancelled("cancelled while " + std::string(name));
     if (options.progress) options.progress(name, fraction);
   };
-  phase("building", 0.0);
+  phase("building", kUnknownFraction);
+  check_memory_budget(sc, options.max_memory, options.max_memory_origin);
   const Calibration calibration = load_calibration(sc);
   const bool calibrated = !sc.simulation.calibration.empty();
-  RunOutput out{build_topology(sc), build_schedule(sc), {}, {}};
+  engine::Topology topology = build_topology(sc);
+  std::vector<std::string> calibration_notes;
+  if (calibrated) {
+    // Before the schedule is built: a profile that cannot be used must not cost a build.
+    check_profile_plausible(sc, sc.simulation.calibration, calibration.gpu, calibration.compute,
+                            calibration.collectives, topology);
+    check_gpu_match(sc, calibration, options.strict, calibration_notes);
+  }
+  RunOutput out{std::move(topology), build_schedule(sc), {}, {}};
   const std::string kind = options.network.value_or(sc.simulation.network_model);
   auto network = engine::make_network_model(kind, out.topology,
                                             calibrated ? &calibration.collectives : nullptr);
@@ -183,7 +200,7 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   sim.cancel = options.cancel;
   sim.record_link_rates = options.record_link_rates;
   out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
-  phase("metrics", 0.0);
+  phase("metrics", kUnknownFraction);
   out.result = compute_metrics(sc, out.built, out.timeline, out.topology);
   out.result.network_model = kind;
   out.result.notes = plan_warnings(sc);
@@ -191,7 +208,8 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())
       out.result.notes.push_back(profile_note(u, calibration.name));
-    gpu_mismatch_note(sc, calibration, out.result.notes);
+    out.result.notes.insert(out.result.notes.end(), calibration_notes.begin(),
+                            calibration_notes.end());
     compute_notes(out.built.schedule, compute, calibration, out.result.notes);
   }
   out.result.wall_s =

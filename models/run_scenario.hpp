@@ -19,9 +19,11 @@
 
 namespace clustersim::models {
 
-// Progress of a run: the phase ("loading", "building", "simulating", "metrics") and the fraction
-// of it done (0..1). Front ends render it; it must be cheap.
+// Progress of a run: the phase ("loading", "building", "simulating", "metrics", and "writing
+// trace" from write_trace) and the fraction of it done (0..1), or kUnknownFraction where the
+// phase cannot tell (building reports only its start). Front ends render it; it must be cheap.
 using ProgressFn = std::function<void(std::string_view phase, double fraction)>;
+inline constexpr double kUnknownFraction = -1.0;
 // Thrown when a run's cancel flag was set.
 using Cancelled = engine::Cancelled;
 
@@ -30,6 +32,12 @@ struct RunOptions {
   bool record_link_rates = false;             // for trace counters
   ProgressFn progress;                        // may be empty
   const std::atomic<bool>* cancel = nullptr;  // checked between phases and while simulating
+  // A calibration profile measured on another GPU family is an error instead of a note.
+  bool strict = false;
+  // Refuse, before building, a run whose estimated memory exceeds this many bytes (0: no check);
+  // `max_memory_origin` words where the budget came from (models/size_estimate.hpp).
+  std::int64_t max_memory = 0;
+  std::string max_memory_origin = "--max-memory";
 };
 
 struct RunOutput {

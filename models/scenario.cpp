@@ -2,6 +2,8 @@
 #include "models/scenario.hpp"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include <cstdio>
 #include <fstream>
@@ -69,6 +71,61 @@ void check_text(std::string_view text, const std::string& origin, bool override_
   }
 }
 
+// Where each document of a YAML stream begins (the mark of its first node), for at most two
+// documents. YAML::LoadAll loops forever, allocating until the machine runs out of memory, on a
+// token no rule consumes (", x" in yaml-cpp 0.7, Debian 12's; jbeder/yaml-cpp#1319;
+// found by fuzzing; fixed upstream after 0.8.0); asking the parser for two documents is bounded.
+class FirstNodes : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+
+  void OnDocumentStart(const YAML::Mark&) override { started_ = true; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (started_) marks.push_back(m);
+    started_ = false;
+  }
+  bool started_ = false;
+};
+
+// Refuses a second document (it used to be ignored, broken or not), and a token the parser
+// cannot consume, which yaml-cpp would report as an endless run of empty documents.
+void check_single_document(const std::string& text, const std::string& origin) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  FirstNodes first;
+  for (int k = 0; k < 2 && parser.HandleNextDocument(first); ++k) {
+  }
+  if (first.marks.size() < 2) return;
+  const YAML::Mark& at = first.marks[1];
+  const SourceLocation where{origin, at.line + 1, at.column + 1};
+  if (at.pos == first.marks[0].pos && at.pos >= 0 && static_cast<std::size_t>(at.pos) < text.size())
+    yaml::throw_error(where, "",
+                      std::string("invalid YAML: unexpected '") + text[at.pos] +
+                          "'; allowed: a YAML map of keys (docs/scenario.md)");
+  yaml::throw_error(where, "",
+                    "a second YAML document; allowed: one document per scenario file "
+                    "(remove the '---' and what follows it)");
+}
+
 }  // namespace
 
 Scenario parse_scenario(const std::string& text, const std::string& origin,
@@ -81,15 +138,8 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
     check_text(flag, "--set " + flag, true);
   YAML::Node root;
   try {
-    // A second document (after '---') used to be ignored, broken or not: refuse it.
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      const YAML::Mark mark = documents[1].Mark();
-      yaml::throw_error({origin, mark.line >= 0 ? mark.line + 1 : 0, mark.column + 1}, "",
-                        "a second YAML document; allowed: one document per scenario file "
-                        "(remove the '---' and what follows it)");
-    }
-    if (!documents.empty()) root = documents.front();
+    check_single_document(text, origin);
+    root = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's own message is "bad file".
     yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "",

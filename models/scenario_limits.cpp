@@ -7,6 +7,7 @@
 #include <string>
 
 #include "models/scenario_detail.hpp"
+#include "models/size_estimate.hpp"
 
 namespace clustersim::models::detail {
 namespace {
@@ -89,31 +90,16 @@ void check_counts(const Scenario& s) {
 }
 
 void check_sizes(const Scenario& s) {
-  std::int64_t layers = 0;  // transformer blocks or list layers, repeats included
-  if (const auto* t = std::get_if<TransformerSpec>(&s.model.body))
-    layers = t->num_layers + 2;  // the embedding and the head
-  else
-    for (const LayerSpec& l : std::get<std::vector<LayerSpec>>(s.model.body))
-      layers += l.repeat;
-  const std::int64_t micro = s.num_microbatches();
-  check_bound(s, "training.global_batch", micro, limits::kMicroBatches,
+  check_bound(s, "training.global_batch", s.num_microbatches(), limits::kMicroBatches,
               "micro-batches per iteration (global_batch / (micro_batch · dp))");
-  // Every rank runs, per iteration and micro-batch, at least one forward and one backward op for
-  // each layer of its stage: a lower bound of the schedule's size, so exceeding it is certain.
-  const std::int64_t per_stage = std::max<std::int64_t>(1, layers / s.parallel.pp);
-  const std::int64_t ops = s.world_size() * s.simulation.iterations * micro * 2 * per_stage;
-  if (ops > limits::kOps) {
-    const char* key = s.simulation.iterations > 1 ? "simulation.iterations"
-                      : micro >= per_stage        ? "training.global_batch"
-                                                  : "model";
-    s.fail(key, "the schedule would have at least " + str(ops) + " ops (" + str(s.world_size()) +
-                    " ranks · " + str(s.simulation.iterations) + " iteration(s) · " + str(micro) +
-                    " micro-batches · 2 · " + str(per_stage) +
-                    " layers per stage), more than the limit of " + str(limits::kOps) +
-                    " (about 7.5 GB to simulate); allowed: fewer iterations "
-                    "(--set simulation.iterations=1), micro-batches (a smaller "
-                    "training.global_batch) or ranks");
-  }
+  // A lower bound of the schedule's size (models/size_estimate.hpp), so exceeding it is certain.
+  const SizeEstimate e = estimate_size(s);
+  if (e.ops > limits::kOps)
+    s.fail(e.key, "the schedule would have at least " + str(e.ops) + " ops (" + e.factors +
+                      "), more than the limit of " + str(limits::kOps) +
+                      " (about 7.5 GB to simulate); allowed: fewer iterations "
+                      "(--set simulation.iterations=1), micro-batches (a smaller "
+                      "training.global_batch) or ranks");
 }
 
 }  // namespace clustersim::models::detail

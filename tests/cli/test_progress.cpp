@@ -1,6 +1,7 @@
 // cli::Progress, the one progress reporter of `clustersim run` and the calibration back ends:
 // quiet for the first second, one line per report in a log (at most every 5 s), a line redrawn
-// in place on a terminal (at most every 200 ms), with an optional phase after the percentage.
+// in place on a terminal (at most every 200 ms), with an optional phase after the percentage; and
+// cli::PhaseProgress, which redraws it while a long phase reports nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "cli/phase_progress.hpp"
 #include "cli/progress.hpp"
 
 namespace clustersim::cli {
@@ -88,6 +90,46 @@ TEST(Progress, ATerminalLineIsRedrawnInPlaceAndBlanksALongerOne) {
       ends_with(second_line, " s)" + std::string(std::string(" a long phase name").size(), ' ')))
       << second_line;
   EXPECT_EQ(text.back(), '\n');  // done() ends the line
+}
+
+TEST(Progress, APhaseThatCannotTellShowsOnlyTheTime) {
+  const Capture out;
+  Progress p("run", out.file(), false, 0ms);
+  p.update(models::kUnknownFraction, "building");
+  const std::string text = out.text();
+  EXPECT_TRUE(starts_with(text, "run: (0.")) << text;
+  EXPECT_TRUE(ends_with(text, " s) building\n")) << text;
+  EXPECT_EQ(text.find('%'), std::string::npos) << text;
+}
+
+TEST(PhaseProgress, ALongPhaseThatReportsNothingIsRedrawnWithTheClockMoving) {
+  const Capture out;
+  {
+    // Reports once, then nothing for 0.7 s: the ticker redraws the line (a terminal's at most
+    // every 200 ms), so at least three lines, the last one later than the first.
+    PhaseProgress p("run", out.file(), true, 0ms, 10ms);
+    p.callback()("building", models::kUnknownFraction);
+    std::this_thread::sleep_for(700ms);
+  }
+  const std::string text = out.text();
+  EXPECT_GE(std::count(text.begin(), text.end(), '\r'), 3) << text;
+  EXPECT_TRUE(starts_with(text, "\rrun: (0.0 s) building")) << text;
+  const std::size_t last = text.rfind('\r');
+  EXPECT_FALSE(starts_with(text.substr(last), "\rrun: (0.0 s)")) << text;
+  EXPECT_TRUE(ends_with(text, " s) building\n")) << text;  // the destructor ends the line
+}
+
+TEST(PhaseProgress, EachPhaseReplacesTheLastAndDoneStopsTheRedrawing) {
+  const Capture out;
+  PhaseProgress p("run", out.file(), false, 0ms, 10ms);
+  const models::ProgressFn report = p.callback();
+  report("simulating", 0.25);
+  p.done();
+  std::this_thread::sleep_for(50ms);  // no phase since done(): the ticker prints nothing
+  const std::string text = out.text();
+  EXPECT_TRUE(starts_with(text, "run:  25% (")) << text;
+  EXPECT_TRUE(ends_with(text, " s) simulating\n")) << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
 }
 
 }  // namespace

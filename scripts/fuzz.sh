@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Fuzzes the readers of hostile text (docs/reliability.md "Fuzzing"): builds the libFuzzer
+# targets with clang under ASan + UBSan and runs each for SECONDS, seeded with the shipped
+# scenarios, profiles and nccl-tests logs and every input that once crashed (tests/fuzz/regressions).
+#   scripts/fuzz.sh [SECONDS per target, default 60; 0 builds only] [BUILD_DIR, default build-fuzz]
+# A crash, a leak, a hang (> 10 s on one input) or a 2 GB allocation stops that target, leaves the
+# input in BUILD_DIR/crashes/TARGET/ and makes the script exit 1. Copy such an input into
+# tests/fuzz/regressions/TARGET/ once fixed: the fuzz_TARGET_replay ctest replays it in every build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+build=$(realpath -m "${2:-build-fuzz}")
+root=$PWD
+targets=(scenario profile nccl_tests)
+
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+# -O1 and line tables only: a quicker build, and stack traces that still name file and line.
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None \
+  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
+  -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_BUILD_TESTS=OFF -DCLUSTERSIM_BUILD_BENCH=OFF \
+  -DCLUSTERSIM_WITH_CUDA=OFF -DCLUSTERSIM_WITH_MPI=OFF -DCLUSTERSIM_WITH_GUI=OFF "${launcher[@]}" >/dev/null
+cmake --build "$build" -j2 --target "${targets[@]/#/fuzz_}"
+[ "$seconds" -gt 0 ] || exit 0
+
+# Seeds per target: the files its reader meets in the project.
+seeds_scenario=(scenarios tests/data/bad tests/data/scenarios tests/data/calibration)
+seeds_profile=(tests/data/calibration tests/data/bad tests/data/scenarios/calibration.json)
+seeds_nccl_tests=(tests/data/nccl-tests tests/data/bad)
+
+failed=()
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t"
+  crashes="$build/crashes/$t"
+  mkdir -p "$corpus" "$crashes"
+  seeds_var="seeds_${t}[@]"
+  # libFuzzer takes only folders as corpora: a lone seed file is copied into the working corpus.
+  seed_dirs=()
+  for s in "${!seeds_var}" "tests/fuzz/regressions/$t"; do
+    if [ -d "$s" ]; then seed_dirs+=("$root/$s"); else cp "$s" "$corpus/"; fi
+  done
+  echo "== fuzz_$t for ${seconds}s =="
+  # Relative paths in scenarios (config.json) resolve from tests/data/scenarios, as in the replay.
+  if ! (cd tests/data/scenarios && "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$crashes/" \
+        "$corpus" "${seed_dirs[@]}" 2>&1 | tail -n 40); then
+    failed+=("$t")
+  fi
+done
+
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz: crashes in ${failed[*]}; inputs under $build/crashes/" >&2
+  exit 1
+fi
+echo "fuzz: no crash in ${targets[*]} (${seconds}s each)"

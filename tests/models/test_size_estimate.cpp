@@ -1,0 +1,62 @@
+// The size of a run known before it is built (issue 10, models/size_estimate.hpp): a lower bound
+// of the ops from the scenario's counts, and a memory budget (--max-memory) that refuses a run
+// estimated past it on the key that makes it large.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "models/scenario.hpp"
+#include "models/size_estimate.hpp"
+
+namespace clustersim::models {
+namespace {
+
+const std::string kLlama = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-ddp-2xdgx-a100.yaml";
+
+TEST(SizeEstimate, OpsAreRanksTimesIterationsMicroBatchesAndLayers) {
+  // 2 DGX A100 = 16 ranks, all data parallel; global batch 64 of micro-batch 1 over dp 16 = 4
+  // micro-batches; Llama 2 7B has 32 blocks, plus embedding and head = 34 layers on one stage.
+  const SizeEstimate one = estimate_size(load_scenario(kLlama));
+  EXPECT_EQ(one.ops, 16 * 1 * 4 * 2 * 34);
+  EXPECT_EQ(one.bytes, 16 * 1 * 4 * 2 * 34 * 150);
+  EXPECT_EQ(one.key, "model");  // 4 micro-batches, 34 layers: the model makes it large
+  EXPECT_EQ(one.factors, "16 ranks · 1 iteration(s) · 4 micro-batches · 2 · 34 layers per stage");
+  const SizeEstimate three = estimate_size(load_scenario(kLlama, {"simulation.iterations=3"}));
+  EXPECT_EQ(three.ops, 3 * one.ops);
+  EXPECT_EQ(three.key, "simulation.iterations");
+  const SizeEstimate batch = estimate_size(load_scenario(kLlama, {"training.global_batch=1024"}));
+  EXPECT_EQ(batch.ops, 16 * 64 * 2 * 34);  // 1024 / 16 = 64 micro-batches
+  EXPECT_EQ(batch.key, "training.global_batch");
+}
+
+TEST(SizeEstimate, ARunPastTheBudgetIsRefusedOnItsKey) {
+  const Scenario sc = load_scenario(kLlama, {"simulation.iterations=2"});
+  const std::int64_t bytes = 16 * 2 * 4 * 2 * 34 * 150;  // 1,305,600
+  EXPECT_NO_THROW(check_memory_budget(sc, bytes, "--max-memory X"));
+  EXPECT_NO_THROW(check_memory_budget(sc, 0, "no budget"));
+  try {
+    check_memory_budget(sc, bytes - 1, "--max-memory 1MB");
+    FAIL() << "accepted a run past its budget";
+  } catch (const ScenarioError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--set simulation.iterations=2: simulation.iterations: simulating it needs "
+                     "at least 0.00131 GB (8704 ops"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("more than --max-memory 1MB"), std::string::npos) << m;
+  }
+}
+
+TEST(SizeEstimate, TheDefaultBudgetIsHalfTheMachine) {
+  // /proc/meminfo's MemTotal is in KiB; sysconf rounds to whole pages, so allow a page.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::int64_t kib = 0;
+  meminfo >> key >> kib;
+  ASSERT_EQ(key, "MemTotal:");
+  EXPECT_NEAR(static_cast<double>(default_memory_budget()), kib * 1024.0 / 2, 4096.0);
+}
+
+}  // namespace
+}  // namespace clustersim::models
