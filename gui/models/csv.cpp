@@ -22,8 +22,12 @@ QString to_csv(const QAbstractItemModel& model, int value_role) {
   out += line.join(',') + '\n';
   for (int r = 0; r < model.rowCount(); ++r) {
     line = {quoted(model.headerData(r, Qt::Vertical, Qt::DisplayRole).toString())};
-    for (int c = 0; c < model.columnCount(); ++c)
-      line << quoted(model.data(model.index(r, c), value_role).toString());
+    for (int c = 0; c < model.columnCount(); ++c) {
+      const QVariant value = model.data(model.index(r, c), value_role);
+      // Numbers as written by hand ("0.0005", not QVariant's "5e-04"), 12 significant digits.
+      line << (value.typeId() == QMetaType::Double ? QString::number(value.toDouble(), 'g', 12)
+                                                   : quoted(value.toString()));
+    }
     out += line.join(',') + '\n';
   }
   return out;

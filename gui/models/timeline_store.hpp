@@ -52,7 +52,8 @@ class TimelineStore {
   std::int64_t makespan_ps() const { return makespan_ps_; }
   std::optional<std::size_t> lane_of(engine::Rank rank, engine::StreamId stream) const;
 
-  // [first, last) indices of the lane's items overlapping [from_ps, to_ps).
+  // [first, last): the lane's items overlapping [from_ps, to_ps). On a lane whose ops overlap
+  // (rare: a stream runs its ops in order) it may also hold short ones in between that do not.
   std::pair<std::size_t, std::size_t> visible(std::size_t lane, std::int64_t from_ps,
                                               std::int64_t to_ps) const;
   // What to paint for the lane over pixels [0, width_pixels) of `axis`.
