@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   libsimgrid-dev
-  qt6-base-dev qt6-charts-dev
+  qt6-base-dev qt6-charts-dev qt6-svg-dev
 )
 
 missing=()
