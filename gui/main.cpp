@@ -4,6 +4,7 @@
 #include <QSize>
 #include <cstdio>
 
+#include "gui/models/presentation.hpp"
 #include "gui/widgets/main_window.hpp"
 
 namespace {
@@ -20,7 +21,7 @@ int screenshot(clustersim::gui::MainWindow& window, const QString& directory, co
     std::fprintf(stderr, "%s\n", qPrintable(error));
     return 2;
   }
-  window.show_prediction(prediction);
+  window.show_presentation(clustersim::gui::present(prediction));
   if (!window.save_screenshots(directory, kScreenshotSize, &error)) {
     std::fprintf(stderr, "error: %s\n", qPrintable(error));
     return 1;

@@ -6,13 +6,15 @@
 #include <QThreadPool>
 #include <QtConcurrent>
 
+#include "gui/models/presentation.hpp"
+
 namespace clustersim::gui {
 
 namespace {
 
 // What a background run hands back to the GUI thread.
 struct Outcome {
-  PredictionPtr prediction;
+  PresentationPtr presentation;
   QString error;
   bool cancelled = false;
 };
@@ -102,8 +104,8 @@ void RunController::start_pending() {
     watcher->deleteLater();
     --running_;
     if (job == latest_job_) {  // a stale run's outcome is dropped
-      if (outcome.prediction)
-        emit finished(job, outcome.prediction);
+      if (outcome.presentation)
+        emit finished(job, outcome.presentation);
       else if (outcome.cancelled)
         emit cancelled(job);
       else
@@ -115,8 +117,14 @@ void RunController::start_pending() {
   const auto flag = cancel_flag_;
   watcher->setFuture(QtConcurrent::run([input, flag, report] {
     Outcome outcome;
-    outcome.prediction =
-        run_prediction(input, flag.get(), report, &outcome.error, &outcome.cancelled);
+    if (auto prediction =
+            run_prediction(input, flag.get(), report, &outcome.error, &outcome.cancelled)) {
+      if (flag->load()) {  // stale already: skip building what nobody will show
+        outcome.cancelled = true;
+      } else {
+        outcome.presentation = present(std::move(prediction));
+      }
+    }
     return outcome;
   }));
 }

@@ -1,4 +1,5 @@
-// Runs predictions in the background (QtConcurrent) for the editor: requests are debounced, each
+// Runs predictions in the background (QtConcurrent) for the editor, and builds what the views
+// draw of them there too (present()): requests are debounced, each
 // run gets a job id and its own cancel flag (the front-end API's), a newer request cancels the
 // older run and a stale run's result is dropped, so only the latest request ever reports.
 #pragma once
@@ -15,6 +16,9 @@
 namespace clustersim::gui {
 
 using PredictionPtr = std::shared_ptr<const models::Prediction>;
+struct Presentation;
+// A run's prediction with what the views draw of it (gui/models/presentation.hpp).
+using PresentationPtr = std::shared_ptr<const Presentation>;
 
 // What to run: the scenario file (it names the text in messages and anchors relative paths), its
 // text as edited (empty: read the file) and --set style overrides.
@@ -52,7 +56,7 @@ class RunController : public QObject {
  signals:
   void started(quint64 job);
   void progress(quint64 job, const QString& phase, double fraction);
-  void finished(quint64 job, clustersim::gui::PredictionPtr prediction);
+  void finished(quint64 job, clustersim::gui::PresentationPtr presentation);
   void failed(quint64 job, const QString& message);
   void cancelled(quint64 job);
   void idle();

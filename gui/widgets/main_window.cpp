@@ -20,7 +20,7 @@
 #include <QTabWidget>
 
 #include "gui/models/csv.hpp"
-#include "gui/models/prediction_tables.hpp"
+#include "gui/models/presentation.hpp"
 #include "gui/widgets/export.hpp"
 #include "gui/widgets/scenario_editor.hpp"
 #include "gui/widgets/stacked_bars_view.hpp"
@@ -165,12 +165,12 @@ bool MainWindow::save_file(const QString& path) {
   return true;
 }
 
-void MainWindow::show_prediction(PredictionPtr prediction) {
-  current_ = std::move(prediction);
-  timeline_->set_prediction(current_);
-  if (current_) {
-    breakdown_->model().set_table(breakdown_table(*current_));
-    memory_->model().set_table(memory_table(*current_));
+void MainWindow::show_presentation(PresentationPtr presentation) {
+  current_ = presentation ? presentation->prediction : nullptr;
+  timeline_->set_presentation(presentation);
+  if (presentation) {
+    breakdown_->model().set_table(presentation->breakdown);
+    memory_->model().set_table(presentation->memory);
     editor_->show_scenario(current_->scenario);
   }
   summary_->summary().set_prediction(current_);
@@ -180,9 +180,9 @@ QString MainWindow::status_text() const {
   return status_->text();
 }
 
-void MainWindow::on_finished(quint64, PredictionPtr prediction) {
+void MainWindow::on_finished(quint64, PresentationPtr presentation) {
   editor_->clear_error();
-  show_prediction(std::move(prediction));
+  show_presentation(std::move(presentation));
   const auto& r = current_->output.result;
   status_->setText(tr("%1: iteration %2, MFU %3 % (simulated in %4)")
                        .arg(QString::fromStdString(r.scenario), format_si(r.iteration_time_s, "s"))

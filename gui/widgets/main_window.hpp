@@ -32,7 +32,7 @@ class MainWindow : public QMainWindow {
   bool open_file(const QString& path);
   bool save_file(const QString& path);
   // Shows a run's result in every view (what a finished background run does).
-  void show_prediction(PredictionPtr prediction);
+  void show_presentation(PresentationPtr presentation);
   // The last good result, kept while a run is in flight or after one failed.
   PredictionPtr current() const { return current_; }
 
@@ -63,7 +63,7 @@ class MainWindow : public QMainWindow {
   void choose_and_open();
   void choose_and_export_view(const QString& filter);
   void choose_and_write_run(bool trace);
-  void on_finished(quint64 job, PredictionPtr prediction);
+  void on_finished(quint64 job, PresentationPtr presentation);
   void on_failed(quint64 job, const QString& message);
 
   RunController runner_;

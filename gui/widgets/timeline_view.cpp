@@ -34,16 +34,19 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
   setAutoFillBackground(false);
 }
 
-void TimelineView::set_prediction(PredictionPtr prediction) {
-  prediction_ = std::move(prediction);
-  store_ = prediction_ ? TimelineStore::build(prediction_->output.built.schedule,
-                                              prediction_->output.timeline)
-                       : TimelineStore{};
+void TimelineView::set_presentation(PresentationPtr presentation) {
+  presentation_ = std::move(presentation);
+  prediction_ = presentation_ ? presentation_->prediction : nullptr;
   selected_.reset();
   highlighted_.clear();
   zoom_history_.clear();
-  first_lane_ = std::min(first_lane_, std::max(0, static_cast<int>(store_.lane_count()) - 1));
+  first_lane_ = std::min(first_lane_, std::max(0, static_cast<int>(store().lane_count()) - 1));
   fit();
+}
+
+const TimelineStore& TimelineView::store() const {
+  static const TimelineStore kEmpty;
+  return presentation_ ? presentation_->timeline : kEmpty;
 }
 
 double TimelineView::plot_width() const {
@@ -51,7 +54,7 @@ double TimelineView::plot_width() const {
 }
 
 void TimelineView::fit() {
-  axis_.fit(0.0, static_cast<double>(store_.makespan_ps()) * 1e-12, plot_width());
+  axis_.fit(0.0, static_cast<double>(store().makespan_ps()) * 1e-12, plot_width());
   fitted_ = true;
   update();
 }
@@ -119,7 +122,7 @@ int TimelineView::visible_lane_count() const {
 std::optional<std::size_t> TimelineView::lane_at(int y) const {
   if (y < kRulerHeight) return std::nullopt;
   const auto lane = static_cast<std::size_t>(first_lane_ + (y - kRulerHeight) / kLaneHeight);
-  return lane < store_.lane_count() ? std::optional(lane) : std::nullopt;
+  return lane < store().lane_count() ? std::optional(lane) : std::nullopt;
 }
 
 std::optional<engine::OpId> TimelineView::op_at(QPoint position) const {
@@ -127,11 +130,11 @@ std::optional<engine::OpId> TimelineView::op_at(QPoint position) const {
   if (!lane || position.x() < kHeaderWidth) return std::nullopt;
   const double time_s = axis_.to_time(position.x() - kHeaderWidth);
   const auto slack_ps = static_cast<std::int64_t>(axis_.seconds_per_pixel() * 1e12);
-  return store_.op_at(*lane, static_cast<std::int64_t>(std::llround(time_s * 1e12)), slack_ps);
+  return store().op_at(*lane, static_cast<std::int64_t>(std::llround(time_s * 1e12)), slack_ps);
 }
 
 void TimelineView::scroll_lanes(int delta) {
-  const int last = std::max(0, static_cast<int>(store_.lane_count()) - visible_lane_count() + 1);
+  const int last = std::max(0, static_cast<int>(store().lane_count()) - visible_lane_count() + 1);
   first_lane_ = std::clamp(first_lane_ + delta, 0, last);
   update();
 }
@@ -143,7 +146,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   const int count = visible_lane_count();
   for (int i = 0; i < count; ++i) {
     const auto lane = static_cast<std::size_t>(first_lane_ + i);
-    if (lane >= store_.lane_count()) break;
+    if (lane >= store().lane_count()) break;
     paint_lane(painter, lane, kRulerHeight + i * kLaneHeight);
   }
   if (banding_) {
@@ -168,7 +171,7 @@ void TimelineView::paint_ruler(QPainter& painter) const {
 }
 
 void TimelineView::paint_lane(QPainter& painter, std::size_t lane_index, int y) const {
-  const Lane& lane = store_.lane(lane_index);
+  const Lane& lane = store().lane(lane_index);
   const auto& schedule = prediction_->output.built.schedule;
   if (lane_index % 2 == 1)
     painter.fillRect(QRect(0, y, width(), kLaneHeight), palette().alternateBase());
@@ -181,7 +184,7 @@ void TimelineView::paint_lane(QPainter& painter, std::size_t lane_index, int y) 
   painter.setClipRect(QRect(kHeaderWidth, y, width() - kHeaderWidth, kLaneHeight));
   const double ps_per_pixel = axis_.seconds_per_pixel() * 1e12;
   const double origin_ps = axis_.origin_s() * 1e12;
-  for (const Span& span : store_.spans(lane_index, axis_, plot_width())) {
+  for (const Span& span : store().spans(lane_index, axis_, plot_width())) {
     const double x0 = (static_cast<double>(span.start_ps) - origin_ps) / ps_per_pixel;
     const double x1 = (static_cast<double>(span.end_ps) - origin_ps) / ps_per_pixel;
     // Every span shows, however short: at least a pixel wide.

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "gui/models/run_controller.hpp"
+#include "gui/models/presentation.hpp"
 #include "gui/models/time_axis.hpp"
 #include "gui/models/timeline_store.hpp"
 
@@ -20,8 +20,8 @@ class TimelineView : public QWidget {
  public:
   explicit TimelineView(QWidget* parent = nullptr);
 
-  void set_prediction(PredictionPtr prediction);
-  const TimelineStore& store() const { return store_; }
+  void set_presentation(PresentationPtr presentation);
+  const TimelineStore& store() const;
   const TimeAxis& axis() const { return axis_; }
   // Width of the drawing area (the widget less the lane labels), pixels.
   double plot_width() const;
@@ -62,8 +62,8 @@ class TimelineView : public QWidget {
   void paint_ruler(QPainter& painter) const;
   void paint_lane(QPainter& painter, std::size_t lane, int y) const;
 
+  PresentationPtr presentation_;
   PredictionPtr prediction_;
-  TimelineStore store_;
   TimeAxis axis_;
   std::vector<TimeAxis> zoom_history_;
   int first_lane_ = 0;

@@ -9,6 +9,7 @@
 #include "gui/models/csv.hpp"
 #include "gui/models/op_relations.hpp"
 #include "gui/models/prediction_tables.hpp"
+#include "gui/models/presentation.hpp"
 #include "gui/models/run_controller.hpp"
 #include "gui/models/segment_table.hpp"
 #include "gui/models/summary_model.hpp"
@@ -245,7 +246,7 @@ class GuiModelsTest : public QObject {
     QCOMPARE(finished.size(), 1);
     QCOMPARE(finished.first().at(0).value<quint64>(), stale + 1);
     QCOMPARE(cancelled.size(), 0);  // the stale run reports nothing at all
-    const auto p = finished.first().at(1).value<PredictionPtr>();
+    const auto p = finished.first().at(1).value<PresentationPtr>()->prediction;
     QCOMPARE(QString::fromStdString(p->scenario.name), QString("resnet50-ddp-dgx-a100"));
   }
 
