@@ -26,6 +26,7 @@
 #include "gui/widgets/stacked_bars_view.hpp"
 #include "gui/widgets/summary_view.hpp"
 #include "gui/widgets/timeline_view.hpp"
+#include "gui/widgets/topology_view.hpp"
 
 namespace clustersim::gui {
 
@@ -44,6 +45,7 @@ MainWindow::MainWindow(QWidget* parent)
       breakdown_(new StackedBarsView(this)),
       memory_(new StackedBarsView(this)),
       summary_(new SummaryView(this)),
+      topology_(new TopologyView(this)),
       status_(new QLabel(this)),
       progress_(new QProgressBar(this)),
       cancel_(new QPushButton(tr("Cancel"), this)) {
@@ -52,6 +54,7 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(breakdown_, tr("Breakdown"));
   tabs_->addTab(memory_, tr("Memory"));
+  tabs_->addTab(topology_, tr("Topology"));
   tabs_->addTab(summary_, tr("Summary"));
   setCentralWidget(tabs_);
 
@@ -168,6 +171,7 @@ bool MainWindow::save_file(const QString& path) {
 void MainWindow::show_presentation(PresentationPtr presentation) {
   current_ = presentation ? presentation->prediction : nullptr;
   timeline_->set_presentation(presentation);
+  topology_->set_presentation(presentation);
   if (presentation) {
     breakdown_->model().set_table(presentation->breakdown);
     memory_->model().set_table(presentation->memory);
@@ -199,6 +203,7 @@ QList<QPair<QString, QWidget*>> MainWindow::views() const {
   return {{"timeline", timeline_},
           {"breakdown", breakdown_},
           {"memory", memory_},
+          {"topology", topology_},
           {"summary", summary_}};
 }
 
@@ -220,6 +225,8 @@ bool MainWindow::export_view(const QString& name, const QString& path, QString* 
   QString csv;
   if (view == timeline_) {
     if (current_) csv = ops_csv(current_->output.built.schedule, current_->output.timeline);
+  } else if (view == topology_) {
+    csv = topology_->cables_as_csv();
   } else if (view == summary_) {
     csv = to_csv(summary_->summary());
   } else {

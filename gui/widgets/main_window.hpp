@@ -20,6 +20,7 @@ class ScenarioEditor;
 class StackedBarsView;
 class SummaryView;
 class TimelineView;
+class TopologyView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -42,9 +43,10 @@ class MainWindow : public QMainWindow {
   StackedBarsView* breakdown_view() const { return breakdown_; }
   StackedBarsView* memory_view() const { return memory_; }
   SummaryView* summary_view() const { return summary_; }
+  TopologyView* topology_view() const { return topology_; }
   QString status_text() const;
 
-  // The views by name ("timeline", "breakdown", "memory", "summary"), in tab order.
+  // The views by name ("timeline", "breakdown", "memory", "topology", "summary"), in tab order.
   QList<QPair<QString, QWidget*>> views() const;
   // Exports view `name` by the path's suffix: .png, .svg or .csv (its data).
   bool export_view(const QString& name, const QString& path, QString* error);
@@ -74,6 +76,7 @@ class MainWindow : public QMainWindow {
   StackedBarsView* breakdown_;
   StackedBarsView* memory_;
   SummaryView* summary_;
+  TopologyView* topology_;
   QLabel* status_;
   QProgressBar* progress_;
   QPushButton* cancel_;

@@ -15,6 +15,7 @@
 #include "gui/models/summary_model.hpp"
 #include "gui/models/time_axis.hpp"
 #include "gui/models/timeline_store.hpp"
+#include "gui/models/topology_layout.hpp"
 
 using namespace clustersim;
 using namespace clustersim::gui;
@@ -220,6 +221,33 @@ class GuiModelsTest : public QObject {
     summary.set_prediction(p);
     QCOMPARE(summary.value("GPUs"), QString("8"));
     QCOMPARE(summary.value("iteration time"), format_si(r.iteration_time_s, "s"));
+  }
+
+  void topology_lays_out_by_tier_and_pairs_directions() {
+    // Two GPUs under one NVSwitch: GPUs on the bottom row at 1/4 and 3/4, the switch alone at 1/2.
+    engine::Topology t;
+    const auto sw = t.add_vertex(engine::VertexKind::nvswitch, "sw", 0);
+    const auto g0 = t.gpu_vertex(t.add_gpu("gpu0", 0));
+    const auto g1 = t.gpu_vertex(t.add_gpu("gpu1", 0));
+    const auto bandwidth = engine::Bandwidth::bytes_per_second(100.0);
+    t.add_link(g0, sw, bandwidth, engine::Time::zero(), engine::LinkKind::nvlink);
+    t.add_link(g1, sw, bandwidth, engine::Time::zero(), engine::LinkKind::nvlink);
+    // Over 2 iterations of 1 s: gpu0→sw carried 100 B (50 B per iteration: busy 0.5 s of 1 s).
+    std::vector<double> bytes(t.num_links(), 0.0);
+    bytes[0] = 100.0;
+    const TopologyLayout layout = layout_topology(t, bytes, 1.0, 2);
+    QCOMPARE(layout.vertices[sw].tier, tier_of(engine::VertexKind::nvswitch));
+    QCOMPARE(layout.vertices[sw].x, 0.5);
+    QCOMPARE(layout.vertices[g0].x, 0.25);
+    QCOMPARE(layout.vertices[g1].x, 0.75);
+    QCOMPARE(layout.tier_sizes[static_cast<std::size_t>(tier_of(engine::VertexKind::gpu))], 2);
+    QCOMPARE(layout.cables.size(), std::size_t{2});  // four directed links, two cables
+    QCOMPARE(layout.cables[0].links.size(), std::size_t{2});
+    QCOMPARE(layout.cables[0].bytes, 50.0);
+    QCOMPARE(layout.cables[0].busy_s, 0.5);
+    QCOMPARE(layout.cables[0].utilization, 0.5);
+    QCOMPARE(layout.cables[1].utilization, 0.0);
+    QCOMPARE(cables_csv(t, layout).count('\n'), 3);
   }
 
   void a_bad_value_reports_the_cli_message() {
