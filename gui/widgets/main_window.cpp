@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
@@ -16,11 +17,14 @@
 #include <QPushButton>
 #include <QSaveFile>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QToolBar>
 
 #include "gui/models/csv.hpp"
 #include "gui/models/presentation.hpp"
+#include "gui/models/rank_filter.hpp"
 #include "gui/widgets/export.hpp"
 #include "gui/widgets/scenario_editor.hpp"
 #include "gui/widgets/stacked_bars_view.hpp"
@@ -97,6 +101,7 @@ MainWindow::MainWindow(QWidget* parent)
   });
 
   build_menus();
+  build_rank_filter();
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window_state")).toByteArray());
@@ -143,6 +148,33 @@ void MainWindow::build_menus() {
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), &runner_, &RunController::cancel);
 }
 
+void MainWindow::build_rank_filter() {
+  auto* bar = addToolBar(tr("Timeline ranks"));
+  bar->setObjectName(QStringLiteral("rank_filter"));
+  rank_scope_ = new QComboBox(bar);
+  rank_scope_->addItem(tr("all ranks"), static_cast<int>(RankScope::all));
+  rank_scope_->addItem(tr("pipeline stage of rank"), static_cast<int>(RankScope::stage));
+  rank_scope_->addItem(tr("data-parallel replica of rank"), static_cast<int>(RankScope::replica));
+  rank_scope_->addItem(tr("node of rank"), static_cast<int>(RankScope::node));
+  rank_ = new QSpinBox(bar);
+  rank_->setRange(0, 0);
+  bar->addWidget(new QLabel(tr("Timeline shows "), bar));
+  bar->addWidget(rank_scope_);
+  bar->addWidget(rank_);
+  connect(rank_scope_, &QComboBox::currentIndexChanged, this, &MainWindow::apply_rank_filter);
+  connect(rank_, &QSpinBox::valueChanged, this, &MainWindow::apply_rank_filter);
+}
+
+void MainWindow::apply_rank_filter() {
+  const auto scope = static_cast<RankScope>(rank_scope_->currentData().toInt());
+  rank_->setEnabled(scope != RankScope::all);
+  if (!current_ || scope == RankScope::all) {
+    timeline_->set_ranks({});
+    return;
+  }
+  timeline_->set_ranks(ranks_in(scope, static_cast<engine::Rank>(rank_->value()), *current_));
+}
+
 bool MainWindow::open_file(const QString& path) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
@@ -176,7 +208,9 @@ void MainWindow::show_presentation(PresentationPtr presentation) {
     breakdown_->model().set_table(presentation->breakdown);
     memory_->model().set_table(presentation->memory);
     editor_->show_scenario(current_->scenario);
+    rank_->setMaximum(std::max(0, current_->output.result.world_size - 1));
   }
+  apply_rank_filter();
   summary_->summary().set_prediction(current_);
 }
 

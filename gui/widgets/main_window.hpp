@@ -8,7 +8,9 @@
 
 #include "gui/models/run_controller.hpp"
 
+class QComboBox;
 class QLabel;
+class QSpinBox;
 class QMenu;
 class QProgressBar;
 class QPushButton;
@@ -60,6 +62,8 @@ class MainWindow : public QMainWindow {
 
  private:
   void build_menus();
+  void build_rank_filter();
+  void apply_rank_filter();
   void add_recent(const QString& path);
   void refresh_recent_menu();
   void choose_and_open();
@@ -81,6 +85,8 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_;
   QPushButton* cancel_;
   QMenu* recent_menu_ = nullptr;
+  QComboBox* rank_scope_ = nullptr;
+  QSpinBox* rank_ = nullptr;
 };
 
 }  // namespace clustersim::gui

@@ -40,8 +40,22 @@ void TimelineView::set_presentation(PresentationPtr presentation) {
   selected_.reset();
   highlighted_.clear();
   zoom_history_.clear();
-  first_lane_ = std::min(first_lane_, std::max(0, static_cast<int>(store().lane_count()) - 1));
+  refresh_rows();
   fit();
+}
+
+void TimelineView::set_ranks(std::vector<engine::Rank> ranks) {
+  ranks_ = std::move(ranks);
+  refresh_rows();
+  update();
+}
+
+void TimelineView::refresh_rows() {
+  rows_.clear();
+  for (std::size_t lane = 0; lane < store().lane_count(); ++lane)
+    if (ranks_.empty() || std::binary_search(ranks_.begin(), ranks_.end(), store().lane(lane).rank))
+      rows_.push_back(lane);
+  first_lane_ = std::clamp(first_lane_, 0, std::max(0, static_cast<int>(rows_.size()) - 1));
 }
 
 const TimelineStore& TimelineView::store() const {
@@ -121,8 +135,8 @@ int TimelineView::visible_lane_count() const {
 
 std::optional<std::size_t> TimelineView::lane_at(int y) const {
   if (y < kRulerHeight) return std::nullopt;
-  const auto lane = static_cast<std::size_t>(first_lane_ + (y - kRulerHeight) / kLaneHeight);
-  return lane < store().lane_count() ? std::optional(lane) : std::nullopt;
+  const auto row = static_cast<std::size_t>(first_lane_ + (y - kRulerHeight) / kLaneHeight);
+  return row < rows_.size() ? std::optional(rows_[row]) : std::nullopt;
 }
 
 std::optional<engine::OpId> TimelineView::op_at(QPoint position) const {
@@ -134,7 +148,7 @@ std::optional<engine::OpId> TimelineView::op_at(QPoint position) const {
 }
 
 void TimelineView::scroll_lanes(int delta) {
-  const int last = std::max(0, static_cast<int>(store().lane_count()) - visible_lane_count() + 1);
+  const int last = std::max(0, static_cast<int>(rows_.size()) - visible_lane_count() + 1);
   first_lane_ = std::clamp(first_lane_ + delta, 0, last);
   update();
 }
@@ -145,9 +159,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
   paint_ruler(painter);
   const int count = visible_lane_count();
   for (int i = 0; i < count; ++i) {
-    const auto lane = static_cast<std::size_t>(first_lane_ + i);
-    if (lane >= store().lane_count()) break;
-    paint_lane(painter, lane, kRulerHeight + i * kLaneHeight);
+    const auto row = static_cast<std::size_t>(first_lane_ + i);
+    if (row >= rows_.size()) break;
+    paint_lane(painter, rows_[row], kRulerHeight + i * kLaneHeight);
   }
   if (banding_) {
     const int x0 = std::max(kHeaderWidth, std::min(drag_from_.x(), drag_to_.x()));
@@ -173,7 +187,7 @@ void TimelineView::paint_ruler(QPainter& painter) const {
 void TimelineView::paint_lane(QPainter& painter, std::size_t lane_index, int y) const {
   const Lane& lane = store().lane(lane_index);
   const auto& schedule = prediction_->output.built.schedule;
-  if (lane_index % 2 == 1)
+  if (lane.rank % 2 == 1)  // a rank's streams share a shade
     painter.fillRect(QRect(0, y, width(), kLaneHeight), palette().alternateBase());
   painter.setPen(palette().text().color());
   const QString label = QStringLiteral("r%1 %2").arg(lane.rank).arg(

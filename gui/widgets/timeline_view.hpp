@@ -27,6 +27,11 @@ class TimelineView : public QWidget {
   double plot_width() const;
   int plot_left() const { return kHeaderWidth; }
 
+  // Shows only the lanes of `ranks` (sorted); empty: every rank.
+  void set_ranks(std::vector<engine::Rank> ranks);
+  // Lanes shown, top to bottom (indices into store()).
+  const std::vector<std::size_t>& shown_lanes() const { return rows_; }
+
   void fit();
   void zoom_at(double plot_x, double factor);
   void undo_zoom();
@@ -66,7 +71,11 @@ class TimelineView : public QWidget {
   PredictionPtr prediction_;
   TimeAxis axis_;
   std::vector<TimeAxis> zoom_history_;
-  int first_lane_ = 0;
+  void refresh_rows();
+
+  std::vector<engine::Rank> ranks_;  // the filter; empty for all
+  std::vector<std::size_t> rows_;    // lanes shown
+  int first_lane_ = 0;               // first row shown
   bool fitted_ = false;
   std::optional<engine::OpId> selected_;
   std::vector<engine::OpId> highlighted_;  // sorted, for binary search while painting

@@ -10,6 +10,7 @@
 #include "gui/models/op_relations.hpp"
 #include "gui/models/prediction_tables.hpp"
 #include "gui/models/presentation.hpp"
+#include "gui/models/rank_filter.hpp"
 #include "gui/models/run_controller.hpp"
 #include "gui/models/segment_table.hpp"
 #include "gui/models/summary_model.hpp"
@@ -214,6 +215,14 @@ class GuiModelsTest : public QObject {
     const double peak_total = memory.row_total(*memory.marked_row);
     QVERIFY(std::abs(peak_total - r.memory.total()) < 1e-6 * r.memory.total());
     QCOMPARE(memory.limit, std::optional<double>(r.memory.capacity));
+
+    // 8 GPUs on one node, pp 4 × dp 2 (tp 1): rank = dp + 2 · stage, tp and dp varying first.
+    using R = std::vector<engine::Rank>;
+    QCOMPARE(ranks_in(RankScope::stage, 5, *p), (R{4, 5}));
+    QCOMPARE(ranks_in(RankScope::replica, 0, *p), (R{0, 2, 4, 6}));
+    QCOMPARE(ranks_in(RankScope::replica, 3, *p), (R{1, 3, 5, 7}));
+    QCOMPARE(ranks_in(RankScope::node, 3, *p), (R{0, 1, 2, 3, 4, 5, 6, 7}));
+    QCOMPARE(ranks_in(RankScope::all, 0, *p).size(), std::size_t{8});
 
     SummaryModel summary;
     QAbstractItemModelTester summary_tester(&summary,

@@ -187,6 +187,17 @@ class GuiWidgetsTest : public QObject {
     engine::OpId all_reduce = 0;
     while (schedule.ops[all_reduce].kind != engine::OpKind::collective)
       ++all_reduce;
+    // Filtering to rank 3 shows exactly the streams rank 3's ops run on.
+    std::set<engine::StreamId> streams_of_rank3;
+    for (const auto& op : schedule.ops)
+      if (op.rank == 3) streams_of_rank3.insert(op.stream);
+    view.set_ranks({3});
+    QCOMPARE(view.shown_lanes().size(), streams_of_rank3.size());
+    for (const std::size_t lane : view.shown_lanes())
+      QCOMPARE(view.store().lane(lane).rank, 3u);
+    view.set_ranks({});
+    QCOMPARE(view.shown_lanes().size(), view.store().lane_count());
+
     view.select_op(all_reduce);
     const auto deps = schedule.dependencies(schedule.ops[all_reduce]);
     QCOMPARE(view.highlighted_ops().size(), deps.size() + 7);
