@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <span>
 
 namespace clustersim::models {
 
@@ -48,17 +49,19 @@ struct Sweep {
   double comm_in_flight = 0;  // time any communication was in flight
 };
 
-// Attributes every instant of [0, makespan] on `rank` to one class (see TimeBreakdown).
-Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl, engine::Rank rank) {
+// Attributes every instant of [0, makespan] on one rank, whose ops are `rank_ops`, to one class
+// (see TimeBreakdown).
+Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl,
+                 std::span<const engine::OpId> rank_ops) {
   struct Edge {
     Time t;
     int cls;
     int delta;
   };
   std::vector<Edge> edges;
-  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+  for (const engine::OpId id : rank_ops) {
     const auto& op = s.ops[id];
-    if (op.rank != rank || tl.end[id] <= tl.launch[id]) continue;
+    if (tl.end[id] <= tl.launch[id]) continue;
     const int cls = class_of(op.category);
     edges.push_back({tl.launch[id], cls, +1});
     edges.push_back({tl.end[id], cls, -1});
@@ -99,6 +102,21 @@ Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl, engine::
   out.breakdown = {seconds[kCompute], seconds[kRecompute], seconds[kDp], seconds[kTp],
                    seconds[kPp],      seconds[kEp],        seconds[kCp], idle};
   return out;
+}
+
+std::vector<engine::OpId> ops_of_rank(const engine::Schedule& s, engine::Rank rank) {
+  std::vector<engine::OpId> ids;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].rank == rank) ids.push_back(id);
+  return ids;
+}
+
+TimeBreakdown per_iteration(TimeBreakdown b, double iterations) {
+  for (double* v :
+       {&b.compute, &b.recompute, &b.dp_comm, &b.tp_comm, &b.pp_comm, &b.ep_comm, &b.cp_comm,
+        &b.idle})
+    *v /= iterations;
+  return b;
 }
 
 std::vector<std::pair<engine::LinkId, double>> busiest_links(const engine::Timeline& tl,
@@ -149,11 +167,8 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   }
 
   r.critical_rank = critical_rank(s, tl);
-  const Sweep sweep = sweep_rank(s, tl, r.critical_rank);
-  TimeBreakdown b = sweep.breakdown;
-  for (double* v : {&b.compute, &b.recompute, &b.dp_comm, &b.tp_comm, &b.pp_comm, &b.ep_comm,
-                    &b.cp_comm, &b.idle})
-    *v /= iterations;
+  const Sweep sweep = sweep_rank(s, tl, ops_of_rank(s, r.critical_rank));
+  const TimeBreakdown b = per_iteration(sweep.breakdown, iterations);
   r.breakdown_s = b;
   r.exposed_comm_s = {b.dp_comm, b.tp_comm,
                       b.pp_comm, b.ep_comm,
@@ -175,6 +190,27 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
     r.busiest_link_ids.push_back(id);
   }
   return r;
+}
+
+std::vector<TimeBreakdown> breakdown_per_rank(const Scenario& sc, const engine::Schedule& s,
+                                              const engine::Timeline& tl) {
+  // Ops grouped by rank in one pass (a counting sort), so every rank costs its own ops only.
+  std::vector<std::uint32_t> first(s.num_ranks + 1, 0);
+  for (const auto& op : s.ops)
+    ++first[op.rank + 1];
+  for (std::size_t r = 0; r < s.num_ranks; ++r)
+    first[r + 1] += first[r];
+  std::vector<engine::OpId> by_rank(s.ops.size());
+  std::vector<std::uint32_t> next(first.begin(), first.end() - 1);
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    by_rank[next[s.ops[id].rank]++] = id;
+
+  std::vector<TimeBreakdown> out(s.num_ranks);
+  for (engine::Rank r = 0; r < s.num_ranks; ++r) {
+    const std::span<const engine::OpId> ops(by_rank.data() + first[r], first[r + 1] - first[r]);
+    out[r] = per_iteration(sweep_rank(s, tl, ops).breakdown, sc.simulation.iterations);
+  }
+  return out;
 }
 
 }  // namespace clustersim::models

@@ -60,4 +60,10 @@ Result compute_metrics(const Scenario& scenario, const BuiltSchedule& built,
                        const engine::Timeline& timeline, const engine::Topology& topology,
                        std::size_t max_links = 10);
 
+// Every rank's iteration attributed as breakdown_s is for the critical rank (index: rank); the
+// GUI's breakdown view draws it.
+std::vector<TimeBreakdown> breakdown_per_rank(const Scenario& scenario,
+                                              const engine::Schedule& schedule,
+                                              const engine::Timeline& timeline);
+
 }  // namespace clustersim::models

@@ -11,7 +11,7 @@ packages=(
   python3-dev pybind11-dev protobuf-compiler libprotobuf-dev
   libopenmpi-dev openmpi-bin
   libsimgrid-dev
-  qt6-base-dev qt6-charts-dev
+  qt6-base-dev qt6-charts-dev qt6-svg-dev
 )
 
 missing=()

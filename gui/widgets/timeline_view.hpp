@@ -1,0 +1,88 @@
+// The Gantt chart: one lane per (rank, stream), painted with QPainter from the TimelineStore.
+// Ctrl+wheel zooms at the cursor, the wheel scrolls lanes, dragging pans, Shift+drag zooms to the
+// band dragged over, Backspace undoes a zoom, F fits. Hovering shows the op; clicking highlights
+// its dependencies, its collective's peers and its send/recv partner.
+#pragma once
+
+#include <QWidget>
+#include <optional>
+#include <vector>
+
+#include "gui/models/presentation.hpp"
+#include "gui/models/time_axis.hpp"
+#include "gui/models/timeline_store.hpp"
+
+namespace clustersim::gui {
+
+class TimelineView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TimelineView(QWidget* parent = nullptr);
+
+  void set_presentation(PresentationPtr presentation);
+  const TimelineStore& store() const;
+  const TimeAxis& axis() const { return axis_; }
+  // Width of the drawing area (the widget less the lane labels), pixels.
+  double plot_width() const;
+  int plot_left() const { return kHeaderWidth; }
+
+  // Shows only the lanes of `ranks` (sorted); empty: every rank.
+  void set_ranks(std::vector<engine::Rank> ranks);
+  // Lanes shown, top to bottom (indices into store()).
+  const std::vector<std::size_t>& shown_lanes() const { return rows_; }
+
+  void fit();
+  void zoom_at(double plot_x, double factor);
+  void undo_zoom();
+  void select_op(std::optional<engine::OpId> op);
+  std::optional<engine::OpId> selected_op() const { return selected_; }
+  const std::vector<engine::OpId>& highlighted_ops() const { return highlighted_; }
+  // The hover text of an op: name, kind, category, bytes, FLOPs, start, duration, waiting time.
+  QString describe(engine::OpId op) const;
+  // The op drawn at a widget position, if any.
+  std::optional<engine::OpId> op_at(QPoint position) const;
+
+ signals:
+  void op_selected(quint32 op);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  bool event(QEvent* event) override;
+
+ private:
+  static constexpr int kHeaderWidth = 120;
+  static constexpr int kRulerHeight = 22;
+  static constexpr int kLaneHeight = 14;
+
+  std::optional<std::size_t> lane_at(int y) const;
+  int visible_lane_count() const;
+  void scroll_lanes(int delta);
+  void paint_ruler(QPainter& painter) const;
+  void paint_lane(QPainter& painter, std::size_t lane, int y) const;
+
+  PresentationPtr presentation_;
+  PredictionPtr prediction_;
+  TimeAxis axis_;
+  std::vector<TimeAxis> zoom_history_;
+  void refresh_rows();
+
+  std::vector<engine::Rank> ranks_;  // the filter; empty for all
+  std::vector<std::size_t> rows_;    // lanes shown
+  int first_lane_ = 0;               // first row shown
+  bool fitted_ = false;
+  std::optional<engine::OpId> selected_;
+  std::vector<engine::OpId> highlighted_;  // sorted, for binary search while painting
+  QPoint drag_from_;
+  QPoint drag_to_;
+  bool dragging_ = false;
+  bool banding_ = false;
+};
+
+}  // namespace clustersim::gui

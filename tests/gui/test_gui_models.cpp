@@ -1,0 +1,309 @@
+// gui/models without a display: every expected figure is worked out by hand from the inputs.
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QTest>
+#include <numeric>
+
+#include "engine/schedule.hpp"
+#include "engine/timeline.hpp"
+#include "gui/models/csv.hpp"
+#include "gui/models/op_relations.hpp"
+#include "gui/models/prediction_tables.hpp"
+#include "gui/models/presentation.hpp"
+#include "gui/models/rank_filter.hpp"
+#include "gui/models/run_controller.hpp"
+#include "gui/models/segment_table.hpp"
+#include "gui/models/summary_model.hpp"
+#include "gui/models/time_axis.hpp"
+#include "gui/models/timeline_store.hpp"
+#include "gui/models/topology_layout.hpp"
+
+using namespace clustersim;
+using namespace clustersim::gui;
+
+namespace {
+
+const QString kScenarios = QStringLiteral(CLUSTERSIM_SCENARIOS_DIR);
+
+// A timeline where op i of the schedule ran over [starts[i], ends[i]) picoseconds.
+engine::Timeline timeline_of(const std::vector<std::int64_t>& starts,
+                             const std::vector<std::int64_t>& ends) {
+  engine::Timeline tl;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    tl.start.push_back(engine::Time::from_ps(starts[i]));
+    tl.launch.push_back(engine::Time::from_ps(starts[i]));
+    tl.end.push_back(engine::Time::from_ps(ends[i]));
+  }
+  tl.makespan = engine::Time::from_ps(*std::max_element(ends.begin(), ends.end()));
+  return tl;
+}
+
+}  // namespace
+
+class GuiModelsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void time_axis_maps_and_zooms_at_the_anchor() {
+    TimeAxis axis(2.0, 1e-3);  // pixel 0 is 2 s, a pixel is 1 ms
+    QCOMPARE(axis.to_pixel(2.5), 500.0);
+    QCOMPARE(axis.to_time(250), 2.25);
+    axis.zoom_at(400, 2.0);  // 2.4 s stays under pixel 400, a pixel is now 0.5 ms
+    QCOMPARE(axis.seconds_per_pixel(), 0.5e-3);
+    QVERIFY(qFuzzyCompare(axis.to_time(400), 2.4));
+    QVERIFY(qFuzzyCompare(axis.origin_s(), 2.2));
+    axis.pan_pixels(100);  // dragging right by 100 px shows 50 ms earlier
+    QVERIFY(qFuzzyCompare(axis.origin_s(), 2.15));
+    axis.fit(0.0, 10.0, 1000);
+    QCOMPARE(axis.origin_s(), 0.0);
+    QCOMPARE(axis.seconds_per_pixel(), 0.01);
+    axis.zoom_at(0, 1e30);  // never finer than a picosecond per pixel
+    QCOMPARE(axis.seconds_per_pixel(), TimeAxis::kMinSecondsPerPixel);
+  }
+
+  void store_finds_the_visible_range_and_merges_sub_pixel_ops() {
+    // Lane 0: 1,000 ops of 5 ps every 10 ps. Lane 1: one 5,000 ps op, then ops of 5 ps.
+    engine::ScheduleBuilder b(2);
+    const auto compute = b.stream("compute");
+    std::vector<std::int64_t> starts, ends;
+    for (int i = 0; i < 1000; ++i) {
+      b.compute({.rank = 0, .stream = compute, .name = "op"}, 1.0, 0);
+      starts.push_back(10 * i);
+      ends.push_back(10 * i + 5);
+    }
+    b.compute({.rank = 1, .stream = compute, .name = "wide"}, 1.0, 0);
+    starts.push_back(0);
+    ends.push_back(5000);
+    for (int i = 0; i < 10; ++i) {
+      b.compute({.rank = 1, .stream = compute, .name = "op"}, 1.0, 0);
+      starts.push_back(5000 + 10 * i);
+      ends.push_back(5005 + 10 * i);
+    }
+    const engine::Schedule s = std::move(b).finish();
+    const TimelineStore store = TimelineStore::build(s, timeline_of(starts, ends));
+    QCOMPARE(store.lane_count(), std::size_t{2});
+    QCOMPARE(store.item_count(), s.ops.size());
+    QCOMPARE(store.makespan_ps(), std::int64_t{9995});
+    QCOMPARE(store.lane_of(1, compute), std::optional<std::size_t>(1));
+    QVERIFY(!store.lane_of(2, compute));
+
+    // Op i overlaps [100, 200) when 10i + 5 > 100 and 10i < 200: i = 10..19.
+    QCOMPARE(store.visible(0, 100, 200), (std::pair<std::size_t, std::size_t>{10, 20}));
+    QCOMPARE(store.visible(0, 20000, 30000).first, store.visible(0, 20000, 30000).second);
+
+    // 100 ps a pixel over 100 pixels: each column holds 10 whole ops, which merge into one span.
+    const TimeAxis axis(0.0, 100e-12);
+    const auto spans = store.spans(0, axis, 100);
+    QCOMPARE(spans.size(), std::size_t{100});
+    for (std::size_t c = 0; c < spans.size(); ++c) {
+      QCOMPARE(spans[c].count, 10u);
+      QCOMPARE(spans[c].start_ps, static_cast<std::int64_t>(100 * c));
+      QCOMPARE(spans[c].end_ps, static_cast<std::int64_t>(100 * c + 95));
+    }
+    // Zoomed in to 1 ps a pixel, nothing merges: the 10 ops of [0, 100) are 10 spans.
+    QCOMPARE(store.spans(0, TimeAxis(0.0, 1e-12), 100).size(), std::size_t{10});
+    // The wide op stays alone; the ten 5 ps ops after it (5000..5095) share column 50.
+    const auto lane1 = store.spans(1, axis, 100);
+    QCOMPARE(lane1.size(), std::size_t{2});
+    QCOMPARE(lane1[0].count, 1u);
+    QCOMPARE(lane1[0].end_ps, std::int64_t{5000});
+    QCOMPARE(lane1[1].count, 10u);
+
+    // Hover: 103 ps is inside op 10; 107 ps is in the gap, 2 ps from op 10 and 3 ps from op 11.
+    QCOMPARE(store.op_at(0, 103, 0), std::optional<engine::OpId>(10));
+    QVERIFY(!store.op_at(0, 107, 0));
+    QCOMPARE(store.op_at(0, 107, 3), std::optional<engine::OpId>(10));
+  }
+
+  void store_searches_lanes_whose_ops_overlap() {
+    // A long op first: ends are not sorted, so the search goes by the running maximum of ends.
+    engine::ScheduleBuilder b(1);
+    const auto stream = b.stream("comm");
+    for (int i = 0; i < 3; ++i)
+      b.compute({.rank = 0, .stream = stream, .name = "op"}, 1.0, 0);
+    const auto s = std::move(b).finish();
+    const TimelineStore store = TimelineStore::build(s, timeline_of({0, 10, 30}, {1000, 20, 40}));
+    QVERIFY(!store.lane(0).reach_ps.empty());
+    // From the first op reaching past 500 (op 0) to the last starting before 600 (op 2): the
+    // range holds every overlapping op, and on such a lane the short ones in between too.
+    QCOMPARE(store.visible(0, 500, 600), (std::pair<std::size_t, std::size_t>{0, 3}));
+    QCOMPARE(store.visible(0, 1000, 2000), (std::pair<std::size_t, std::size_t>{3, 3}));
+    QCOMPARE(store.visible(0, 15, 35), (std::pair<std::size_t, std::size_t>{0, 3}));
+  }
+
+  void relations_find_dependencies_peers_and_partner() {
+    engine::ScheduleBuilder b(3);
+    const auto stream = b.stream("comm");
+    const auto g = b.add_group({0, 1, 2}, "dp");
+    std::vector<std::vector<engine::OpId>> collectives(3);
+    for (int round = 0; round < 2; ++round)
+      for (engine::Rank r = 0; r < 3; ++r)
+        collectives[r].push_back(b.collective({.rank = r, .stream = stream, .name = "ar"},
+                                              engine::CollectiveType::all_reduce, g, 1024));
+    const engine::OpId send0 = b.send({.rank = 0, .stream = stream, .name = "s"}, 1, 8, 7);
+    const engine::OpId send1 = b.send({.rank = 0, .stream = stream, .name = "s"}, 1, 8, 7);
+    const engine::OpId recv0 = b.recv({.rank = 1, .stream = stream, .name = "r"}, 0, 8, 7);
+    const engine::OpId recv1 = b.recv({.rank = 1, .stream = stream, .name = "r"}, 0, 8, 7);
+    const std::vector<engine::OpId> deps{collectives[2][0], collectives[2][1]};
+    const engine::OpId after =
+        b.compute({.rank = 2, .stream = stream, .name = "c", .deps = deps}, 1.0, 0);
+    const auto s = std::move(b).finish();
+
+    const OpRelations second = relations_of(s, collectives[1][1]);
+    QCOMPARE(second.peers, (std::vector<engine::OpId>{collectives[0][1], collectives[2][1]}));
+    QVERIFY(!second.partner);
+    QCOMPARE(relations_of(s, send1).partner, std::optional<engine::OpId>(recv1));
+    QCOMPARE(relations_of(s, recv0).partner, std::optional<engine::OpId>(send0));
+    QCOMPARE(relations_of(s, after).dependencies, deps);
+  }
+
+  void segment_table_model_sums_rows_and_marks_one() {
+    SegmentTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    SegmentTable table;
+    table.unit = "s";
+    table.segments = {"compute", "idle"};
+    table.rows = {"rank 0", "rank 1"};
+    table.values = {{1.5e-3, 0.5e-3}, {1e-3, 1e-3}};
+    table.marked_row = 1;
+    model.set_table(table);
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.columnCount(), 3);  // two segments and the total
+    QCOMPARE(model.data(model.index(0, 2), SegmentTableModel::kValueRole).toDouble(), 2e-3);
+    QCOMPARE(model.data(model.index(0, 0), Qt::DisplayRole).toString(), QString("1.5 ms"));
+    QCOMPARE(model.headerData(1, Qt::Vertical, SegmentTableModel::kMarkedRole).toBool(), true);
+    QCOMPARE(model.headerData(0, Qt::Vertical, SegmentTableModel::kMarkedRole).toBool(), false);
+    QCOMPARE(
+        to_csv(model, SegmentTableModel::kValueRole),
+        QString(",compute,idle,total\nrank 0,0.0015,0.0005,0.002\nrank 1,0.001,0.001,0.002\n"));
+    QCOMPARE(format_si(3.4e9, "B"), QString("3.4 GB"));
+    QCOMPARE(format_si(0, "s"), QString("0 s"));
+  }
+
+  void csv_quotes_fields_with_commas_and_quotes() {
+    SegmentTableModel model;
+    SegmentTable table;
+    table.segments = {"a,b"};
+    table.rows = {"say \"hi\""};
+    table.values = {{1}};
+    model.set_table(table);
+    QCOMPARE(to_csv(model, SegmentTableModel::kValueRole),
+             QString(",\"a,b\",total\n\"say \"\"hi\"\"\",1,1\n"));
+  }
+
+  void tables_of_a_prediction_add_up() {
+    QString error;
+    const auto p = run_prediction({kScenarios + "/llama2-7b-pcie-pp4.yaml", {}, {}}, nullptr, {},
+                                  &error, nullptr);
+    QVERIFY2(p, qPrintable(error));
+    const auto& r = p->output.result;
+    // Every instant of every rank's iteration is attributed once: each row sums to the iteration.
+    SegmentTableModel breakdown;
+    QAbstractItemModelTester tester(&breakdown,
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    breakdown.set_table(breakdown_table(*p));
+    QCOMPARE(breakdown.rowCount(), 8);  // 8 GPUs
+    for (int row = 0; row < 8; ++row)
+      QVERIFY(std::abs(breakdown.table().row_total(row) - r.iteration_time_s) <
+              1e-9 * r.iteration_time_s);
+    QCOMPARE(breakdown.table().marked_row, std::optional<int>(static_cast<int>(r.critical_rank)));
+
+    // pp 4: a row per stage; the peak stage's row holds what the GPU must hold at the peak.
+    const SegmentTable memory = memory_table(*p);
+    QCOMPARE(memory.rows.size(), 4);
+    QVERIFY(memory.marked_row);
+    const double peak_total = memory.row_total(*memory.marked_row);
+    QVERIFY(std::abs(peak_total - r.memory.total()) < 1e-6 * r.memory.total());
+    QCOMPARE(memory.limit, std::optional<double>(r.memory.capacity));
+
+    // 8 GPUs on one node, pp 4 × dp 2 (tp 1): rank = dp + 2 · stage, tp and dp varying first.
+    using R = std::vector<engine::Rank>;
+    QCOMPARE(ranks_in(RankScope::stage, 5, *p), (R{4, 5}));
+    QCOMPARE(ranks_in(RankScope::replica, 0, *p), (R{0, 2, 4, 6}));
+    QCOMPARE(ranks_in(RankScope::replica, 3, *p), (R{1, 3, 5, 7}));
+    QCOMPARE(ranks_in(RankScope::node, 3, *p), (R{0, 1, 2, 3, 4, 5, 6, 7}));
+    QCOMPARE(ranks_in(RankScope::all, 0, *p).size(), std::size_t{8});
+
+    SummaryModel summary;
+    QAbstractItemModelTester summary_tester(&summary,
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+    summary.set_prediction(p);
+    QCOMPARE(summary.value("GPUs"), QString("8"));
+    QCOMPARE(summary.value("iteration time"), format_si(r.iteration_time_s, "s"));
+  }
+
+  void topology_lays_out_by_tier_and_pairs_directions() {
+    // Two GPUs under one NVSwitch: GPUs on the bottom row at 1/4 and 3/4, the switch alone at 1/2.
+    engine::Topology t;
+    const auto sw = t.add_vertex(engine::VertexKind::nvswitch, "sw", 0);
+    const auto g0 = t.gpu_vertex(t.add_gpu("gpu0", 0));
+    const auto g1 = t.gpu_vertex(t.add_gpu("gpu1", 0));
+    const auto bandwidth = engine::Bandwidth::bytes_per_second(100.0);
+    t.add_link(g0, sw, bandwidth, engine::Time::zero(), engine::LinkKind::nvlink);
+    t.add_link(g1, sw, bandwidth, engine::Time::zero(), engine::LinkKind::nvlink);
+    // Over 2 iterations of 1 s: gpu0→sw carried 100 B (50 B per iteration: busy 0.5 s of 1 s).
+    std::vector<double> bytes(t.num_links(), 0.0);
+    bytes[0] = 100.0;
+    const TopologyLayout layout = layout_topology(t, bytes, 1.0, 2);
+    QCOMPARE(layout.vertices[sw].tier, tier_of(engine::VertexKind::nvswitch));
+    QCOMPARE(layout.vertices[sw].x, 0.5);
+    QCOMPARE(layout.vertices[g0].x, 0.25);
+    QCOMPARE(layout.vertices[g1].x, 0.75);
+    QCOMPARE(layout.tier_sizes[static_cast<std::size_t>(tier_of(engine::VertexKind::gpu))], 2);
+    QCOMPARE(layout.cables.size(), std::size_t{2});  // four directed links, two cables
+    QCOMPARE(layout.cables[0].links.size(), std::size_t{2});
+    QCOMPARE(layout.cables[0].bytes, 50.0);
+    QCOMPARE(layout.cables[0].busy_s, 0.5);
+    QCOMPARE(layout.cables[0].utilization, 0.5);
+    QCOMPARE(layout.cables[1].utilization, 0.0);
+    QCOMPARE(cables_csv(t, layout).count('\n'), 3);
+  }
+
+  void a_bad_value_reports_the_cli_message() {
+    RunController runner;
+    QSignalSpy failed(&runner, &RunController::failed);
+    runner.start({kScenarios + "/resnet50-ddp-dgx-a100.yaml", {}, {"parallel.tp=abc"}});
+    QVERIFY(failed.wait(60000));
+    // What `clustersim run FILE --set parallel.tp=abc` prints.
+    QCOMPARE(failed.first().at(1).toString(),
+             QString("error: --set parallel.tp=abc: parallel.tp: 'abc' is not an integer; "
+                     "allowed: integers from 1 to 262144"));
+  }
+
+  void a_newer_request_drops_the_stale_run() {
+    RunController runner;
+    runner.set_debounce_ms(10);
+    QSignalSpy finished(&runner, &RunController::finished);
+    QSignalSpy cancelled(&runner, &RunController::cancelled);
+    runner.start({kScenarios + "/llama3-70b-8xdgx-h100-interleaved.yaml", {}, {}});
+    const quint64 stale = runner.latest_job();
+    runner.request({kScenarios + "/resnet50-ddp-dgx-a100.yaml", {}, {}});
+    QVERIFY(finished.wait(120000));
+    runner.wait_idle();
+    QCOMPARE(finished.size(), 1);
+    QCOMPARE(finished.first().at(0).value<quint64>(), stale + 1);
+    QCOMPARE(cancelled.size(), 0);  // the stale run reports nothing at all
+    const auto p = finished.first().at(1).value<PresentationPtr>()->prediction;
+    QCOMPARE(QString::fromStdString(p->scenario.name), QString("resnet50-ddp-dgx-a100"));
+  }
+
+  void cancel_stops_a_long_run() {
+    RunController runner;
+    QSignalSpy cancelled(&runner, &RunController::cancelled);
+    QSignalSpy progress(&runner, &RunController::progress);
+    QSignalSpy finished(&runner, &RunController::finished);
+    runner.start({kScenarios + "/llama3-70b-8xdgx-h100-interleaved.yaml", {}, {}});
+    // Cancelled while simulating, where the engine checks the flag as it reports progress.
+    while (progress.isEmpty() || progress.last().at(1).toString() != "simulating")
+      QVERIFY(progress.wait(60000));
+    QElapsedTimer clock;
+    clock.start();
+    runner.cancel();
+    QVERIFY(cancelled.wait(60000));
+    QCOMPARE(finished.size(), 0);
+    qInfo("cancelled %lld ms after the request", static_cast<long long>(clock.elapsed()));
+  }
+};
+
+QTEST_GUILESS_MAIN(GuiModelsTest)
+#include "test_gui_models.moc"

@@ -1,0 +1,245 @@
+// The widgets on the offscreen platform: the window runs shipped scenarios, re-runs on edits,
+// shows the CLI's errors, cancels, and every view exports.
+#include <QElapsedTimer>
+#include <QImage>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QWheelEvent>
+#include <QXmlStreamReader>
+#include <set>
+
+#include "gui/widgets/main_window.hpp"
+#include "gui/widgets/scenario_editor.hpp"
+#include "gui/widgets/stacked_bars_view.hpp"
+#include "gui/widgets/summary_view.hpp"
+#include "gui/widgets/timeline_view.hpp"
+
+using namespace clustersim;
+using namespace clustersim::gui;
+
+namespace {
+
+const QString kScenarios = QStringLiteral(CLUSTERSIM_SCENARIOS_DIR);
+constexpr int kRunTimeoutMs = 300000;
+
+// Opens `path` and waits for its run to finish.
+bool open_and_wait(MainWindow& window, const QString& path) {
+  QSignalSpy finished(&window.runner(), &RunController::finished);
+  return window.open_file(path) && finished.wait(kRunTimeoutMs);
+}
+
+int distinct_colors(const QImage& image) {
+  std::set<QRgb> colors;
+  for (int y = 0; y < image.height(); y += 3)
+    for (int x = 0; x < image.width(); x += 3)
+      colors.insert(image.pixel(x, y));
+  return static_cast<int>(colors.size());
+}
+
+}  // namespace
+
+class GuiWidgetsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings go to a test location
+    QCoreApplication::setOrganizationName("clustersim-test");
+  }
+
+  void open_scenario_data() {
+    QTest::addColumn<QString>("file");
+    for (const QString& name : QDir(kScenarios).entryList({"*.yaml"}, QDir::Files, QDir::Name))
+      if (!name.startsWith("gpt3-175b-1024"))  // open_large_scenario, a ctest of its own
+        QTest::newRow(qPrintable(name)) << kScenarios + "/" + name;
+  }
+
+  // Every shipped scenario opens, and the timeline holds one item per op of the schedule.
+  void open_scenario() {
+    QFETCH(QString, file);
+    MainWindow window;
+    QVERIFY(open_and_wait(window, file));
+    const auto p = window.current();
+    QVERIFY(p);
+    QCOMPARE(window.timeline_view()->store().item_count(), p->output.built.schedule.ops.size());
+    QCOMPARE(window.breakdown_view()->model().rowCount(), p->output.result.world_size);
+    QVERIFY(!window.summary_view()->summary().value("iteration time").isEmpty());
+  }
+
+  void open_large_scenario() {
+    if (qEnvironmentVariableIsEmpty("CLUSTERSIM_GUI_LARGE"))
+      QSKIP("the 1,024-GPU scenario runs as ctest GuiOpen_gpt3_175b_1024xA100");
+    MainWindow window;
+    QSignalSpy finished(&window.runner(), &RunController::finished);
+    QElapsedTimer clock;
+    clock.start();
+    QVERIFY(window.open_file(kScenarios + "/gpt3-175b-1024xA100.yaml"));
+    QVERIFY(finished.wait(kRunTimeoutMs));
+    const double simulate_s = clock.elapsed() / 1e3;
+    const auto p = window.current();
+    QCOMPARE(window.timeline_view()->store().item_count(), p->output.built.schedule.ops.size());
+
+    // Loading: building the store from the prediction, as the view does.
+    clock.restart();
+    const TimelineStore store = TimelineStore::build(p->output.built.schedule, p->output.timeline);
+    const double load_s = clock.elapsed() / 1e3;
+    // Painting full-width frames (1920 × 1080), fitted and zoomed.
+    TimelineView& view = *window.timeline_view();
+    view.resize(1920, 1080);
+    view.fit();
+    QImage frame(view.size(), QImage::Format_ARGB32_Premultiplied);
+    constexpr int kFrames = 10;
+    clock.restart();
+    for (int i = 0; i < kFrames; ++i) {
+      view.zoom_at(view.plot_width() / 2, i % 2 == 0 ? 4.0 : 0.25);
+      view.render(&frame);
+    }
+    const double frame_ms = clock.elapsed() / double(kFrames);
+    qInfo(
+        "gpt3-175b-1024xA100: %zu ops, simulate+build %.2f s, store build %.2f s, "
+        "%.1f ms a full-width frame",
+        store.item_count(), simulate_s, load_s, frame_ms);
+    QVERIFY(load_s <= simulate_s);
+  }
+
+  // Editing parallel.tp in the form re-runs (debounced) and changes the iteration time shown.
+  void editing_tp_reruns() {
+    MainWindow window;
+    window.runner().set_debounce_ms(50);
+    QVERIFY(open_and_wait(window, kScenarios + "/llama2-7b-pcie-tp4.yaml"));
+    const auto before = window.current();
+    QCOMPARE(before->scenario.parallel.tp, 4);
+    const QString shown_before = window.summary_view()->summary().value("iteration time");
+
+    QSignalSpy finished(&window.runner(), &RunController::finished);
+    window.editor()->set_override("parallel.tp", "2");
+    QVERIFY(finished.wait(kRunTimeoutMs));
+    const auto after = window.current();
+    QCOMPARE(after->scenario.parallel.tp, 2);
+    QVERIFY(after->output.result.iteration_time_s != before->output.result.iteration_time_s);
+    QVERIFY(window.summary_view()->summary().value("iteration time") != shown_before);
+  }
+
+  // An invalid value in the text shows the CLI's message and keeps the last good result.
+  void invalid_value_shows_the_cli_error() {
+    MainWindow window;
+    window.runner().set_debounce_ms(50);
+    const QString path = kScenarios + "/llama2-7b-pcie-tp4.yaml";
+    QVERIFY(open_and_wait(window, path));
+    const auto good = window.current();
+
+    QSignalSpy failed(&window.runner(), &RunController::failed);
+    QString text = window.editor()->text();
+    QVERIFY(text.contains("\n  tp: 4\n"));  // line 14, the value at column 7
+    text.replace("\n  tp: 4\n", "\n  tp: abc\n");
+    window.editor()->text_edit()->setPlainText(text);
+    QVERIFY(failed.wait(kRunTimeoutMs));
+    // What `clustersim run FILE` prints for it.
+    const QString expected = "error: " + path +
+                             ":14:7: parallel.tp: 'abc' is not an integer; allowed: integers "
+                             "from 1 to 262144";
+    QCOMPARE(window.editor()->error_text(), expected);
+    QCOMPARE(window.current(), good);
+    QCOMPARE(window.timeline_view()->store().item_count(), good->output.built.schedule.ops.size());
+    QCOMPARE(window.editor()->text_edit()->extraSelections().size(), 1);
+    QCOMPARE(window.editor()->text_edit()->extraSelections().first().cursor.blockNumber(), 13);
+  }
+
+  void cancel_stops_a_long_run() {
+    MainWindow window;
+    QSignalSpy progress(&window.runner(), &RunController::progress);
+    QSignalSpy cancelled(&window.runner(), &RunController::cancelled);
+    QVERIFY(window.open_file(kScenarios + "/llama3-70b-8xdgx-h100-interleaved.yaml"));
+    QVERIFY(progress.wait(kRunTimeoutMs));
+    window.runner().cancel();
+    QVERIFY(cancelled.wait(kRunTimeoutMs));
+    QVERIFY(!window.current());
+    QVERIFY(window.status_text().contains("cancelled"));
+  }
+
+  // Ctrl+wheel zooms about the cursor; a click on a collective highlights its peers.
+  void timeline_zooms_at_the_cursor_and_highlights_peers() {
+    MainWindow window;
+    QVERIFY(open_and_wait(window, kScenarios + "/resnet50-ddp-dgx-a100.yaml"));
+    TimelineView& view = *window.timeline_view();
+    view.resize(1000, 400);
+    view.fit();
+    const double span_s = window.current()->output.timeline.makespan.seconds();
+    QVERIFY(std::abs(view.axis().seconds_per_pixel() - span_s / (1000 - view.plot_left())) <
+            1e-9 * span_s);
+
+    const QPointF cursor(view.plot_left() + 300, 100);
+    const double under_cursor = view.axis().to_time(300);
+    const double scale = view.axis().seconds_per_pixel();
+    QWheelEvent wheel(cursor, view.mapToGlobal(cursor), {}, QPoint(0, 120), Qt::NoButton,
+                      Qt::ControlModifier, Qt::NoScrollPhase, false);
+    QCoreApplication::sendEvent(&view, &wheel);
+    QVERIFY(std::abs(view.axis().to_time(300) - under_cursor) < 1e-9 * span_s);
+    QVERIFY(std::abs(view.axis().seconds_per_pixel() - scale / 1.25) < 1e-12 * scale);
+    view.undo_zoom();
+    QCOMPARE(view.axis().seconds_per_pixel(), scale);
+
+    // DDP on 8 GPUs: every gradient all-reduce runs on a group of 8, so 7 peers light up.
+    const auto& schedule = window.current()->output.built.schedule;
+    engine::OpId all_reduce = 0;
+    while (schedule.ops[all_reduce].kind != engine::OpKind::collective)
+      ++all_reduce;
+    // Filtering to rank 3 shows exactly the streams rank 3's ops run on.
+    std::set<engine::StreamId> streams_of_rank3;
+    for (const auto& op : schedule.ops)
+      if (op.rank == 3) streams_of_rank3.insert(op.stream);
+    view.set_ranks({3});
+    QCOMPARE(view.shown_lanes().size(), streams_of_rank3.size());
+    for (const std::size_t lane : view.shown_lanes())
+      QCOMPARE(view.store().lane(lane).rank, 3u);
+    view.set_ranks({});
+    QCOMPARE(view.shown_lanes().size(), view.store().lane_count());
+
+    view.select_op(all_reduce);
+    const auto deps = schedule.dependencies(schedule.ops[all_reduce]);
+    QCOMPARE(view.highlighted_ops().size(), deps.size() + 7);
+    QVERIFY(view.describe(all_reduce).contains("all_reduce"));
+  }
+
+  void every_view_exports_png_svg_and_csv() {
+    MainWindow window;
+    QVERIFY(open_and_wait(window, kScenarios + "/llama2-7b-pcie-pp4.yaml"));
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(window.save_screenshots(dir.path(), QSize(800, 500), &error), qPrintable(error));
+    for (const auto& [name, view] : window.views()) {
+      const QImage shot(dir.filePath(name + ".png"));
+      QCOMPARE(shot.size(), QSize(800, 500));
+      QVERIFY2(distinct_colors(shot) > 3, qPrintable(name));
+
+      const QString svg = dir.filePath(name + ".svg");
+      QVERIFY2(window.export_view(name, svg, &error), qPrintable(error));
+      QFile file(svg);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      QXmlStreamReader xml(&file);
+      int elements = 0;
+      while (!xml.atEnd())
+        elements += xml.readNext() == QXmlStreamReader::StartElement;
+      QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+      QVERIFY(elements > 10);
+      QVERIFY(QSvgRenderer(svg).isValid());
+
+      const QString csv = dir.filePath(name + ".csv");
+      QVERIFY2(window.export_view(name, csv, &error), qPrintable(error));
+      QFile csv_file(csv);
+      QVERIFY(csv_file.open(QIODevice::ReadOnly));
+      QVERIFY(csv_file.readAll().count('\n') >= 2);
+    }
+    // The timeline's CSV: a header and one line per op.
+    QFile ops(dir.filePath("timeline.csv"));
+    QVERIFY(ops.open(QIODevice::ReadOnly));
+    QCOMPARE(static_cast<std::size_t>(ops.readAll().count('\n')),
+             window.current()->output.built.schedule.ops.size() + 1);
+  }
+};
+
+QTEST_MAIN(GuiWidgetsTest)
+#include "test_gui_widgets.moc"
