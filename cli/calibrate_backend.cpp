@@ -77,7 +77,10 @@ std::string backend_executable_name(std::string_view backend) {
 }
 
 fs::path find_backend(std::string_view backend) {
-  const std::string name = backend_executable_name(backend);
+  return find_companion(backend_executable_name(backend), install_hint(backend));
+}
+
+fs::path find_companion(const std::string& name, const std::string& hint) {
   fs::path dir;
   std::string where;
   if (const char* env = std::getenv(kBackendDirEnv); env != nullptr && *env != '\0') {
@@ -94,8 +97,7 @@ fs::path find_backend(std::string_view backend) {
   }
   const fs::path program = dir / name;
   std::error_code ec;
-  if (!fs::is_regular_file(program, ec))
-    throw BadInput(name + " not found " + where + ": " + install_hint(backend));
+  if (!fs::is_regular_file(program, ec)) throw BadInput(name + " not found " + where + ": " + hint);
   return program;
 }
 

@@ -24,6 +24,9 @@ std::string backend_executable_name(std::string_view backend);
 // the directory of the running executable (/proc/self/exe). A missing one is BadInput (exit 2)
 // saying what to install or build.
 std::filesystem::path find_backend(std::string_view backend);
+// find_backend for any executable built beside clustersim (clustersim-sweep-mpi); `hint` says
+// what to install or build when it is missing.
+std::filesystem::path find_companion(const std::string& name, const std::string& hint);
 
 // Replaces this process with `program` run with `args` (argv[0] is the program's path). Returns
 // only by throwing std::runtime_error, when the program cannot be started.

@@ -8,6 +8,7 @@
 #include "cli/command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/simulator.hpp"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   cli::add_presets_command(app, action);
   cli::add_calibrate_command(app, action);
   cli::add_validate_command(app, action);
+  cli::add_sweep_command(app, action);
 
   try {
     app.parse(argc, argv);
