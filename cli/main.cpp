@@ -6,6 +6,7 @@
 
 #include "cli/calibrate_command.hpp"
 #include "cli/command.hpp"
+#include "cli/plan_command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/sweep_command.hpp"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   cli::add_calibrate_command(app, action);
   cli::add_validate_command(app, action);
   cli::add_sweep_command(app, action);
+  cli::add_plan_command(app, action);
 
   try {
     app.parse(argc, argv);
