@@ -12,6 +12,11 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "local sweep: exit ${rc}\n${out}\n${err}")
 endif()
 separate_arguments(mpirun UNIX_COMMAND "${MPIRUN}")
+# Under the sanitizer build, Open MPI's own allocations still held at MPI_Finalize read as leaks;
+# the local sweep above keeps leak detection for clustersim's code.
+if(DEFINED ENV{ASAN_OPTIONS})
+  set(ENV{ASAN_OPTIONS} "$ENV{ASAN_OPTIONS}:detect_leaks=0")
+endif()
 execute_process(COMMAND ${mpirun} -np 3 ${CLUSTERSIM} sweep ${SCENARIO} ${vary}
                         --csv ${WORKDIR}/mpi.csv --json ${WORKDIR}/mpi.json
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
