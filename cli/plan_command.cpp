@@ -58,6 +58,10 @@ void print_result(std::ostream& os, const models::Scenario& base, const models::
        << fixed(100 * mfu, 1) << "%" << std::setw(15)
        << gib(c.memory_bytes) + "/" + gib(c.capacity_bytes) << "   " << c.reason << "\n";
   }
+  if (r.top.empty())
+    os << "  no plan fits in memory on " << r.gpus
+       << " GPUs (every valid plan was checked); try more GPUs with --gpus, a smaller "
+          "training.global_batch or seq_len\n";
   os << "\n  rule of thumb (the tutorials' decision tree):\n";
   for (const std::string& step : r.rule.steps)
     os << "    " << step << "\n";

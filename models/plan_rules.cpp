@@ -24,6 +24,23 @@ std::string gib(double bytes) {
   return os.str();
 }
 
+// A layer (or the sharded model) does not fit: TP inside a node, then PP across nodes.
+void tensor_then_pipeline(RuleOfThumb& rule, double states, double layer, double memory, int gpn,
+                          int gpus, int blocks) {
+  ParallelConfig& p = rule.parallel;
+  p.tp = gpn;
+  rule.steps.push_back("a layer's states (" + gib(layer) + ") or the shards are too large -> TP " +
+                       std::to_string(gpn) + " inside a node");
+  int pp = 1;
+  while (states / (p.tp * pp) > memory / 2 && pp < blocks && gpus % (p.tp * pp * 2) == 0)
+    pp *= 2;
+  if (pp > 1) {
+    p.pp = pp;
+    rule.steps.push_back("too deep: " + gib(states / p.tp) + " per TP rank -> PP " +
+                         std::to_string(pp) + " across nodes");
+  }
+}
+
 }  // namespace
 
 RuleOfThumb rule_of_thumb(const Scenario& base, int gpus) {
@@ -36,30 +53,17 @@ RuleOfThumb rule_of_thumb(const Scenario& base, int gpus) {
   const double states = params * kBytesPerParam;
   ParallelConfig& p = rule.parallel;
   p.dp = gpus;
+  const double layer = (f.block_params + f.block_expert_params) * kBytesPerParam;
   if (states <= memory) {
     rule.steps.push_back("model states " + gib(states) + " fit on one GPU (" + gib(memory) +
                          ") -> DDP");
-    return rule;
-  }
-  const double layer = (f.block_params + f.block_expert_params) * kBytesPerParam;
-  if (states / gpus <= memory && layer <= memory / 2) {
+  } else if (states / gpus <= memory && layer <= memory / 2) {
     p.data_parallel = DataParallel::fsdp;
     rule.steps.push_back("model states " + gib(states) + " do not fit on one GPU, " +
                          gib(states / gpus) + " sharded over " + std::to_string(gpus) +
                          " do -> FSDP / ZeRO-3");
-    return rule;
-  }
-  // A layer (or the sharded model) does not fit: TP inside a node, then PP across nodes.
-  p.tp = gpn;
-  rule.steps.push_back("a layer's states (" + gib(layer) + ") or the shards are too large -> TP " +
-                       std::to_string(gpn) + " inside a node");
-  int pp = 1;
-  while (states / (p.tp * pp) > memory / 2 && pp < f.blocks && gpus % (p.tp * pp * 2) == 0)
-    pp *= 2;
-  if (pp > 1) {
-    p.pp = pp;
-    rule.steps.push_back("too deep: " + gib(states / p.tp) + " per TP rank -> PP " +
-                         std::to_string(pp) + " across nodes");
+  } else {
+    tensor_then_pipeline(rule, states, layer, memory, gpn, gpus, f.blocks);
   }
   p.dp = std::max(1, gpus / (p.tp * p.pp));
   if (f.moe_blocks > 0) {

@@ -20,7 +20,10 @@ std::vector<int> divisors(int n, int at_most) {
   return d;
 }
 
+// Micro-batches up to 16 sequences for transformers (thousands of tokens already fill the GEMMs);
+// layer lists (CNNs) take a sample per row and want hundreds.
 const std::vector<int> kMicroBatches = {1, 2, 4, 8, 16};
+const std::vector<int> kListMicroBatches = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
 const std::vector<int> kVirtualStages = {2, 4};
 const std::vector<double> kBucketsMiB = {25, 100};
 
@@ -49,7 +52,7 @@ std::vector<Scenario> enumerate_plans(const Scenario& base, int world) {
         if (static_cast<long>(tp) * ep * dp > gpn && dp > 1)
           strategies.push_back(DataParallel::hsdp);
         for (DataParallel strategy : strategies)
-          for (int mb : kMicroBatches) {
+          for (int mb : transformer ? kMicroBatches : kListMicroBatches) {
             if (base.training.global_batch % (static_cast<long>(mb) * dp) != 0) continue;
             const long micro_batches = base.training.global_batch / (static_cast<long>(mb) * dp);
             std::vector<std::pair<PipelineSchedule, int>> schedules{

@@ -75,6 +75,12 @@ TEST(RuleOfThumb, FollowsTheTutorialsTree) {
   // On 8 GPUs the shards (140 GB) do not fit: TP inside the node, then PP.
   const RuleOfThumb eight = rule_of_thumb(big, 8);
   EXPECT_EQ(eight.parallel.tp, 8);
+  // Mixtral's 8 experts over 32 data-parallel GPUs: EP 8 on top of FSDP.
+  const Scenario moe =
+      load_scenario(std::string(CLUSTERSIM_SCENARIOS_DIR) + "/mixtral-8x7b-ep8-dgx-h100.yaml");
+  const RuleOfThumb experts = rule_of_thumb(moe, 32);
+  EXPECT_EQ(experts.parallel.data_parallel, DataParallel::fsdp);
+  EXPECT_EQ(experts.parallel.ep, 8);
 }
 
 TEST(PlanSearch, BestPlanRerunAsScenarioReproducesItsFlowFigures) {
