@@ -58,6 +58,9 @@ void print_result(std::ostream& os, const models::Scenario& base, const models::
        << fixed(100 * mfu, 1) << "%" << std::setw(15)
        << gib(c.memory_bytes) + "/" + gib(c.capacity_bytes) << "   " << c.reason << "\n";
   }
+  if (!r.top.empty() && r.resimulated == 0)
+    os << "  (flow re-simulation skipped at " << r.gpus
+       << " GPUs: --resimulate K runs it for the best K, 15-60 s each at 1,024 GPUs)\n";
   if (r.top.empty())
     os << "  no plan fits in memory on " << r.gpus
        << " GPUs (every valid plan was checked); try more GPUs with --gpus, a smaller "
@@ -98,7 +101,7 @@ int run(const PlanArgs& a) {
   if (a.gpus > 0) options.gpus = a.gpus;
   options.objective = *objective;
   options.top = a.top;
-  options.resimulate = a.resimulate < 0 ? a.top : a.resimulate;
+  options.resimulate = a.resimulate;  // -1: the search's default
   Progress progress("plan search");
   options.progress = [&progress](std::string_view phase, double f) { progress.update(f, phase); };
   const auto began = std::chrono::steady_clock::now();
@@ -132,7 +135,8 @@ void add_plan_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"time", "tokens_per_s", "cost"}));
   cmd->add_option("--top", args->top, "Plans to list (default 5)")->check(CLI::PositiveNumber);
   cmd->add_option("--resimulate", args->resimulate,
-                  "Of those, how many to re-simulate with the flow model (default: all listed)")
+                  "Of those, how many to re-simulate with the flow model (default: all listed up "
+                  "to 256 GPUs, none beyond)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", args->out, "Write the best plan as a scenario file");
   cmd->callback([args, &action] { action = [args] { return run(*args); }; });

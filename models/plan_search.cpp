@@ -279,8 +279,11 @@ PlanSearchResult search_plans(const Scenario& base, const PlanSearchOptions& opt
     result.top.push_back(std::move(c));
   }
   // The flow model for the best few, in parallel (each run is independent).
-  const std::size_t resimulate = std::min<std::size_t>(
-      result.top.size(), static_cast<std::size_t>(std::max(0, options.resimulate)));
+  const int wanted = options.resimulate >= 0 ? options.resimulate
+                                             : (gpus <= kAutoResimulateGpus ? options.top : 0);
+  const std::size_t resimulate =
+      std::min<std::size_t>(result.top.size(), static_cast<std::size_t>(wanted));
+  result.resimulated = resimulate;
   if (resimulate > 0) {
     const unsigned jobs =
         options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());

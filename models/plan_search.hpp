@@ -18,6 +18,8 @@
 
 namespace clustersim::models {
 
+inline constexpr int kAutoResimulateGpus = 256;
+
 enum class PlanObjective { time, tokens_per_s, cost };
 // "time" | "tokens_per_s" | "cost"; nullopt otherwise.
 std::optional<PlanObjective> parse_plan_objective(std::string_view name);
@@ -58,6 +60,7 @@ struct PlanSearchResult {
   std::size_t invalid = 0;         // refused by the scenario rules
   std::size_t does_not_fit = 0;    // pruned by the memory model
   std::size_t ranked = 0;          // estimated
+  std::size_t resimulated = 0;     // of `top`, the first ones, by the flow model
   std::vector<PlanCandidate> top;  // best first
   RuleOfThumb rule;
 };
