@@ -1,5 +1,6 @@
 #include "cli/plan_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iomanip>
@@ -27,6 +28,15 @@ struct PlanArgs {
 
 constexpr int kPlanWidth = 72;
 
+// `text` padded to kPlanWidth characters on screen: setw counts bytes, and "·" takes two.
+std::string padded(std::string text) {
+  const auto shown = std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  });
+  if (shown < kPlanWidth) text.append(static_cast<std::size_t>(kPlanWidth - shown), ' ');
+  return text;
+}
+
 std::string fixed(double v, int digits) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(digits) << v;
@@ -51,9 +61,8 @@ void print_result(std::ostream& os, const models::Scenario& base, const models::
   for (std::size_t i = 0; i < r.top.size(); ++i) {
     const models::PlanCandidate& c = r.top[i];
     const double mfu = c.simulated ? c.simulated->mfu : c.estimate.mfu;  // flow's when it ran
-    os << "  " << std::left << std::setw(3) << i + 1 << std::setw(kPlanWidth)
-       << models::describe_plan(c.scenario) << std::right << std::setw(8)
-       << fixed(c.estimate.iteration_s, 3) << std::setw(9)
+    os << "  " << std::left << std::setw(3) << i + 1 << padded(models::describe_plan(c.scenario))
+       << std::right << std::setw(8) << fixed(c.estimate.iteration_s, 3) << std::setw(9)
        << (c.simulated ? fixed(c.simulated->iteration_time_s, 3) : std::string("-")) << std::setw(6)
        << fixed(100 * mfu, 1) << "%" << std::setw(15)
        << gib(c.memory_bytes) + "/" + gib(c.capacity_bytes) << "   " << c.reason << "\n";
