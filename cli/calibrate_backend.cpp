@@ -19,9 +19,6 @@ namespace clustersim::cli {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// What a build without the back end lacks, and how to get it.
 std::string install_hint(std::string_view backend) {
   if (backend == "cuda")
     return "this build has no CUDA back end; install CUDA 13 + NCCL and rebuild with "
@@ -29,6 +26,8 @@ std::string install_hint(std::string_view backend) {
   return "this build has no MPI back end; install an MPI (e.g. Open MPI: apt install "
          "libopenmpi-dev openmpi-bin) and rebuild with -DCLUSTERSIM_WITH_MPI=ON";
 }
+
+namespace {
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) {
@@ -77,10 +76,10 @@ std::string backend_executable_name(std::string_view backend) {
 }
 
 fs::path find_backend(std::string_view backend) {
-  return find_backend_program(backend_executable_name(backend), backend);
+  return find_companion(backend_executable_name(backend), install_hint(backend));
 }
 
-fs::path find_backend_program(const std::string& name, std::string_view backend) {
+fs::path find_companion(const std::string& name, const std::string& hint) {
   fs::path dir;
   std::string where;
   if (const char* env = std::getenv(kBackendDirEnv); env != nullptr && *env != '\0') {
@@ -97,8 +96,7 @@ fs::path find_backend_program(const std::string& name, std::string_view backend)
   }
   const fs::path program = dir / name;
   std::error_code ec;
-  if (!fs::is_regular_file(program, ec))
-    throw BadInput(name + " not found " + where + ": " + install_hint(backend));
+  if (!fs::is_regular_file(program, ec)) throw BadInput(name + " not found " + where + ": " + hint);
   return program;
 }
 

@@ -24,9 +24,11 @@ std::string backend_executable_name(std::string_view backend);
 // the directory of the running executable (/proc/self/exe). A missing one is BadInput (exit 2)
 // saying what to install or build.
 std::filesystem::path find_backend(std::string_view backend);
-// The same search for any back-end executable, e.g. "clustersim-execute-mpi"; `backend` ("cuda",
-// "mpi") chooses the install hint of the error.
-std::filesystem::path find_backend_program(const std::string& name, std::string_view backend);
+// What a build without the `backend` ("cuda", "mpi") lacks, and how to get it.
+std::string install_hint(std::string_view backend);
+// find_backend for any executable built beside clustersim (clustersim-sweep-mpi); `hint` says
+// what to install or build when it is missing.
+std::filesystem::path find_companion(const std::string& name, const std::string& hint);
 
 // Replaces this process with `program` run with `args` (argv[0] is the program's path). Returns
 // only by throwing std::runtime_error, when the program cannot be started.

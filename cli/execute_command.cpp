@@ -27,7 +27,7 @@ int run_execute(const ExecuteArgs& a) {
     throw BadInput(
         "execute: the cuda back end is not built yet (docs/execution.md \"Status\"); use "
         "--backend mpi");
-  exec_backend(find_backend_program("clustersim-execute-" + a.backend, a.backend),
+  exec_backend(find_companion("clustersim-execute-" + a.backend, install_hint(a.backend)),
                execute_arguments(a.options));
 }
 

@@ -9,8 +9,10 @@
 #include "cli/compare_command.hpp"
 #include "cli/execute_command.hpp"
 #include "cli/export_chakra_command.hpp"
+#include "cli/plan_command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/sweep_command.hpp"
 #include "cli/validate_command.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/simulator.hpp"
@@ -29,6 +31,8 @@ int main(int argc, char** argv) {
   cli::add_execute_command(app, action);
   cli::add_compare_command(app, action);
   cli::add_export_chakra_command(app, action);
+  cli::add_sweep_command(app, action);
+  cli::add_plan_command(app, action);
 
   try {
     app.parse(argc, argv);

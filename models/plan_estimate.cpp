@@ -1,0 +1,200 @@
+#include "models/plan_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace clustersim::models {
+
+namespace {
+
+// NCCL's bus bandwidth as a share of a link's figure (the scenario's defaults, docs/network.md).
+constexpr double kNvlinkEfficiency = 0.8;
+constexpr double kNicEfficiency = 0.95;
+constexpr double kLatency_s = 5e-6;  // per ring step: NCCL's α for one hop, order of magnitude
+// GEMMs lose efficiency when their dimensions are small (tiles and waves underfilled): a
+// saturating factor n/(n + kHalfEfficiencyDim) per dimension, a coarse stand-in for the kernel
+// model's tile quantization (models/kernels/) that the flow re-simulation then replaces.
+constexpr double kHalfEfficiencyDim = 128;
+constexpr double kAdamBytesPerParam = 16 * 2;  // fp32 master, m, v, gradient: read and written
+
+struct Bandwidths {
+  double intra = 0;  // per GPU inside a node, bytes/s
+  double inter = 0;  // per GPU between nodes
+};
+
+Bandwidths bandwidths(const Scenario& s) {
+  const auto& node = s.cluster.topology.node;
+  Bandwidths bw;
+  if (node.fabric == engine::IntraNodeFabric::nvswitch)
+    bw.intra = node.nvlink_bandwidth.bytes_per_second() * kNvlinkEfficiency;
+  else  // a ring over PCIe crosses the CPUs' link once each way
+    bw.intra = std::min(node.pcie_bandwidth.bytes_per_second(),
+                        node.cpus > 1 ? node.cpu_interconnect_bandwidth.bytes_per_second()
+                                      : node.pcie_bandwidth.bytes_per_second());
+  const double nic = node.nic_bandwidth.bytes_per_second() * node.nics / node.gpus;
+  bw.inter = nic * kNicEfficiency / std::max(1.0, s.cluster.topology.fabric.oversubscription);
+  if (s.cluster.nodes == 1) bw.inter = bw.intra;
+  return bw;
+}
+
+// A group of `size` ranks `stride` apart stays inside one node when it spans at most a node.
+double group_bandwidth(const Scenario& s, const Bandwidths& bw, int size, long stride) {
+  return static_cast<long>(size) * stride <= s.cluster.topology.node.gpus ? bw.intra : bw.inter;
+}
+
+double ring_all_reduce_s(double bytes, int n, double bw) {
+  if (n <= 1) return 0;
+  return 2.0 * (n - 1) / n * bytes / bw + 2.0 * (n - 1) * kLatency_s;
+}
+
+double one_way_collective_s(double bytes, int n, double bw) {  // all-gather, reduce-scatter
+  if (n <= 1) return 0;
+  return static_cast<double>(n - 1) / n * bytes / bw + (n - 1) * kLatency_s;
+}
+
+double saturation(double n) {
+  return n / (n + kHalfEfficiencyDim);
+}
+
+}  // namespace
+
+PlanModelFigures plan_model_figures(const Scenario& scenario) {
+  PlanModelFigures f;
+  const std::vector<LayerCost> layers = expand_model(scenario.model, scenario.training.seq_len);
+  int last_block = -1;
+  for (const LayerCost& l : layers) {
+    f.model_flops += l.forward_flops + l.backward_flops;
+    switch (l.role) {
+      case LayerRole::embedding:
+      case LayerRole::head:
+        f.edge_forward_flops += l.forward_flops;
+        f.edge_params += l.params;
+        break;
+      case LayerRole::generic:
+        ++f.blocks;
+        f.block_forward_flops += l.forward_flops;
+        f.block_params += l.params;
+        break;
+      default:
+        if (l.block != last_block) ++f.blocks;
+        last_block = l.block;
+        f.block_forward_flops += l.forward_flops;
+        if (l.role == LayerRole::moe) ++f.moe_blocks;
+        for (const ParamTensor& t : l.tensors)
+          (t.role == TensorRole::expert ? f.block_expert_params : f.block_params) += t.count;
+    }
+  }
+  f.blocks = std::max(f.blocks, 1);
+  f.block_forward_flops /= f.blocks;
+  f.block_params /= f.blocks;
+  if (f.moe_blocks > 0) f.block_expert_params /= f.moe_blocks;
+  if (const auto* t = std::get_if<TransformerSpec>(&scenario.model.body)) {
+    f.transformer = true;
+    f.hidden = static_cast<double>(t->hidden_size);
+    const double s = scenario.training.seq_len;
+    f.attention_core_flops = 4 * s * s * f.hidden;
+    if (t->moe) f.top_k = t->moe->top_k;
+  }
+  return f;
+}
+
+PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
+  const ParallelConfig& p = s.parallel;
+  const GpuSpec& gpu = s.cluster.gpu;
+  const Bandwidths bw = bandwidths(s);
+  const double b = s.training.micro_batch;
+  const double seq = f.transformer ? s.training.seq_len : 1;
+  const double m = static_cast<double>(s.num_microbatches());
+  const double elem = bytes_per_element(s.training.precision);
+  const double peak = gpu.peak_flops[static_cast<std::size_t>(s.training.precision)];
+  const double width = f.transformer ? f.hidden / p.tp : 4 * kHalfEfficiencyDim;
+  const double achieved = peak * gpu.compute_efficiency * gpu.sustained_compute_fraction *
+                          saturation(b * seq) * saturation(width);
+  const double blocks_per_stage = std::ceil(static_cast<double>(f.blocks) / p.pp);
+  const double moe_per_stage = std::ceil(static_cast<double>(f.moe_blocks) / p.pp);
+
+  PlanEstimate e;
+  // Per micro-batch on the heaviest stage: its blocks plus the LM head (the last stage).
+  const double stage_forward = (blocks_per_stage * f.block_forward_flops +
+                                (p.pp == 1 ? f.edge_forward_flops : f.edge_forward_flops / 2)) *
+                               b / p.tp;
+  const double compute_mb = 3 * stage_forward / achieved;
+  double recompute_mb = 0;
+  if (s.training.recompute == Recompute::full)
+    recompute_mb = blocks_per_stage * f.block_forward_flops * b / p.tp / achieved;
+  else if (s.training.recompute != Recompute::none)
+    recompute_mb = blocks_per_stage * f.attention_core_flops * b / p.tp / achieved;
+
+  // TP: two all-reduces in forward and two in backward per block (or all-gather + reduce-scatter
+  // pairs with sequence parallelism: the same bytes); an extra forward under full recompute.
+  const double activation = seq * b * f.hidden * elem;
+  const double tp_bw = group_bandwidth(s, bw, p.tp, 1);
+  const double tp_collectives = 4 + (s.training.recompute == Recompute::full ? 2 : 0);
+  const double tp_mb =
+      f.transformer ? blocks_per_stage * tp_collectives * ring_all_reduce_s(activation, p.tp, tp_bw)
+                    : 0;
+  // PP: a micro-batch's activations forward and their gradient back, once per chunk.
+  const long pp_stride = static_cast<long>(p.tp) * p.ep * p.dp;
+  const double pp_bytes = (f.transformer ? activation : b * 4e6) / (p.sequence_parallel ? p.tp : 1);
+  const double pp_mb =
+      p.pp > 1 ? 2.0 * p.virtual_stages * pp_bytes / group_bandwidth(s, bw, 2, pp_stride) : 0;
+  // EP: dispatch and combine in forward and backward, each token to top_k experts.
+  const double ep_bw = group_bandwidth(s, bw, p.ep, p.tp);
+  const double ep_mb =
+      p.ep > 1 ? moe_per_stage * 4 * one_way_collective_s(activation * f.top_k, p.ep, ep_bw) : 0;
+  const double stage_mb = compute_mb + recompute_mb + tp_mb + pp_mb + ep_mb;
+
+  e.compute_s = m * compute_mb;
+  e.recompute_s = m * recompute_mb;
+  e.tp_s = m * tp_mb;
+  e.pp_s = m * pp_mb;
+  e.ep_s = m * ep_mb;
+  e.bubble_s = (p.pp - 1) / static_cast<double>(p.virtual_stages) * stage_mb;
+
+  // DP: the rank's gradients (its stage's shard of the dense part, experts also split by ep).
+  const double rank_params =
+      (blocks_per_stage * f.block_params + f.edge_params / std::min(p.pp, 2)) / p.tp +
+      moe_per_stage * f.block_expert_params / (p.tp * p.ep);
+  const double grads = rank_params * elem;
+  const long dp_stride = static_cast<long>(p.tp) * p.ep;
+  const double dp_bw = group_bandwidth(s, bw, p.dp, dp_stride);
+  const double backward_last = 2.0 / 3.0 * compute_mb;
+  switch (p.data_parallel) {
+    case DataParallel::ddp:
+    case DataParallel::zero1:
+    case DataParallel::zero2: {
+      const double all_reduce = ring_all_reduce_s(grads, p.dp, dp_bw);
+      // Overlapped with the last micro-batch's backward, except the last bucket's.
+      const double tail = all_reduce * std::min(1.0, p.bucket_bytes / std::max(grads, 1.0));
+      e.dp_s = p.overlap ? std::max(all_reduce - backward_last, tail) : all_reduce;
+      break;
+    }
+    case DataParallel::zero3:
+    case DataParallel::fsdp: {
+      // All-gather before forward and backward, reduce-scatter after: behind compute with
+      // prefetch, exposed only where they take longer than the micro-batch's compute.
+      const double per_mb = 3 * one_way_collective_s(grads, p.dp, dp_bw);
+      e.dp_s = m * std::max(0.0, per_mb - compute_mb) + per_mb / std::max(blocks_per_stage, 1.0);
+      break;
+    }
+    case DataParallel::hsdp: {
+      const int shard = std::clamp(s.cluster.topology.node.gpus / p.tp, 1, p.dp);
+      const double per_mb = 3 * one_way_collective_s(grads, shard, bw.intra);
+      const double across = ring_all_reduce_s(grads / shard, p.dp / shard, bw.inter);
+      e.dp_s = m * std::max(0.0, per_mb - compute_mb) + std::max(across - backward_last, 0.0) +
+               per_mb / std::max(blocks_per_stage, 1.0);
+      break;
+    }
+  }
+  const bool sharded_optimizer = p.data_parallel != DataParallel::ddp;
+  e.optimizer_s = rank_params / (sharded_optimizer ? p.dp : 1) * kAdamBytesPerParam /
+                  (gpu.hbm_bandwidth * gpu.memory_efficiency);
+  e.iteration_s =
+      e.compute_s + e.recompute_s + e.tp_s + e.pp_s + e.ep_s + e.bubble_s + e.dp_s + e.optimizer_s;
+  e.bubble_fraction = e.bubble_s / e.iteration_s;
+  e.mfu = f.model_flops * static_cast<double>(s.training.global_batch) /
+          (static_cast<double>(s.world_size()) * e.iteration_s * peak);
+  return e;
+}
+
+}  // namespace clustersim::models
