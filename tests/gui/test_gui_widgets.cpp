@@ -53,7 +53,9 @@ class GuiWidgetsTest : public QObject {
   void open_scenario_data() {
     QTest::addColumn<QString>("file");
     for (const QString& name : QDir(kScenarios).entryList({"*.yaml"}, QDir::Files, QDir::Name))
-      if (!name.startsWith("gpt3-175b-1024"))  // open_large_scenario, a ctest of its own
+      // gpt3-175b-1024: open_large_scenario, a ctest of its own; llama3-405b-16384: a benchmark
+      // (minutes and more than 10 GB, docs/performance.md), not a test.
+      if (!name.startsWith("gpt3-175b-1024") && !name.startsWith("llama3-405b-16384"))
         QTest::newRow(qPrintable(name)) << kScenarios + "/" + name;
   }
 
