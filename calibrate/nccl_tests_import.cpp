@@ -401,7 +401,8 @@ Profile import_nccl_tests(const std::vector<std::string>& paths, const NcclTests
         summary->push_back(path + ":" + std::to_string(t.first_line) + ": " + t.collective + ", " +
                            std::to_string(t.row_count) + " rows, " + std::to_string(t.shape.ranks) +
                            " ranks (" + t.shape.ranks_from + "), " + std::to_string(t.shape.nodes) +
-                           " nodes (" + t.shape.nodes_from + ")");
+                           (t.shape.nodes == 1 ? " node (" : " nodes (") + t.shape.nodes_from +
+                           ")");
       if (log.skipped_debug_lines + log.skipped_other_lines != 0) {
         std::string line = path + ": skipped " + std::to_string(log.skipped_other_lines) +
                            " lines that are not nccl-tests output and " +
