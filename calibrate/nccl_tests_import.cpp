@@ -173,55 +173,102 @@ std::optional<std::string_view> comment(std::string_view line) {
 }  // namespace
 
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
-                                  const std::string& stated) {
+                                  const std::string& collective) {
+  return parse_nccl_tests_log(in, name, NcclTestsOptions{collective, {}});
+}
+
+NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
+                                  const NcclTestsOptions& options) {
   static const std::regex kRank(
       R"(#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S))");
-  static const std::regex kVersion(R"(nccl-tests version\s+(\S+)(?:.*nccl-library=(\d+))?)");
-  static const std::regex kDebugVersion(R"(NCCL version\s+(\d+\.\d+\.\d+))");
+  static const std::regex kVersion(R"([nr]ccl-tests version\s+(\S+)(?:.*nccl-library=(\d+))?)");
+  // "NCCL INFO NCCL version 2.21.5+cuda12.4", or NCCL_DEBUG=VERSION's bare "NCCL version ...";
+  // RCCL prints "RCCL version 2.20.5+hip6.2".
+  static const std::regex kLibraryVersion(R"([NR]CCL version\s*:?\s*(\d+\.\d+\.\d+))");
+  // rccl-tests prints its header's version lines without a '#'.
+  static const std::regex kRcclTestsVersion(R"(^\s*rccl-tests: Version\s+(\S+))");
+  static const std::regex kRcclHeader(
+      R"(^\s*(RCCL version|HIP version|ROCm version|Hostname|Librccl path)\s*:)");
 
+  const std::string& stated = options.collective;
   NcclTestsLog log;
   std::optional<std::string> collective =
       stated.empty() ? collective_of_binary(std::filesystem::path(name).filename().string())
                      : std::optional(stated);
   std::optional<Layout> layout;
-  std::set<std::uint64_t> ranks;
-  std::vector<std::string> hosts_now;
-  bool rows_since_ranks = false, previous_in_place_only = false;
+  ShapeEvidence evidence;
+  std::size_t test_first_row = 0, test_first_line = 0;
+  bool previous_in_place_only = false;
   std::size_t line_no = 0, first_content_line = 0;
+  const auto has_rows = [&] { return log.rows.size() > test_first_row; };
+  // A test ends where the next one's lines begin (version, "starting", device list, header) or at
+  // the end of the log; its shape is decided then, from everything it printed.
+  const auto end_test = [&] {
+    if (has_rows()) {
+      NcclTestsRun run;
+      run.collective = log.rows[test_first_row].collective;
+      run.first_row = test_first_row;
+      run.row_count = log.rows.size() - test_first_row;
+      run.first_line = test_first_line;
+      const std::vector<CollectiveMeasurement> rows(log.rows.begin() + test_first_row,
+                                                    log.rows.end());
+      evidence.collective = run.collective;
+      try {
+        run.shape = resolve_shape(evidence, rows, options.shape);
+      } catch (const std::invalid_argument& e) {
+        fail_at(name, test_first_line, run.collective + " test: " + e.what());
+      }
+      for (std::size_t i = run.first_row; i < log.rows.size(); ++i) {
+        log.rows[i].ranks = run.shape.ranks;
+        log.rows[i].nodes = run.shape.nodes;
+      }
+      log.tests.push_back(std::move(run));
+      // Only a test with rows ends: rank lines before a version or "starting" line of the same
+      // test (rccl-tests prints its version after nThread) stay its evidence.
+      evidence = ShapeEvidence{};
+    }
+    test_first_row = log.rows.size();
+  };
+  const auto skip = [&](const std::string& line, bool debug) {
+    ++(debug ? log.skipped_debug_lines : log.skipped_other_lines);
+    if (!debug && log.first_skipped_line == 0) {
+      log.first_skipped_line = line_no;
+      log.first_skipped = printable(line);
+    }
+  };
   for (std::string line; std::getline(in, line);) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     if (first_content_line == 0) first_content_line = line_no;
+    std::smatch m;
     if (is_nccl_debug_line(line)) {
-      std::smatch m;
-      if (log.nccl_version.empty() && std::regex_search(line, m, kDebugVersion))
+      if (log.nccl_version.empty() && std::regex_search(line, m, kLibraryVersion))
         log.nccl_version = m[1];
+      skip(line, true);
       continue;
     }
     if (const auto c = comment(line)) {
       const std::string text(*c);
-      std::smatch m;
       if (std::regex_search(text, m, kRank)) {
-        if (rows_since_ranks) {  // a second test in the same log lists its devices again
-          ranks.clear();
-          hosts_now.clear();
-          rows_since_ranks = false;
-        }
+        if (has_rows()) end_test();  // the next test lists its devices again
         // to_uint, not std::stoull: a rank past 64 bits threw std::out_of_range (found by fuzzing).
         const auto rank = to_uint(m[1]);
         if (!rank) fail_at(name, line_no, "rank number '" + m[1].str() + "' is out of range");
-        ranks.insert(*rank);
-        if (std::find(hosts_now.begin(), hosts_now.end(), m[2].str()) == hosts_now.end())
-          hosts_now.push_back(m[2]);
+        evidence.listed_ranks.insert(*rank);
+        if (std::find(evidence.hosts.begin(), evidence.hosts.end(), m[2].str()) ==
+            evidence.hosts.end())
+          evidence.hosts.push_back(m[2]);
         if (std::find(log.hosts.begin(), log.hosts.end(), m[2].str()) == log.hosts.end())
           log.hosts.push_back(m[2]);
         if (*rank == 0 && log.gpu.empty()) log.gpu = m[3];
       } else if (std::regex_search(text, m, kVersion)) {
+        end_test();
         log.tests_version = m[1];
         // The version only labels the profile: a code past 64 bits is left out.
         if (const auto code = m[2].matched ? to_uint(m[2]) : std::nullopt)
           log.nccl_version = version_from_code(*code);
       } else if (text.find("Collective test starting") != std::string::npos) {
+        end_test();
         collective = collective_of_binary(text);
         if (!collective)
           fail_at(name, line_no,
@@ -233,6 +280,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
                   "the log is a " + *collective + " test but --collective says " + stated +
                       "; allowed: --collective " + *collective + ", or leave it out");
       } else if (auto l = header_layout(split_ws(text), previous_in_place_only)) {
+        if (has_rows()) end_test();
         layout = l;
       } else if (text.find("(B)") == std::string::npos) {
         previous_in_place_only = text.find("in-place") != std::string::npos &&
@@ -240,28 +288,32 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
       }
       continue;
     }
-    // Not a comment: a result row.
+    if (std::regex_search(line, m, kRcclTestsVersion)) {
+      end_test();
+      log.tests_version = m[1];
+      continue;
+    }
+    if (std::regex_search(line, kRcclHeader)) {
+      if (log.nccl_version.empty() && std::regex_search(line, m, kLibraryVersion))
+        log.nccl_version = m[1];
+      continue;
+    }
+    // Not a comment: a result row once a table header was seen, else a line of something else.
     const auto t = split_ws(line);
     const auto p = row_anchor(t);
-    if (!p)
-      fail_at(name, line_no,
-              "not nccl-tests output: expected a result row (size count type ... time "
-              "algbw busbw) or a '#' line, got '" +
-                  printable(line) + "'");
-    if (!layout)
-      fail_at(name, line_no,
-              "not nccl-tests output: a result row before the table's column header "
-              "('#  size  count  type ... time  algbw  busbw  #wrong')");
+    if (!p || !layout) {
+      if (log.nccl_version.empty() && std::regex_search(line, m, kLibraryVersion))
+        log.nccl_version = m[1];
+      skip(line, false);
+      continue;
+    }
     if (!collective)
       fail_at(name, line_no,
               "cannot tell which collective this is: the log has no '# Collective test "
               "starting: <binary>' line and the file is not named after the binary "
               "(e.g. all_reduce_perf.log); allowed: --collective NAME (all_reduce, "
               "all_gather, ...) to say which it is");
-    if (ranks.empty())
-      fail_at(name, line_no,
-              "cannot tell how many GPUs took part: no '#  Rank  N ... on HOST device D' "
-              "lines before the table");
+    if (!has_rows()) test_first_line = line_no;
     const auto col = [&](std::size_t i) -> const std::string& {
       if (*p + i >= t.size())
         fail_at(name, line_no,
@@ -272,8 +324,6 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
     for (const auto& h : layout->halves) {
       CollectiveMeasurement r;
       r.collective = *collective;
-      r.ranks = static_cast<std::uint32_t>(ranks.size());
-      r.nodes = static_cast<std::uint32_t>(std::max<std::size_t>(1, hosts_now.size()));
       r.bytes = static_cast<double>(*to_uint(col(0)));
       r.count = *to_uint(col(layout->count));
       r.dtype = col(layout->type);
@@ -304,40 +354,76 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
       }
       log.rows.push_back(std::move(r));
     }
-    rows_since_ranks = true;
   }
-  if (log.rows.empty())
+  end_test();
+  if (log.rows.empty()) {
+    std::string seen;
+    if (log.first_skipped_line != 0)
+      seen = "; the first line that is not nccl-tests output is line " +
+             std::to_string(log.first_skipped_line) + ": '" + log.first_skipped + "'";
     throw ImportError(name + ":" + std::to_string(std::max<std::size_t>(1, first_content_line)) +
                       ": not nccl-tests output: no result table found (expected a '#  size  count  "
-                      "type ... time  algbw  busbw' header followed by rows)");
+                      "type ... time  algbw  busbw' header followed by rows)" +
+                      seen);
+  }
   return log;
 }
 
 NcclTestsLog read_nccl_tests_log(const std::string& path, const std::string& collective) {
+  return read_nccl_tests_log(path, NcclTestsOptions{collective, {}});
+}
+
+NcclTestsLog read_nccl_tests_log(const std::string& path, const NcclTestsOptions& options) {
   std::ifstream in(path);
   if (!in) throw ImportError(path + ": cannot open the nccl-tests log");
-  return parse_nccl_tests_log(in, path, collective);
+  return parse_nccl_tests_log(in, path, options);
 }
 
 Profile import_nccl_tests(const std::vector<std::string>& paths, const std::string& collective) {
+  return import_nccl_tests(paths, NcclTestsOptions{collective, {}}, nullptr);
+}
+
+Profile import_nccl_tests(const std::vector<std::string>& paths, const NcclTestsOptions& options,
+                          std::vector<std::string>* summary) {
   if (paths.empty()) throw ImportError("import-nccl-tests: no log file given");
   Profile p;
   p.provenance.backend = "nccl-tests";
   p.provenance.date = utc_now_iso8601();
   p.provenance.host = host_name();
+  std::uint32_t nodes = 1;
   std::set<std::string> hosts;
   for (const auto& path : paths) {
-    NcclTestsLog log = read_nccl_tests_log(path, collective);
+    NcclTestsLog log = read_nccl_tests_log(path, options);
     if (p.provenance.gpu.empty()) p.provenance.gpu = log.gpu;
     if (p.provenance.nccl_version.empty()) p.provenance.nccl_version = log.nccl_version;
+    if (summary) {
+      for (const auto& t : log.tests)
+        summary->push_back(path + ":" + std::to_string(t.first_line) + ": " + t.collective + ", " +
+                           std::to_string(t.row_count) + " rows, " + std::to_string(t.shape.ranks) +
+                           " ranks (" + t.shape.ranks_from + "), " + std::to_string(t.shape.nodes) +
+                           (t.shape.nodes == 1 ? " node (" : " nodes (") + t.shape.nodes_from +
+                           ")");
+      if (log.skipped_debug_lines + log.skipped_other_lines != 0) {
+        std::string line = path + ": skipped " + std::to_string(log.skipped_other_lines) +
+                           " lines that are not nccl-tests output and " +
+                           std::to_string(log.skipped_debug_lines) + " NCCL debug lines";
+        if (log.first_skipped_line != 0)
+          line += "; the first, line " + std::to_string(log.first_skipped_line) + ": '" +
+                  log.first_skipped + "'";
+        summary->push_back(std::move(line));
+      }
+    }
     hosts.insert(log.hosts.begin(), log.hosts.end());
+    for (const auto& t : log.tests)
+      nodes = std::max(nodes, t.shape.nodes);
     for (auto& r : log.rows) {
       p.provenance.ranks = std::max(p.provenance.ranks, r.ranks);
       p.measurements.collectives.push_back(std::move(r));
     }
     p.provenance.sources.push_back(path);
   }
-  p.provenance.nodes = static_cast<std::uint32_t>(std::max<std::size_t>(1, hosts.size()));
+  // The hosts the logs name, or the largest test's node count where they name fewer.
+  p.provenance.nodes = std::max(nodes, static_cast<std::uint32_t>(hosts.size()));
   try {
     fit_profile(p);
   } catch (const std::invalid_argument& e) {

@@ -1,5 +1,6 @@
 #include "cli/calibrate_command.hpp"
 
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -23,8 +24,10 @@ struct CalibrateArgs {
   std::string out;
   std::vector<std::string> logs;
   std::string import_out;
-  std::string collective;  // import: which collective the logs measured, when they do not say
-  std::string measured;    // from-execution: the JSON of `clustersim execute`
+  std::string collective;   // import: which collective the logs measured, when they do not say
+  std::uint32_t ranks = 0;  // import: the shape, when the logs do not say it (0 = not stated)
+  std::uint32_t nodes = 0;
+  std::string measured;  // from-execution: the JSON of `clustersim execute`
   std::string measured_out;
 };
 
@@ -44,8 +47,9 @@ int run_calibrate(const CalibrateArgs& a) {
 int run_import(const CalibrateArgs& a) {
   models::check_output_path(a.import_out, a.logs, "--out");
   calibrate::Profile p;
+  std::vector<std::string> summary;
   try {
-    p = calibrate::import_nccl_tests(a.logs, a.collective);
+    p = calibrate::import_nccl_tests(a.logs, {a.collective, {a.ranks, a.nodes}}, &summary);
   } catch (const calibrate::ImportError& e) {
     throw BadInput(e.what());
   }
@@ -53,6 +57,8 @@ int run_import(const CalibrateArgs& a) {
   std::cout << "wrote " << a.import_out << " from " << a.logs.size()
             << " log(s): " << p.measurements.collectives.size() << " rows, "
             << p.collectives.fits().size() << " collective fits\n";
+  for (const auto& line : summary)
+    std::cout << "  " << line << "\n";
   for (const auto& f : p.collectives.fits()) {
     std::cout << "  " << engine::to_string(f.type) << " over " << f.shape.str() << ":";
     for (const auto& r : f.ranges)
@@ -114,6 +120,15 @@ void add_calibrate_command(CLI::App& app, Action& action) {
                   "The collective the logs measured, for logs of older nccl-tests that do not "
                   "say (no '# Collective test starting' line)")
       ->check(CLI::IsMember(collectives));
+  imp->add_option("--ranks", args->ranks,
+                  "Ranks every test ran on, for logs without '# Rank' lines whose collective's "
+                  "busbw does not carry it (broadcast, reduce, sendrecv); conflicting evidence is "
+                  "an error")
+      ->check(CLI::Range(1u, 1u << 24));
+  imp->add_option("--nodes", args->nodes,
+                  "Nodes every test ran on, for logs whose '# Rank' lines do not name every "
+                  "host")
+      ->check(CLI::Range(1u, 1u << 20));
 
   CLI::App* from = cal->add_subcommand(
       "from-execution", "Fit a profile to the measured times of `clustersim execute --json`");

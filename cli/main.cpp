@@ -9,6 +9,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/execute_command.hpp"
 #include "cli/export_chakra_command.hpp"
+#include "cli/import_topo_command.hpp"
 #include "cli/plan_command.hpp"
 #include "cli/presets_command.hpp"
 #include "cli/run_command.hpp"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   cli::add_export_chakra_command(app, action);
   cli::add_sweep_command(app, action);
   cli::add_plan_command(app, action);
+  cli::add_import_topo_command(app, action);
 
   try {
     app.parse(argc, argv);

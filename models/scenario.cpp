@@ -159,7 +159,7 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
     s.name = std::filesystem::path(origin).stem().string();
     if (auto x = m.get("name")) s.name = x->text();
     const char* cluster_hint = "a cluster, e.g. {nodes: 2, node: dgx-a100}";
-    s.cluster = detail::read_cluster(m.require("cluster", cluster_hint));
+    s.cluster = detail::read_cluster(m.require("cluster", cluster_hint), base_dir);
     s.model = detail::read_model(m.require("model", "a preset name, a transformer or a layer list"),
                                  base_dir);
     s.training = detail::read_training(

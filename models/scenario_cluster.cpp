@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "models/scenario_detail.hpp"
+#include "models/topo_node.hpp"
 
 namespace clustersim::models::detail {
 namespace {
@@ -135,23 +136,44 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
   return nics;
 }
 
+// `node: {from_topo: FILE}`: the matrix of `nvidia-smi topo -m` in FILE (models/topo_node.hpp).
+TopoDescription read_from_topo(const yaml::Value& node, const std::filesystem::path& base_dir,
+                               std::optional<yaml::Value>& where) {
+  yaml::MapReader m = node.map();
+  where = m.require("from_topo", "a file holding `nvidia-smi topo -m` output, e.g. topo.txt");
+  m.finish();
+  const std::string path = existing_file(*where, base_dir);
+  try {
+    return read_nvidia_smi_topo(path);
+  } catch (const TopoParseError& e) {
+    where->fail(e.what());
+  }
+}
+
 }  // namespace
 
-ClusterConfig read_cluster(const yaml::Value& value) {
+ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path& base_dir) {
   yaml::MapReader m = value.map();
   ClusterConfig c;
   if (auto x = m.get("nodes")) c.nodes = x->count(1, limits::kNodes);
   const NodeSpec* preset = nullptr;
+  std::optional<TopoDescription> topo;
+  std::optional<yaml::Value> topo_key;
   if (auto x = m.get("node")) {
-    const std::string name = x->text();
-    preset = find_node(name);
-    if (preset == nullptr) x->fail_choice(name, node_names(), "node preset");
-    c.node_preset = preset->name;
-    c.topology.node = preset->topology;
+    if (x->is_map()) {
+      topo = read_from_topo(*x, base_dir, topo_key);
+    } else {
+      const std::string name = x->text();
+      preset = find_node(name);
+      if (preset == nullptr) x->fail_choice(name, node_names(), "node preset");
+      c.node_preset = preset->name;
+      c.topology.node = preset->topology;
+    }
   }
-  const char* need = "a node preset (node: dgx-a100) or gpus_per_node and gpu";
-  auto gpus = preset != nullptr ? m.get("gpus_per_node") : m.require("gpus_per_node", need);
-  if (gpus) c.topology.node.gpus = gpus->count(1, limits::kGpusPerNode);
+  const char* need = topo ? "the GPU model, which `nvidia-smi topo -m` does not print, e.g. "
+                            "gpu: H100-SXM5-80GB (clustersim presets gpus)"
+                          : "a node preset (node: dgx-a100) or gpus_per_node and gpu";
+  auto gpus = preset != nullptr || topo ? m.get("gpus_per_node") : m.require("gpus_per_node", need);
   const GpuSpec* base = preset != nullptr ? find_gpu(preset->gpu) : nullptr;
   auto gpu = preset != nullptr ? m.get("gpu") : m.require("gpu", need);
   if (gpu) {
@@ -162,6 +184,9 @@ ClusterConfig read_cluster(const yaml::Value& value) {
     m.fail("node preset '" + preset->name + "' names GPU '" + preset->gpu +
            "', which is not a GPU preset; give gpu explicitly");
   }
+  // The matrix first (its NVLink generation needs the GPU), then every explicit key over it.
+  if (topo) apply_topo_node(node_from_topo(*topo, &c.gpu), c.topology.node);
+  if (gpus) c.topology.node.gpus = gpus->count(1, limits::kGpusPerNode);
   bool per_switch_stated = false;
   if (auto x = m.get("intra_node")) per_switch_stated = read_intra_node(*x, c.topology.node);
   std::optional<yaml::Value> nics;

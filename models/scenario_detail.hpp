@@ -23,7 +23,8 @@ void apply_override(YAML::Node& root, const std::string& flag, yaml::Source& sou
 // folder), or from the current directory when the value came from a --set override.
 std::string existing_file(const yaml::Value& value, const std::filesystem::path& base_dir);
 
-ClusterConfig read_cluster(const yaml::Value& value);
+// `base_dir` resolves `node: {from_topo: FILE}`.
+ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path& base_dir);
 ModelSpec read_model(const yaml::Value& value, const std::filesystem::path& base_dir);
 // `model` decides whether seq_len is required (transformers without a default_seq_len).
 TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model);

@@ -8,11 +8,17 @@
 #include "calibrate/backend.hpp"
 #include "calibrate/cuda/cuda_bench.hpp"
 #include "calibrate/cuda/nvml_topology.hpp"
-#include "calibrate/nvidia_smi_topo.hpp"
+#include "models/nvidia_smi_topo.hpp"
 
 namespace clustersim::calibrate::cuda {
 
 namespace {
+
+// The parser lives in models/ (a scenario's `node: {from_topo: FILE}` reads it too).
+using models::parse_nvidia_smi_topo;
+using models::TopoDescription;
+using models::TopoLink;
+using models::TopoParseError;
 
 // 12040 -> "12.4"
 std::string cuda_version(int v) {

@@ -1,10 +1,12 @@
 // `nvidia-smi topo -m` parsing on matrices written after DGX A100 and PCIe servers
 // (tests/data/topo/).
-#include "calibrate/nvidia_smi_topo.hpp"
-
 #include <gtest/gtest.h>
 
-namespace clustersim::calibrate {
+#include <sstream>
+
+#include "models/nvidia_smi_topo.hpp"
+
+namespace clustersim::models {
 namespace {
 
 const std::string kDir = std::string(CLUSTERSIM_TEST_DATA) + "/topo/";
@@ -61,6 +63,29 @@ TEST(NvidiaSmiTopo, OldStyleNicColumns) {
   EXPECT_EQ(d.pcie_only_pairs().size(), 6u);
 }
 
+TEST(NvidiaSmiTopo, PastedWithSpacesAPromptAndTrailingText) {
+  // Tabs turned into spaces, "CPU Affinity" and "NUMA Affinity" rejoined; the prompt above the
+  // header and the one after the NIC legend are not the matrix.
+  const auto d = read_nvidia_smi_topo(kDir + "hgx_h200_pasted.txt");
+  ASSERT_EQ(d.gpus.size(), 8u);
+  ASSERT_EQ(d.nics.size(), 8u);
+  EXPECT_EQ(pair(d, "GPU3", "GPU6").nvlinks, 18);
+  EXPECT_EQ(d.gpus[5].cpu_affinity, "56-111,168-223");
+  EXPECT_EQ(d.gpus[5].numa_affinity, "1");
+  EXPECT_EQ(d.nics[2].nic_device, "mlx5_2");
+  EXPECT_EQ(d.nearest_nics("GPU2"), std::vector<std::string>{"NIC2"});
+  std::istringstream trailing("\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\t X \n$ exit\n");
+  EXPECT_EQ(parse_nvidia_smi_topo(trailing, "t.txt").gpu_pairs.size(), 1u);
+}
+
+TEST(NvidiaSmiTopo, GpuNumaIdColumnAndTwelveNics) {
+  const auto d = read_nvidia_smi_topo(kDir + "dgx_h100.txt");
+  ASSERT_EQ(d.gpus.size(), 8u);
+  ASSERT_EQ(d.nics.size(), 12u);
+  EXPECT_EQ(d.gpus[0].numa_affinity, "0");  // not the "GPU NUMA ID" column after it
+  EXPECT_EQ(d.nics[11].nic_device, "mlx5_11");
+}
+
 std::string error_of(const std::string& file) {
   try {
     (void)read_nvidia_smi_topo(kDir + file);
@@ -80,9 +105,17 @@ TEST(NvidiaSmiTopo, ErrorsNameFileLineAndWhatIsAllowed) {
       << bad;
   std::istringstream asym("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV8\t X \n");
   EXPECT_THROW((void)parse_nvidia_smi_topo(asym, "m.txt"), TopoParseError);
+  std::istringstream unknown("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \nGPU8\tNV4\tNV4\n");
+  try {
+    (void)parse_nvidia_smi_topo(unknown, "u.txt");
+    ADD_FAILURE();
+  } catch (const TopoParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("u.txt:4: row 'GPU8' names no column"), std::string::npos)
+        << e.what();
+  }
   std::istringstream missing_row("\tGPU0\tGPU1\nGPU0\t X \tNV4\n");
   EXPECT_THROW((void)parse_nvidia_smi_topo(missing_row, "m.txt"), TopoParseError);
 }
 
 }  // namespace
-}  // namespace clustersim::calibrate
+}  // namespace clustersim::models

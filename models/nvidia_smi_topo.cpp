@@ -1,12 +1,13 @@
-#include "calibrate/nvidia_smi_topo.hpp"
+#include "models/nvidia_smi_topo.hpp"
 
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
+#include <sstream>
 
-namespace clustersim::calibrate {
+namespace clustersim::models {
 
 namespace {
 
@@ -38,6 +39,36 @@ std::vector<std::string> split_tabs(const std::string& line) {
   return out;
 }
 
+// nvidia-smi separates columns by tabs; pasted from a web page or a terminal they become spaces.
+// Then the header's names of more than one word are joined again.
+std::vector<std::string> split_cells(const std::string& line) {
+  if (line.find('\t') != std::string::npos) return split_tabs(line);
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string w; in >> w;)
+    words.push_back(w);
+  static const std::vector<std::vector<std::string>> kPhrases = {
+      {"GPU", "NUMA", "ID"}, {"CPU", "Affinity"}, {"NUMA", "Affinity"}};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < words.size();) {
+    std::size_t used = 1;
+    std::string cell = words[i];
+    for (const auto& phrase : kPhrases)
+      if (i + phrase.size() <= words.size() &&
+          std::equal(phrase.begin(), phrase.end(),
+                     words.begin() + static_cast<std::ptrdiff_t>(i))) {
+        used = phrase.size();
+        cell.clear();
+        for (const auto& w : phrase)
+          cell += (cell.empty() ? "" : " ") + w;
+        break;
+      }
+    out.push_back(cell);
+    i += used;
+  }
+  return out;
+}
+
 bool is_gpu(const std::string& n) {
   return std::regex_match(n, std::regex("GPU[0-9]+"));
 }
@@ -52,7 +83,8 @@ struct Cell {
 };
 
 std::optional<Cell> parse_cell(const std::string& c) {
-  static const std::regex kNv("NV([0-9]+)");
+  // At most 3 digits: std::stoi threw std::out_of_range on NV99999999999.
+  static const std::regex kNv("NV([0-9]{1,3})");
   std::smatch m;
   if (c == "X") return Cell{};
   if (std::regex_match(c, m, kNv)) return Cell{TopoLink::nvlink, std::stoi(m[1])};
@@ -91,13 +123,21 @@ TopoDescription parse_nvidia_smi_topo(std::istream& in, const std::string& name)
   std::vector<std::string> row_order;
   std::map<std::string, std::string> nic_legend;
   static const std::regex kLegend(R"(\s*(NIC[0-9]+)\s*:\s*(\S+)\s*)");
-  bool in_legend = false;
-  std::size_t line_no = 0;
+  bool in_legend = false, matrix_done = false;
+  std::size_t line_no = 0, first_line = 0;
+  std::string first_text;
   for (std::string raw; std::getline(in, raw);) {
     ++line_no;
     const std::string line = strip_ansi(raw);
     const std::string t = trim(line);
     if (t.empty()) continue;
+    if (first_line == 0) {
+      first_line = line_no;
+      first_text = t.substr(0, 80);
+      for (char& ch : first_text)  // a binary file must not send raw bytes to the terminal
+        if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7F)
+          ch = '?';
+    }
     if (t.rfind("Legend", 0) == 0 || t.rfind("NIC Legend", 0) == 0) {
       in_legend = true;
       continue;
@@ -107,23 +147,31 @@ TopoDescription parse_nvidia_smi_topo(std::istream& in, const std::string& name)
       if (std::regex_match(line, m, kLegend)) nic_legend[m[1]] = m[2];
       continue;
     }
-    auto cells = split_tabs(line);
+    if (matrix_done) continue;
+    auto cells = split_cells(line);
     if (header.empty()) {
       if (!cells.empty() && cells[0].empty()) cells.erase(cells.begin());
+      std::size_t named = 0;
       for (const auto& c : cells) {
         if (!is_gpu(c) && !is_nic(c)) break;
-        ++devices;
+        ++named;
       }
-      if (devices == 0 || !is_gpu(cells[0]))
-        fail_at(name, line_no,
-                "not `nvidia-smi topo -m` output: expected a header of GPU0, GPU1, ... columns");
+      // What comes before the header (a shell prompt, the command itself) is not the matrix.
+      if (named == 0 || !is_gpu(cells[0])) continue;
+      devices = named;
       header = cells;
       continue;
     }
     const std::string& dev = cells[0];
-    if (std::find(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(devices), dev) ==
-        header.begin() + static_cast<std::ptrdiff_t>(devices))
+    const auto devices_end = header.begin() + static_cast<std::ptrdiff_t>(devices);
+    if (std::find(header.begin(), devices_end, dev) == devices_end) {
+      // Text after the matrix (a prompt, a note) ends it; a device row the header lacks is wrong.
+      if (!row_order.empty() && !is_gpu(dev) && !is_nic(dev)) {
+        matrix_done = true;
+        continue;
+      }
       fail_at(name, line_no, "row '" + dev + "' names no column of the header");
+    }
     if (cells.size() < devices + 1)
       fail_at(name, line_no,
               "row " + dev + " has " + std::to_string(cells.size() - 1) +
@@ -131,7 +179,11 @@ TopoDescription parse_nvidia_smi_topo(std::istream& in, const std::string& name)
     rows[dev].emplace_back(line_no, std::vector<std::string>(cells.begin() + 1, cells.end()));
     row_order.push_back(dev);
   }
-  if (header.empty()) fail_at(name, std::max<std::size_t>(1, line_no), "no topology matrix found");
+  if (header.empty())
+    fail_at(name, std::max<std::size_t>(1, first_line),
+            "not `nvidia-smi topo -m` output: expected a header of GPU0, GPU1, ... columns" +
+                (first_text.empty() ? std::string("; the file is empty")
+                                    : "; the first line is '" + first_text + "'"));
 
   TopoDescription d;
   std::map<std::string, std::size_t> column;
@@ -220,4 +272,4 @@ std::vector<std::string> TopoDescription::nearest_nics(const std::string& gpu) c
   return out;
 }
 
-}  // namespace clustersim::calibrate
+}  // namespace clustersim::models

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace clustersim::calibrate {
+namespace clustersim::models {
 
 class TopoParseError : public std::runtime_error {
  public:
@@ -50,4 +50,4 @@ struct TopoDescription {
 TopoDescription parse_nvidia_smi_topo(std::istream& in, const std::string& name);
 TopoDescription read_nvidia_smi_topo(const std::string& path);
 
-}  // namespace clustersim::calibrate
+}  // namespace clustersim::models
