@@ -1,7 +1,8 @@
 // Parameter sweeps (docs/sweeps.md): the cartesian product of scenario keys, each point validated,
-// then run through the front-end API (models/frontend.hpp) in parallel. The CLI, the GUI and the
-// Python module all sweep through these calls; the CLI's MPI executable replaces only the
-// PointExecutor, so a distributed sweep writes what a local one writes.
+// then run through the front-end API (models/frontend.hpp) in parallel. `clustersim sweep` and
+// its MPI executable sweep through these calls (the MPI one replaces only the PointExecutor, so a
+// distributed sweep writes what a local one writes); the Python module's `sweep` returns each
+// point's whole result and timeline instead, one `run` per point (docs/python.md).
 //
 //   SweepRequest req{.base = {.scenario = "s.yaml"}, .axes =
 //   {parse_sweep_axis("parallel.tp=1,2,4")}}; const SweepResult r = run_sweep(req);
