@@ -170,6 +170,11 @@ std::optional<std::string_view> comment(std::string_view line) {
   throw ImportError(name + ":" + std::to_string(line_no) + ": " + what);
 }
 
+// "1 row", "2 rows".
+std::string counted(std::uint64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 }  // namespace
 
 NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& name,
@@ -399,14 +404,14 @@ Profile import_nccl_tests(const std::vector<std::string>& paths, const NcclTests
     if (summary) {
       for (const auto& t : log.tests)
         summary->push_back(path + ":" + std::to_string(t.first_line) + ": " + t.collective + ", " +
-                           std::to_string(t.row_count) + " rows, " + std::to_string(t.shape.ranks) +
-                           " ranks (" + t.shape.ranks_from + "), " + std::to_string(t.shape.nodes) +
-                           (t.shape.nodes == 1 ? " node (" : " nodes (") + t.shape.nodes_from +
-                           ")");
+                           counted(t.row_count, "row") + ", " + counted(t.shape.ranks, "rank") +
+                           " (" + t.shape.ranks_from + "), " + counted(t.shape.nodes, "node") +
+                           " (" + t.shape.nodes_from + ")");
       if (log.skipped_debug_lines + log.skipped_other_lines != 0) {
-        std::string line = path + ": skipped " + std::to_string(log.skipped_other_lines) +
-                           " lines that are not nccl-tests output and " +
-                           std::to_string(log.skipped_debug_lines) + " NCCL debug lines";
+        std::string line = path + ": skipped " + counted(log.skipped_other_lines, "line") +
+                           " that " + (log.skipped_other_lines == 1 ? "is" : "are") +
+                           " not nccl-tests output and " +
+                           counted(log.skipped_debug_lines, "NCCL debug line");
         if (log.first_skipped_line != 0)
           line += "; the first, line " + std::to_string(log.first_skipped_line) + ": '" +
                   log.first_skipped + "'";
