@@ -7,8 +7,8 @@
 
 #include <chrono>
 
+#include "bench/ring_plan.hpp"
 #include "engine/simulator.hpp"
-#include "engine/topology_builders.hpp"
 
 namespace {
 
@@ -21,24 +21,8 @@ class NoCompute : public engine::ComputeModel {
 
 void BM_RingAllReduce512Nodes(benchmark::State& state) {
   constexpr std::uint32_t kNodes = 512;
-  engine::ClusterTopologySpec spec;
-  spec.nodes = kNodes;
-  spec.node.gpus = 1;
-  spec.node.nics = 1;
-  spec.node.gpus_per_pcie_switch = 1;
-  spec.fabric.spines = 16;
-  const engine::Topology topology = engine::build_cluster_topology(spec);
-  engine::ScheduleBuilder b(kNodes);
-  const auto stream = b.stream("comm");
-  std::vector<engine::Rank> all(kNodes);
-  for (std::uint32_t r = 0; r < kNodes; ++r)
-    all[r] = r;
-  const auto group = b.add_group(all, "all");
-  for (std::uint32_t r = 0; r < kNodes; ++r)
-    b.collective({r, stream, engine::Category::dp_comm, "all_reduce"},
-                 engine::CollectiveType::all_reduce, group, std::uint64_t{1} << 30,
-                 engine::Algorithm::ring);
-  const engine::Schedule schedule = std::move(b).finish();
+  const engine::Topology topology = bench::ring_topology(kNodes);
+  const engine::Schedule schedule = bench::ring_schedule(kNodes, std::uint64_t{1} << 30);
   const NoCompute compute;
   double wall_s = 0, simulated_s = 0;
   std::uint64_t events = 0;

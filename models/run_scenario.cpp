@@ -190,8 +190,10 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   RunOutput out{std::move(topology), build_schedule(sc), {}, {}};
   const std::string kind = options.network.value_or(sc.simulation.network_model);
-  auto network = engine::make_network_model(kind, out.topology,
-                                            calibrated ? &calibration.collectives : nullptr);
+  engine::NetworkOptions network_options;
+  network_options.simgrid = sc.simulation.simgrid;
+  auto network = engine::make_network_model(
+      kind, out.topology, calibrated ? &calibration.collectives : nullptr, network_options);
   phase("simulating", 0.0);
   const RooflineComputeModel compute(sc.cluster.gpu, calibrated ? &calibration.compute : nullptr);
   engine::SimulationOptions sim;

@@ -223,6 +223,8 @@ struct SimulationConfig {
   // (engine::collective_channels). build_topology passes it as ClusterTopologySpec::channels.
   int nccl_channels = 0;
   MemoryOptions memory;
+  // simulation.simgrid: SimGrid's network model and factors for network_model: simgrid.
+  engine::SimgridSettings simgrid;
 };
 
 struct Scenario {

@@ -110,6 +110,17 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   return p;
 }
 
+namespace {
+
+// A SimGrid correction factor: positive, at most 100 (LV08's own latency factor is 13.01).
+double factor(const yaml::Value& v) {
+  const double f = v.number(0.0);
+  if (!(f > 0.0 && f <= 100.0)) v.fail("a correction factor; allowed: 0 < value <= 100");
+  return f;
+}
+
+}  // namespace
+
 SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
                                  const std::filesystem::path& base_dir) {
   SimulationConfig s;
@@ -152,6 +163,23 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
       s.memory.fragmentation = v;
     }
     if (auto c = table.get("cuda_context")) s.memory.cuda_context = c->size();
+    table.finish();
+  }
+  if (auto x = m.get("simgrid")) {
+    // SimGrid's own options (docs/scenario.md): read whether or not SimGrid was built, so a
+    // scenario stays valid on every machine.
+    yaml::MapReader table = x->map();
+    if (auto v = table.get("model")) {
+      const std::string model = v->text();
+      const std::vector<std::string> allowed(engine::kSimgridModels.begin(),
+                                             engine::kSimgridModels.end());
+      if (std::find(allowed.begin(), allowed.end(), model) == allowed.end())
+        v->fail_choice(model, allowed, "SimGrid network model");
+      s.simgrid.model = model;
+    }
+    if (auto v = table.get("bandwidth_factor")) s.simgrid.bandwidth_factor = factor(*v);
+    if (auto v = table.get("latency_factor")) s.simgrid.latency_factor = factor(*v);
+    if (auto v = table.get("crosstraffic")) s.simgrid.crosstraffic = v->boolean();
     table.finish();
   }
   if (auto x = m.get("algorithms")) {

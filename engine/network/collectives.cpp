@@ -34,6 +34,7 @@ Phase make_phase(const Topology& topology, Flows flows, std::int64_t steps) {
   Phase phase;
   phase.latency = alpha * steps;
   phase.flows = std::move(flows);
+  phase.steps = static_cast<std::uint32_t>(std::max<std::int64_t>(steps, 1));
   return phase;
 }
 

@@ -84,7 +84,7 @@ class FlowModel final : public NetworkModel {
   std::string_view name() const override { return "flow"; }
 
   void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
-    const std::uint32_t slot = alloc(transfers_, free_transfers_);
+    const std::uint32_t slot = pool_alloc(transfers_, free_transfers_);
     transfers_[slot] = TransferState{id, &plan, payload_bytes, 0, 0, false, 1.0, 0.0};
     // Flows join in advance(), so transfers started at one time share one recomputation.
     if (const auto cost = profile_.find(plan, payload_bytes)) {
@@ -156,17 +156,6 @@ class FlowModel final : public NetworkModel {
     push(now + Time::from_seconds(cost.alpha_s), {Event::phase_start, slot, 0});
   }
 
-  template <class T>
-  static std::uint32_t alloc(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
-    if (!free.empty()) {
-      const std::uint32_t i = free.back();
-      free.pop_back();
-      return i;
-    }
-    pool.emplace_back();
-    return static_cast<std::uint32_t>(pool.size() - 1);
-  }
-
   void push(Time t, Event e) {
     if (e.kind != Event::flow_done) ++pending_;
     queue_.push(t, e);
@@ -230,7 +219,7 @@ class FlowModel final : public NetworkModel {
                                " links exceeds the supported maximum of " +
                                std::to_string(kMaxHops));
     }
-    const std::uint32_t i = alloc(flows_, free_flows_);
+    const std::uint32_t i = pool_alloc(flows_, free_flows_);
     FlowState& f = flows_[i];
     f.hops = static_cast<std::uint8_t>(route.size());
     f.bytes = f.remaining = bytes;

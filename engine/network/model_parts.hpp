@@ -17,6 +17,23 @@ std::unique_ptr<NetworkModel> make_analytical_model(const Topology& topology,
                                                     const CollectiveProfile* profile);
 std::unique_ptr<NetworkModel> make_flow_model(const Topology& topology,
                                               const CollectiveProfile* profile);
+// engine/network/simgrid/ (built only where SimGrid was found: CLUSTERSIM_HAVE_SIMGRID). Throws
+// std::runtime_error when a SimGrid simulation already ran in this process.
+std::unique_ptr<NetworkModel> make_simgrid_model(const Topology& topology,
+                                                 const CollectiveProfile* profile,
+                                                 const NetworkOptions& options);
+
+// A slot of `pool`: the last freed one, or a new one at the end.
+template <class T>
+std::uint32_t pool_alloc(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
+  if (!free.empty()) {
+    const std::uint32_t i = free.back();
+    free.pop_back();
+    return i;
+  }
+  pool.emplace_back();
+  return static_cast<std::uint32_t>(pool.size() - 1);
+}
 
 // Adds every flow's bytes of `plan` scaled by `payload_bytes` to the links of its route.
 void add_plan_link_bytes(const Topology& topology, const TransferPlan& plan, double payload_bytes,

@@ -418,6 +418,9 @@ TransferPlan nccl_plan(CollectiveType type, Algorithm a, Protocol p, const Shape
   for (FlowSpec& f : flows)
     f.bytes_per_payload_byte *= wire_factor(p);
   phase.flows = std::move(flows);
+  if (a == Algorithm::ring)  // the ring's steps, as in its latency: 2(n−1) all-reduce, else n−1
+    phase.steps =
+        static_cast<std::uint32_t>((type == CollectiveType::all_reduce ? 2 : 1) * (sh.n - 1));
   TransferPlan plan;
   plan.phases.push_back(std::move(phase));
   plan.protocol = p;

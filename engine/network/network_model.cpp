@@ -62,17 +62,31 @@ std::unique_ptr<NetworkModel> make_ideal_model(const Topology& topology) {
 
 namespace {
 
-std::unique_ptr<NetworkModel> make_ideal(const Topology& topology, const CollectiveProfile*) {
+std::unique_ptr<NetworkModel> make_ideal(const Topology& topology, const CollectiveProfile*,
+                                         const NetworkOptions&) {
   return detail::make_ideal_model(topology);
+}
+std::unique_ptr<NetworkModel> make_analytical(const Topology& topology,
+                                              const CollectiveProfile* profile,
+                                              const NetworkOptions&) {
+  return detail::make_analytical_model(topology, profile);
+}
+std::unique_ptr<NetworkModel> make_flow(const Topology& topology, const CollectiveProfile* profile,
+                                        const NetworkOptions&) {
+  return detail::make_flow_model(topology, profile);
 }
 
 constexpr NetworkModelEntry kModels[] = {
     {"analytical",
      "alpha + bytes x bus factor / bus bandwidth per collective; no contention (fastest)",
-     &detail::make_analytical_model},
-    {"flow", "flows on their routes sharing every link max-min fairly (default)",
-     &detail::make_flow_model},
+     &make_analytical},
+    {"flow", "flows on their routes sharing every link max-min fairly (default)", &make_flow},
     {"ideal", "communication takes no time (a bound)", &make_ideal},
+#ifdef CLUSTERSIM_HAVE_SIMGRID
+    {"simgrid",
+     "each collective's per-step messages in SimGrid's engine (slowest; once per process)",
+     &detail::make_simgrid_model},
+#endif
 };
 
 }  // namespace
@@ -95,7 +109,8 @@ std::vector<std::string> network_model_names() {
 }
 
 std::unique_ptr<NetworkModel> make_network_model(std::string_view name, const Topology& topology,
-                                                 const CollectiveProfile* profile) {
+                                                 const CollectiveProfile* profile,
+                                                 const NetworkOptions& options) {
   const NetworkModelEntry* m = find_network_model(name);
   if (m == nullptr) {
     std::string allowed;
@@ -104,7 +119,7 @@ std::unique_ptr<NetworkModel> make_network_model(std::string_view name, const To
     throw std::invalid_argument("unknown network model '" + std::string(name) +
                                 "'; allowed: " + allowed);
   }
-  return m->make(topology, profile);
+  return m->make(topology, profile, options);
 }
 
 }  // namespace clustersim::engine

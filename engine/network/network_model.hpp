@@ -1,7 +1,9 @@
-// One interface, several fidelities (DESIGN.md "Network models"): analytical, flow, ideal (and
-// simgrid later). The simulator hands a model transfers; the model tells it when each completes.
+// One interface, several fidelities (DESIGN.md "Network models"): analytical, flow, ideal and,
+// where SimGrid was found at build time, simgrid. The simulator hands a model transfers; the model
+// tells it when each completes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,6 +48,19 @@ class NetworkModel {
   virtual std::vector<ProfileUse> profile_uses() const { return {}; }
 };
 
+// simulation.simgrid (docs/network.md "SimGrid model"): how the simgrid model configures SimGrid.
+// The other models ignore it.
+inline constexpr std::array<std::string_view, 3> kSimgridModels{"LV08", "CM02", "IB"};
+struct SimgridSettings {
+  std::string model{"LV08"};      // SimGrid's network/model: one of kSimgridModels
+  double bandwidth_factor = 1.0;  // network/bandwidth-factor (links are derated already)
+  double latency_factor = 1.0;    // network/latency-factor
+  bool crosstraffic = false;      // network/crosstraffic: TCP acknowledgements flow back
+};
+struct NetworkOptions {
+  SimgridSettings simgrid;
+};
+
 // The registry of network models (DESIGN.md "Network models"): the scenario key
 // simulation.network_model, the CLI's --network, the summary and the JSON all take names from
 // it. A new model is its own file plus one line in network_model.cpp's table.
@@ -54,7 +69,8 @@ struct NetworkModelEntry {
   std::string_view help;  // one line, for --help and docs
   // With `profile` (it must outlive the model), a model may take each covered collective's cost
   // from it (docs/calibration.md "Using a profile").
-  std::unique_ptr<NetworkModel> (*make)(const Topology& topology, const CollectiveProfile* profile);
+  std::unique_ptr<NetworkModel> (*make)(const Topology& topology, const CollectiveProfile* profile,
+                                        const NetworkOptions& options);
 };
 std::span<const NetworkModelEntry> network_models();
 const NetworkModelEntry* find_network_model(std::string_view name);  // nullptr if unknown
@@ -63,6 +79,7 @@ inline constexpr std::string_view kDefaultNetworkModel = "flow";
 
 // Throws std::invalid_argument naming the allowed models for an unknown `name`.
 std::unique_ptr<NetworkModel> make_network_model(std::string_view name, const Topology& topology,
-                                                 const CollectiveProfile* profile = nullptr);
+                                                 const CollectiveProfile* profile = nullptr,
+                                                 const NetworkOptions& options = {});
 
 }  // namespace clustersim::engine

@@ -80,6 +80,9 @@ struct Phase {
   // capped at its bytes_per_payload_byte × rate_cap.
   double rate_cap = 0.0;
   Pipeline pipeline;  // NCCL's pipeline fill, added to the latency by message size
+  // The algorithm's sequential steps (a ring all-reduce 2(n−1), an all-gather n−1; 1 where the
+  // algorithm has no step structure). The simgrid model sends each ring flow as this many messages.
+  std::uint32_t steps = 1;
 
   // The phase's latency for `payload` bytes: the fixed term plus the pipeline fill.
   Time latency_for(double payload) const { return latency + pipeline.fill(payload); }

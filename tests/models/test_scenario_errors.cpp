@@ -190,9 +190,31 @@ TEST(ScenarioErrors, GradientsReduceInA16Or32BitType) {
       "bad.yaml:4:64", "training.grad_reduce_dtype", "reduced in fp32, bf16 or fp16, not fp8");
 }
 
+#ifdef CLUSTERSIM_HAVE_SIMGRID
+TEST(ScenarioErrors, SimgridIsBuiltAndConfigured) {
+  const Scenario sc = parse_scenario(
+      base("", "simulation: {network_model: simgrid, simgrid: {model: CM02, latency_factor: 2}}\n"),
+      "ok.yaml");
+  EXPECT_EQ(sc.simulation.network_model, "simgrid");
+  EXPECT_EQ(sc.simulation.simgrid.model, "CM02");
+  EXPECT_EQ(sc.simulation.simgrid.latency_factor, 2.0);
+  EXPECT_EQ(sc.simulation.simgrid.bandwidth_factor, 1.0);
+  EXPECT_FALSE(sc.simulation.simgrid.crosstraffic);
+}
+#else
 TEST(ScenarioErrors, SimgridIsNotBuilt) {
   expect_error(base("", "simulation: {network_model: simgrid}\n"), "bad.yaml:12:29",
                "simulation.network_model", "not built in this version");
+}
+#endif
+
+TEST(ScenarioErrors, SimgridKeysAreCheckedWhereverSimgridIsBuilt) {
+  expect_error(base("", "simulation: {simgrid: {model: NS3}}\n"), "bad.yaml:12:31",
+               "simulation.simgrid.model", "allowed: LV08 | CM02 | IB");
+  expect_error(base("", "simulation: {simgrid: {bandwidth_factor: 0}}\n"), "bad.yaml:12:42",
+               "simulation.simgrid.bandwidth_factor", "allowed: 0 < value <= 100");
+  expect_error(base("", "simulation: {simgrid: {latncy_factor: 2}}\n"), "bad.yaml:12:24",
+               "simulation.simgrid.latncy_factor", "did you mean 'latency_factor'?");
 }
 
 TEST(ScenarioErrors, MissingRequiredKeys) {

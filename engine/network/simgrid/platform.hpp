@@ -1,0 +1,58 @@
+// The topology as a SimGrid 3.32 platform (docs/network.md "SimGrid model"): every GPU is a host,
+// every directed link a SHARED SimGrid link with the same bandwidth and latency, and a route is
+// exactly the link list Topology::route() gives the flow model. Switches, NICs and CPUs appear only
+// as the links of routes: SimGrid routes are link lists, so routers would add nothing.
+//
+// SimGrid's engine is a process-wide singleton whose clock never goes back (a second engine in the
+// same process starts where the first stopped), so a second simulation could not reproduce the
+// first's figures. One Platform may therefore exist per process; a second throws.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/network/network_model.hpp"
+#include "engine/topology.hpp"
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace clustersim::engine::detail::sg {
+
+class ClusterZone;
+
+class Platform {
+ public:
+  // Takes the process's SimGrid engine, configured by `settings`, and builds `topology` in it.
+  // `topology` must outlive every message sent on the platform. Throws std::runtime_error when
+  // a Platform was made before in this process, std::invalid_argument for an unknown model.
+  Platform(const Topology& topology, const SimgridSettings& settings);
+  Platform(const Platform&) = delete;
+  Platform& operator=(const Platform&) = delete;
+
+  simgrid::s4u::Host* host(EndpointId e) const { return hosts_[e]; }
+  // The latency SimGrid charges a message from src to dst: the route's links × the latency factor.
+  double message_latency(EndpointId src, EndpointId dst) const;
+
+  // The factors of the messages started from now on. SimGrid multiplies the route's latency by
+  // `latency` (the scenario's for a message that waits for its whole round trip, 0 for a pipelined
+  // chunk whose latency overlaps the chunk before it) and the rate at which a message's bytes
+  // progress on its share of the links by `bandwidth`.
+  static void set_message_factors(double latency, double bandwidth);
+
+  // SimGrid's clock, seconds.
+  static double clock();
+  // Seconds from now to SimGrid's next event (a latency or a message ending); < 0 when none.
+  static double next_event_delay();
+  // Runs SimGrid up to `date`, handling the events due by then (none when `date` is past).
+  static void run_until(double date);
+
+ private:
+  const Topology& topology_;
+  double latency_factor_ = 1.0;
+  std::vector<simgrid::s4u::Host*> hosts_;
+};
+
+}  // namespace clustersim::engine::detail::sg
