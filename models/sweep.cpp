@@ -172,10 +172,14 @@ std::optional<std::string> validate_sweep_point(const SweepRequest& request,
                                                 const SweepPoint& point) {
   const RunRequest run = point_request(request, point);
   try {
-    if (run.text)
-      parse_scenario(*run.text, run.scenario, run.overrides);
-    else
-      load_scenario(run.scenario, run.overrides);
+    const Scenario sc = run.text ? parse_scenario(*run.text, run.scenario, run.overrides)
+                                 : load_scenario(run.scenario, run.overrides);
+    // SimGrid's engine keeps its clock for the life of the process, so only one simgrid run
+    // fits in a process (docs/network.md) and a sweep runs many points in one.
+    if (run.network.value_or(sc.simulation.network_model) == "simgrid")
+      return std::string(
+          "the simgrid network model runs once per process, so a sweep cannot run it; allowed: "
+          "--network analytical|flow|ideal, or `clustersim run --network simgrid` per point");
   } catch (const ScenarioError& e) {
     return std::string(e.what());
   }
