@@ -15,10 +15,6 @@ namespace clustersim::calibrate {
 
 namespace {
 
-// A range whose time does not grow with size (latency only) still needs a finite busbw; 1 PB/s
-// makes its size term negligible at every size a range holds.
-constexpr double kLatencyOnlyBusbw = 1e15;
-
 struct LineFit {
   double alpha = 0.0;
   double slope = 0.0;  // seconds per byte
@@ -75,7 +71,7 @@ engine::ProtocolRange fit_range(std::span<const SizeTime> points, double bus_fac
     r.max_bytes = std::max(r.max_bytes, p.bytes);
   }
   r.alpha_s = f.alpha;
-  r.busbw = f.slope > 0.0 ? bus_factor / f.slope : kLatencyOnlyBusbw;
+  r.busbw = f.slope > 0.0 ? bus_factor / f.slope : engine::kLatencyOnlyBusbw;
   r.rms_relative_error = std::sqrt(f.sse / static_cast<double>(points.size()));
   return r;
 }

@@ -24,6 +24,11 @@ struct GroupShape {
 };
 
 // One size range [min_bytes, max_bytes] of measured sizes and its fitted line.
+// The busbw of a range whose time does not grow with size (latency only, e.g. a noisy sweep over
+// small sizes whose fitted slope is not positive): 1 PB/s makes its size term negligible at every
+// size the range holds. A fit writes it; plausibility checks accept it as "no bandwidth term".
+inline constexpr double kLatencyOnlyBusbw = 1e15;
+
 struct ProtocolRange {
   double min_bytes = 0.0;
   double max_bytes = 0.0;

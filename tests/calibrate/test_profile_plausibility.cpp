@@ -93,6 +93,16 @@ TEST_F(EditedProfile, ABusBandwidthFarAboveTheFastestLinkIsRefused) {
       << m;
 }
 
+// The fit writes 1 PB/s for a range whose time does not grow with size (a quick, noisy sweep of a
+// CPU cluster under load gave one): it means "no bandwidth term", not a bandwidth, so it is
+// accepted; any other figure that high is refused. The calibration's own output must load.
+TEST_F(EditedProfile, ALatencyOnlyRangeIsNotABandwidth) {
+  profile_["fitted"]["collectives"][0]["ranges"][0]["busbw"] = 1e15;
+  EXPECT_EQ(run(), "");
+  profile_["fitted"]["collectives"][0]["ranges"][0]["busbw"] = 9e14;
+  EXPECT_TRUE(contains(run(), "busbw 9e+14 B/s"));
+}
+
 TEST_F(EditedProfile, AnotherGpuIsANoteOrWithStrictAnError) {
   profile_["provenance"]["gpu"] = "NVIDIA H100 80GB HBM3";
   EXPECT_EQ(run(), "");
