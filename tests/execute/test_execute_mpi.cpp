@@ -242,11 +242,9 @@ TEST(ExecuteMpi, CpuLoopCalibratedPredictionIsCloserThanThePreset) {
   ASSERT_EQ(cal.outcome.code, 0) << cal.outcome.err;
   const std::string with_profile = "simulation.calibration=" + profile;
   ASSERT_EQ(run_cli({"run", scenario, "--json", (dir / "preset.json").string()}, dir).code, 0);
-  ASSERT_EQ(
-      run_cli({"run", scenario, "--set", with_profile, "--json", (dir / "predicted.json").string()},
-              dir)
-          .code,
-      0);
+  const Outcome predicted = run_cli(
+      {"run", scenario, "--set", with_profile, "--json", (dir / "predicted.json").string()}, dir);
+  ASSERT_EQ(predicted.code, 0) << predicted.err;
   const Timed exe =
       mpirun(2,
              {"execute", scenario, "--set", with_profile, "--backend", "mpi", "--iterations", "1",
