@@ -52,6 +52,7 @@ int run_compare(const CompareArgs& a) {
     models::RunRequest request;
     request.scenario = a.scenario;
     request.overrides = a.overrides;
+    request.every_rank = true;  // the trace may be any rank's
     plan = models::predict(request);
     if (predicted.value("scenario", std::string()) != plan->scenario.name)
       throw BadInput(a.predicted + ": scenario \"" + predicted.value("scenario", std::string()) +

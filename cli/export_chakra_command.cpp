@@ -26,6 +26,7 @@ int export_chakra(const ExportArgs& a) {
   models::RunRequest request;
   request.scenario = a.file;
   request.overrides = a.overrides;
+  request.every_rank = true;  // one trace per rank
   if (!a.network.empty()) request.network = a.network;
   // The rank count is known only once the scenario is loaded; the comm-group file's path checks
   // the folder before the run, write_chakra_traces checks every file before writing.

@@ -37,14 +37,23 @@ void match_collectives(const Schedule& s, Rendezvous& r) {
     by_member[op.group_or_peer][static_cast<std::size_t>(pos)].push_back(id);
   }
   for (std::size_t g = 0; g < s.groups.size(); ++g) {
-    const auto& members = by_member[g];
+    const auto& ranks = s.groups[g].ranks;
+    // Members folded onto another rank issue nothing; the simulated ones must agree.
+    std::vector<std::size_t> present;
+    for (std::size_t m = 0; m < ranks.size(); ++m)
+      if (s.simulated(ranks[m])) present.push_back(m);
+    if (present.empty()) continue;
+    std::vector<std::vector<OpId>> members;
+    members.reserve(present.size());
+    for (std::size_t m : present)
+      members.push_back(std::move(by_member[g][m]));
     const std::size_t calls = members[0].size();
     for (std::size_t m = 1; m < members.size(); ++m)
       if (members[m].size() != calls)
         throw SimulationError("schedule: on group '" + s.groups[g].name + "' rank " +
-                              std::to_string(s.groups[g].ranks[0]) + " issues " +
+                              std::to_string(ranks[present[0]]) + " issues " +
                               std::to_string(calls) + " collectives but rank " +
-                              std::to_string(s.groups[g].ranks[m]) + " issues " +
+                              std::to_string(ranks[present[m]]) + " issues " +
                               std::to_string(members[m].size()));
     for (std::size_t call = 0; call < calls; ++call) {
       Rendezvous::Instance inst;

@@ -66,11 +66,36 @@ GroupId ScheduleBuilder::add_group(std::vector<Rank> ranks, std::string name) {
   return static_cast<GroupId>(schedule_.groups.size() - 1);
 }
 
+std::uint32_t Schedule::simulated_ranks() const {
+  if (mirror.empty()) return num_ranks;
+  std::uint32_t n = 0;
+  for (Rank r = 0; r < num_ranks; ++r)
+    n += mirror[r] == r ? 1 : 0;
+  return n;
+}
+
+void ScheduleBuilder::fold(std::vector<Rank> mirror) {
+  if (!schedule_.ops.empty())
+    throw std::invalid_argument("schedule: a schedule is folded before its first op");
+  if (mirror.size() != schedule_.num_ranks)
+    throw std::invalid_argument("schedule: the fold names " + std::to_string(mirror.size()) +
+                                " ranks of " + std::to_string(schedule_.num_ranks));
+  for (Rank r = 0; r < mirror.size(); ++r)
+    if (mirror[r] >= mirror.size() || mirror[mirror[r]] != mirror[r])
+      throw std::invalid_argument("schedule: rank " + std::to_string(r) +
+                                  " mirrors a rank that is not simulated");
+  schedule_.mirror = std::move(mirror);
+}
+
 OpId ScheduleBuilder::push(const Common& c, Op op) {
   if (c.rank >= schedule_.num_ranks)
     throw std::invalid_argument("schedule: op '" + std::string(c.name) + "' on rank " +
                                 std::to_string(c.rank) + " of " +
                                 std::to_string(schedule_.num_ranks));
+  if (!schedule_.simulated(c.rank))
+    throw std::invalid_argument("schedule: op '" + std::string(c.name) + "' on rank " +
+                                std::to_string(c.rank) + ", which is folded onto rank " +
+                                std::to_string(schedule_.mirror[c.rank]));
   if (c.stream >= schedule_.stream_names.size())
     throw std::invalid_argument("schedule: op '" + std::string(c.name) + "' on an unknown stream");
   const auto id = static_cast<OpId>(schedule_.ops.size());

@@ -146,6 +146,11 @@ struct ProcessGroup {
 
 struct Schedule {
   std::uint32_t num_ranks = 0;
+  // Folding (docs/performance.md "Folding"): mirror[r] is the simulated rank that rank r does
+  // exactly what it does, at the same instants; empty when every rank is simulated. A mirrored
+  // rank (mirror[r] != r) issues no ops. A collective starts when its simulated members have
+  // arrived, and its plan still spans every member, so its cost is the full group's.
+  std::vector<Rank> mirror;
   std::vector<Op> ops;     // ops of one rank appear in issue order
   std::vector<OpId> deps;  // flat dependency lists, see Op::deps_begin
   std::vector<ProcessGroup> groups;
@@ -157,6 +162,9 @@ struct Schedule {
     return {deps.data() + op.deps_begin, op.deps_count};
   }
   const std::string& name_of(const Op& op) const { return names[op.name]; }
+  bool simulated(Rank r) const { return mirror.empty() || mirror[r] == r; }
+  // Ranks that issue ops: num_ranks without folding.
+  std::uint32_t simulated_ranks() const;
   // "L12.mlp fwd mb3": the op's name with its micro-batch, if any.
   std::string label(const Op& op) const;
 };
@@ -170,6 +178,9 @@ class ScheduleBuilder {
   StreamId stream(std::string_view name);  // interns a stream name
   std::uint32_t intern(std::string_view name);
   GroupId add_group(std::vector<Rank> ranks, std::string name);
+  // Folds the schedule (Schedule::mirror): before any op is added; every entry must name a rank
+  // that mirrors itself, and ops may then be added only on such ranks.
+  void fold(std::vector<Rank> mirror);
 
   // Fields every op has. `name` is copied (interned) when the op is added; it must outlive only
   // that call.

@@ -33,6 +33,7 @@ class Writer {
 
 void write_metadata(Writer& w, const Schedule& s, std::uint32_t network_pid) {
   for (std::uint32_t r = 0; r < s.num_ranks; ++r) {
+    if (!s.simulated(r)) continue;  // folded: its lanes would be those of its mirror
     w.event({{"name", "process_name"},
              {"ph", "M"},
              {"pid", r},

@@ -28,6 +28,7 @@ Prediction predict(const RunRequest& request) {
   options.strict = request.strict;
   options.max_memory = request.max_memory;
   options.max_memory_origin = request.max_memory_origin;
+  options.every_rank = request.every_rank;
   p.output = run_scenario(p.scenario, options);
   return p;
 }

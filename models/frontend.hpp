@@ -40,6 +40,8 @@ struct RunRequest {
   // --max-memory: as RunOptions (0: no check).
   std::int64_t max_memory = 0;
   std::string max_memory_origin = "--max-memory";
+  // Every rank's ops, whatever simulation.fold says (the executor replays each rank's).
+  bool every_rank = false;
 };
 
 // A scenario as loaded and what running it produced: topology, schedule, timeline, result with

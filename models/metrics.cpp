@@ -112,9 +112,8 @@ std::vector<engine::OpId> ops_of_rank(const engine::Schedule& s, engine::Rank ra
 }
 
 TimeBreakdown per_iteration(TimeBreakdown b, double iterations) {
-  for (double* v :
-       {&b.compute, &b.recompute, &b.dp_comm, &b.tp_comm, &b.pp_comm, &b.ep_comm, &b.cp_comm,
-        &b.idle})
+  for (double* v : {&b.compute, &b.recompute, &b.dp_comm, &b.tp_comm, &b.pp_comm, &b.ep_comm,
+                    &b.cp_comm, &b.idle})
     *v /= iterations;
   return b;
 }
@@ -159,7 +158,9 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
         op.category == Category::recompute)
       executed_flops += op.flops;
   }
-  const double per_gpu_second = iterations * r.world_size * t;
+  // The FLOPs of the simulated ranks, over their GPU-seconds: a folded run's mirrored ranks do
+  // the same work.
+  const double per_gpu_second = iterations * s.simulated_ranks() * t;
   if (per_gpu_second > 0) {
     r.tflops_per_gpu = executed_flops / per_gpu_second / 1e12;
     const double peak = sc.cluster.gpu.peak_flops[static_cast<std::size_t>(sc.training.precision)];
@@ -183,6 +184,9 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   r.memory = estimate_memory(sc, built);
   r.memory.timeline = memory_timeline(sc, built, tl, r.memory.peak_rank);
 
+  // A folded run carries only replica 0's traffic (and the whole of each data-parallel
+  // collective): no link's load is the real one, so none is reported (run_scenario's note).
+  if (built.folded_replicas > 1) max_links = 0;
   for (const auto& [id, util] : busiest_links(tl, topo, max_links)) {
     const auto& link = topo.link(id);
     r.links.push_back({link.name, std::string(to_string(link.kind)), tl.link_bytes[id] / iterations,
@@ -207,9 +211,13 @@ std::vector<TimeBreakdown> breakdown_per_rank(const Scenario& sc, const engine::
 
   std::vector<TimeBreakdown> out(s.num_ranks);
   for (engine::Rank r = 0; r < s.num_ranks; ++r) {
+    if (!s.simulated(r)) continue;
     const std::span<const engine::OpId> ops(by_rank.data() + first[r], first[r + 1] - first[r]);
     out[r] = per_iteration(sweep_rank(s, tl, ops).breakdown, sc.simulation.iterations);
   }
+  // A folded rank's time is its mirror's.
+  for (engine::Rank r = 0; r < s.num_ranks; ++r)
+    if (!s.simulated(r)) out[r] = out[s.mirror[r]];
   return out;
 }
 

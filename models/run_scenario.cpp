@@ -177,7 +177,9 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
     if (options.progress) options.progress(name, fraction);
   };
   phase("building", kUnknownFraction);
-  check_memory_budget(sc, options.max_memory, options.max_memory_origin);
+  const std::string kind = options.network.value_or(sc.simulation.network_model);
+  const bool fold = !options.every_rank && folds_data_parallel(sc, kind);
+  check_memory_budget(sc, options.max_memory, options.max_memory_origin, fold);
   const Calibration calibration = load_calibration(sc);
   const bool calibrated = !sc.simulation.calibration.empty();
   engine::Topology topology = build_topology(sc);
@@ -188,8 +190,7 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
                             calibration.collectives, topology);
     check_gpu_match(sc, calibration, options.strict, calibration_notes);
   }
-  RunOutput out{std::move(topology), build_schedule(sc), {}, {}};
-  const std::string kind = options.network.value_or(sc.simulation.network_model);
+  RunOutput out{std::move(topology), build_schedule(sc, fold), {}, {}};
   engine::NetworkOptions network_options;
   network_options.simgrid = sc.simulation.simgrid;
   auto network = engine::make_network_model(
@@ -206,6 +207,16 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   out.result = compute_metrics(sc, out.built, out.timeline, out.topology);
   out.result.network_model = kind;
   out.result.notes = plan_warnings(sc);
+  if (out.built.folded_replicas > 1)
+    out.result.notes.push_back(
+        "simulated 1 of " + std::to_string(out.built.folded_replicas) +
+        " data-parallel replicas: the others run the same ops at the same instants " +
+        (kind == "analytical" || kind == "ideal"
+             ? std::string("(exact under the ") + kind + " network model, which has no contention)"
+             : std::string("(their traffic does not contend with this replica's under ") + kind +
+                   "; simulation.fold: none simulates every rank)") +
+        "; per-rank figures and the trace show the ranks of replica 0; link loads are left out "
+        "(simulation.fold: none gives them)");
   collective_notes(out.built.schedule, out.timeline, 3, out.result.notes);
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())

@@ -38,6 +38,8 @@ struct RunOptions {
   // `max_memory_origin` words where the budget came from (models/size_estimate.hpp).
   std::int64_t max_memory = 0;
   std::string max_memory_origin = "--max-memory";
+  // Simulate every rank whatever simulation.fold says (the executor replays each rank's ops).
+  bool every_rank = false;
 };
 
 struct RunOutput {

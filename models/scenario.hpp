@@ -106,6 +106,15 @@ inline constexpr engine::NameTable kDataParallelNames{
         {DataParallel::hsdp, "hsdp"},
     }}};
 
+// simulation.fold (docs/performance.md "Folding"): simulate one data-parallel replica and let
+// the others mirror it. `automatic` folds where that is exact (the analytical network model);
+// `dp` always folds; `none` never does.
+enum class Fold : std::uint8_t { automatic, dp, none };
+inline constexpr engine::NameTable kFoldNames{std::array<std::pair<Fold, std::string_view>, 3>{{
+    {Fold::automatic, "auto"},
+    {Fold::dp, "dp"},
+    {Fold::none, "none"},
+}}};
 inline constexpr engine::NameTable kContextParallelCommNames{
     std::array<std::pair<ContextParallelComm, std::string_view>, 2>{{
         {ContextParallelComm::p2p, "p2p"},
@@ -222,6 +231,7 @@ struct SimulationConfig {
   // simulation.nccl.channels: collective channels for every group; 0 = NCCL's rule
   // (engine::collective_channels). build_topology passes it as ClusterTopologySpec::channels.
   int nccl_channels = 0;
+  Fold fold = Fold::automatic;
   MemoryOptions memory;
   // simulation.simgrid: SimGrid's network model and factors for network_model: simgrid.
   engine::SimgridSettings simgrid;

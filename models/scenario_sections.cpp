@@ -71,7 +71,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1, limits::kVirtualStages);
   if (auto x = m.get("stage_layers"))
     for (const yaml::Value& item : x->sequence())
-      p.stage_layers.push_back(item.count(1, limits::kLayers));
+      p.stage_layers.push_back(item.count(0, limits::kLayers));  // 0: validate_stage_layers
   if (auto x = m.get("data_parallel")) p.data_parallel = x->choice(kDataParallelNames);
   // MiB, as PyTorch's bucket_cap_mb.
   if (auto x = m.get("bucket_mb")) p.bucket_bytes = x->number(1e-6) * 1024.0 * 1024.0;
@@ -137,6 +137,7 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
     s.network_model = name;
   }
   if (auto x = m.get("iterations")) s.iterations = x->count(1, limits::kIterations);
+  if (auto x = m.get("fold")) s.fold = x->choice(kFoldNames);
   if (auto x = m.get("link_efficiency")) {
     yaml::MapReader table = x->map();
     for (const auto& [kind, name] : engine::kLinkKindNames.entries())

@@ -112,16 +112,23 @@ void validate_stage_layers(const Scenario& s, long units, bool transformer) {
   if (static_cast<long>(p.stage_layers.size()) != chunks)
     s.fail("parallel.stage_layers", "lists " + str(static_cast<long>(p.stage_layers.size())) +
                                         " stages but pp × virtual_stages is " + str(chunks));
+  // A transformer's first chunk may hold the embedding alone and its last the head alone (0
+  // blocks: the Llama 3 405B pipeline); every other chunk needs a block or a layer.
   long sum = 0;
   bool positive = true;
-  for (int n : p.stage_layers) {
+  for (std::size_t i = 0; i < p.stage_layers.size(); ++i) {
+    const int n = p.stage_layers[i];
     sum += n;
-    positive = positive && n >= 1;
+    const bool end = i == 0 || i + 1 == p.stage_layers.size();
+    positive = positive && (n >= 1 || (transformer && end && n == 0 && chunks > 1));
   }
   if (sum != units || !positive)
-    s.fail("parallel.stage_layers", "must give every stage at least one of the model's " +
-                                        str(units) + (transformer ? " blocks" : " layers") +
-                                        " and add up to that");
+    s.fail("parallel.stage_layers",
+           "must give every stage at least one of the model's " + str(units) +
+               (transformer ? " blocks (the first and last may give 0: the embedding or the "
+                              "head alone)"
+                            : " layers") +
+               " and add up to that");
 }
 
 // Kept gathered from a backward into the next forward only to be freed after that forward would

@@ -21,7 +21,7 @@ std::string gigabytes(std::int64_t bytes) {
 
 }  // namespace
 
-SizeEstimate estimate_size(const Scenario& s) {
+SizeEstimate estimate_size(const Scenario& s, bool folded) {
   std::int64_t layers = 0;  // transformer blocks or list layers, repeats included
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body))
     layers = t->num_layers + 2;  // the embedding and the head
@@ -30,15 +30,17 @@ SizeEstimate estimate_size(const Scenario& s) {
       layers += l.repeat;
   const std::int64_t micro = s.num_microbatches();
   const std::int64_t per_stage = std::max<std::int64_t>(1, layers / s.parallel.pp);
+  const std::int64_t replicas = folded ? std::max(1, s.parallel.dp / s.parallel.ep) : 1;
+  const std::int64_t ranks = s.world_size() / replicas;
   SizeEstimate e;
-  e.ops = s.world_size() * s.simulation.iterations * micro * 2 * per_stage;
+  e.ops = ranks * s.simulation.iterations * micro * 2 * per_stage;
   e.bytes = e.ops * kBytesPerOp;
   e.key = s.simulation.iterations > 1 ? "simulation.iterations"
           : micro >= per_stage        ? "training.global_batch"
                                       : "model";
-  e.factors = str(s.world_size()) + " ranks · " + str(s.simulation.iterations) +
-              " iteration(s) · " + str(micro) + " micro-batches · 2 · " + str(per_stage) +
-              " layers per stage";
+  e.factors = str(ranks) + (replicas > 1 ? " simulated" : "") + " ranks · " +
+              str(s.simulation.iterations) + " iteration(s) · " + str(micro) +
+              " micro-batches · 2 · " + str(per_stage) + " layers per stage";
   return e;
 }
 
@@ -49,8 +51,9 @@ std::int64_t default_memory_budget() {
   return static_cast<std::int64_t>(pages) * page_size / 2;
 }
 
-void check_memory_budget(const Scenario& s, std::int64_t max_bytes, const std::string& budget) {
-  const SizeEstimate e = estimate_size(s);
+void check_memory_budget(const Scenario& s, std::int64_t max_bytes, const std::string& budget,
+                         bool folded) {
+  const SizeEstimate e = estimate_size(s, folded);
   if (max_bytes <= 0 || e.bytes <= max_bytes) return;
   s.fail(e.key, "simulating it needs at least " + gigabytes(e.bytes) + " (" + str(e.ops) +
                     " ops, " + e.factors + ", about " + str(kBytesPerOp) +

@@ -25,8 +25,9 @@ struct SizeEstimate {
       factors;  // "2048 ranks · 10 iteration(s) · 64 micro-batches · 2 · 34 layers per stage"
 };
 
-// From a validated scenario's counts (all bounded, so no product overflows).
-SizeEstimate estimate_size(const Scenario& scenario);
+// From a validated scenario's counts (all bounded, so no product overflows). `folded`: only one
+// data-parallel replica's ranks are simulated (build_schedule's fold_data_parallel).
+SizeEstimate estimate_size(const Scenario& scenario, bool folded = false);
 
 // Half the machine's physical memory: the default of `clustersim run --max-memory`.
 std::int64_t default_memory_budget();
@@ -34,6 +35,6 @@ std::int64_t default_memory_budget();
 // A ScenarioError on the estimate's key when the estimate needs more than `max_bytes`;
 // `budget` says where the budget came from ("--max-memory 8GB", "half of this machine's RAM").
 void check_memory_budget(const Scenario& scenario, std::int64_t max_bytes,
-                         const std::string& budget);
+                         const std::string& budget, bool folded = false);
 
 }  // namespace clustersim::models

@@ -473,6 +473,7 @@ int execute_mpi(const ExecuteOptions& o) {
   models::RunRequest request;
   request.scenario = o.scenario;
   request.overrides = o.overrides;
+  request.every_rank = true;  // each MPI rank replays its own ops
   for (const auto& [path, flag] : {std::pair{o.json_out, "--json"}, {o.trace_out, "--trace"}})
     if (!path.empty()) request.outputs.emplace_back(path, flag);
   models::Prediction predicted;

@@ -9,10 +9,13 @@ namespace clustersim::gui {
 
 std::vector<engine::Rank> ranks_in(RankScope scope, engine::Rank rank,
                                    const models::Prediction& prediction) {
-  const auto world = prediction.output.built.schedule.num_ranks;
+  const auto& schedule = prediction.output.built.schedule;
+  const auto world = schedule.num_ranks;
   std::vector<engine::Rank> out;
   if (world == 0) return out;
   rank = std::min(rank, world - 1);
+  // A folded run has lanes for replica 0's ranks only: a folded rank shows its mirror.
+  if (!schedule.simulated(rank)) rank = schedule.mirror[rank];
   const models::RankLayout layout = models::rank_layout(prediction.scenario.parallel);
   using models::Axis;
   switch (scope) {
@@ -33,6 +36,7 @@ std::vector<engine::Rank> ranks_in(RankScope scope, engine::Rank rank,
       break;
     }
   }
+  std::erase_if(out, [&](engine::Rank r) { return !schedule.simulated(r); });
   return out;
 }
 

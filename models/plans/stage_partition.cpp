@@ -10,14 +10,25 @@ namespace clustersim::models {
 namespace {
 
 // Units a stage boundary may fall between: transformer blocks (attn + mlp, the embedding glued to
-// the first, the LM head to the last) or the layers of a list.
-std::vector<std::vector<int>> units_of(const std::vector<LayerCost>& layers) {
+// the first, the LM head to the last) or the layers of a list. With `detached`, the embedding
+// and the head are units of their own (a first chunk of the embedding alone, a last of the head
+// alone: stage_layers entries of 0 at either end, as the Llama 3 405B pipeline).
+std::vector<std::vector<int>> units_of(const std::vector<LayerCost>& layers, bool detached) {
   std::vector<std::vector<int>> units;
   std::vector<int> pending;  // the embedding waits for the first block
   for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
     const auto& l = layers[static_cast<std::size_t>(i)];
     if (l.role == LayerRole::embedding) {
       pending.push_back(i);
+      if (detached) {
+        units.push_back(std::move(pending));
+        pending.clear();
+      }
+      continue;
+    }
+    if (detached && l.role == LayerRole::head && !units.empty() &&
+        layers[static_cast<std::size_t>(units.back().back())].role != LayerRole::head) {
+      units.push_back({i});
       continue;
     }
     const bool same_block = l.block >= 0 && !units.empty() &&
@@ -88,12 +99,19 @@ std::vector<std::vector<int>> partition_layers(const ParallelConfig& parallel,
   const bool transformer = std::any_of(layers.begin(), layers.end(), [](const LayerCost& l) {
     return l.role != LayerRole::generic;
   });
-  const auto units = units_of(layers);
+  // Listed stages count blocks; the embedding and the head then are units of their own, one
+  // more at each end.
+  const bool detached = transformer && !parallel.stage_layers.empty();
+  const auto units = units_of(layers, detached);
   const int n = static_cast<int>(units.size());
 
   std::vector<int> counts;
   if (!parallel.stage_layers.empty()) {
     counts = parallel.stage_layers;
+    if (detached) {
+      counts.front() += 1;
+      counts.back() += 1;
+    }
   } else if (transformer) {
     counts.assign(static_cast<std::size_t>(chunks), n / chunks);
   } else {

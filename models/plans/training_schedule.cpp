@@ -44,7 +44,7 @@ double optimizer_bytes_per_param(Optimizer o) {
 // layer, the data-parallel strategy around the layers, and the optimizer step.
 class PlanComposer {
  public:
-  PlanComposer(const Scenario& sc, BuiltSchedule& out)
+  PlanComposer(const Scenario& sc, BuiltSchedule& out, bool fold)
       : out_(out),
         layout_(rank_layout(sc.parallel)),
         ctx_(plan_context(sc, out.layers, out.partition, layout_)),
@@ -54,6 +54,17 @@ class PlanComposer {
         sink_{b_, groups_},
         kernels_(ctx_, b_.kernel_table(), ExpertParallelism(ctx_).routed_copies()),
         tp_(ctx_, &kernels_) {
+    if (fold && sc.parallel.dp / sc.parallel.ep > 1) {
+      // Every rank mirrors the rank of replica 0 with its tp, cp, ep and pp coordinates.
+      std::vector<Rank> mirror(static_cast<std::size_t>(layout_.world_size()));
+      for (std::size_t r = 0; r < mirror.size(); ++r) {
+        RankCoords c = layout_.coords(static_cast<Rank>(r));
+        c.dp = 0;
+        mirror[r] = layout_.rank(c);
+      }
+      b_.fold(std::move(mirror));
+      out.folded_replicas = sc.parallel.dp / sc.parallel.ep;
+    }
     compute_ = b_.stream("compute");
     // Parameter tensors a rank of each stage steps (its share of the routed experts).
     stage_tensors_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);
@@ -82,17 +93,19 @@ class PlanComposer {
 
   engine::Schedule build() {
     const int world = layout_.world_size();
+    const std::size_t simulated = b_.peek().simulated_ranks();
     optimizer_.assign(static_cast<std::size_t>(world), engine::kNone);
     for (int it = 0; it < iterations_; ++it)
       for (int r = 0; r < world; ++r) {
+        if (!b_.peek().simulated(static_cast<Rank>(r))) continue;
+        const bool first = b_.size() == 0;
         emit_rank(static_cast<Rank>(r));
         // Every rank issues about as many ops as the first: size the arrays once instead of
         // letting them double (which would hold up to twice the memory at the end).
-        if (it == 0 && r == 0)
-          b_.reserve(b_.size() * static_cast<std::size_t>(world) *
-                         static_cast<std::size_t>(iterations_) * 11 / 10,
-                     b_.peek().deps.size() * static_cast<std::size_t>(world) *
-                         static_cast<std::size_t>(iterations_) * 11 / 10);
+        if (first)
+          b_.reserve(
+              b_.size() * simulated * static_cast<std::size_t>(iterations_) * 11 / 10,
+              b_.peek().deps.size() * simulated * static_cast<std::size_t>(iterations_) * 11 / 10);
       }
     out_.buckets = data_parallel_->reported_buckets();
     return std::move(b_).finish();
@@ -206,13 +219,26 @@ class PlanComposer {
 
 }  // namespace
 
-BuiltSchedule build_schedule(const Scenario& sc) {
+BuiltSchedule build_schedule(const Scenario& sc, bool fold_data_parallel) {
   BuiltSchedule out;
   out.layers = expand_model(sc.model, std::max(1, sc.training.seq_len));
   out.partition = partition_layers(sc.parallel, out.layers);
-  PlanComposer composer(sc, out);
+  PlanComposer composer(sc, out, fold_data_parallel);
   out.schedule = composer.build();
   return out;
+}
+
+bool folds_data_parallel(const Scenario& sc, std::string_view network_model) {
+  if (sc.parallel.dp / std::max(1, sc.parallel.ep) < 2) return false;
+  switch (sc.simulation.fold) {
+    case Fold::dp:
+      return true;
+    case Fold::none:
+      return false;
+    case Fold::automatic:
+      return network_model == "analytical" || network_model == "ideal";
+  }
+  return false;
 }
 
 }  // namespace clustersim::models

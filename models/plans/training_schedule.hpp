@@ -1,6 +1,7 @@
 // Turns a scenario into the per-rank op graphs of the schedule IR (DESIGN.md "Data flow").
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "engine/schedule.hpp"
@@ -15,10 +16,22 @@ struct BuiltSchedule {
   std::vector<LayerCost> layers;            // the model as costed, forward order
   std::vector<GradientBucket> buckets;      // rank 0's DDP buckets (empty without DP reduction)
   std::vector<std::vector<int>> partition;  // layer indices of each pipeline chunk
+  // Data-parallel replicas each simulated rank stands for (1: every rank simulated; see
+  // engine::Schedule::mirror).
+  int folded_replicas = 1;
 };
 
 // One training iteration (or simulation.iterations of them) of the scenario's plan. The
-// scenario must have been validated (load_scenario does it).
-BuiltSchedule build_schedule(const Scenario& scenario);
+// scenario must have been validated (load_scenario does it). With `fold_data_parallel`, only the
+// ranks of the first data-parallel replica issue ops and every other rank mirrors the rank with
+// its tp, cp, ep and pp coordinates (docs/performance.md "Folding"): every replica runs the same
+// ops with the same costs, so where communication costs do not depend on other traffic the
+// prediction is the unfolded one. The executor replays every rank and never folds.
+BuiltSchedule build_schedule(const Scenario& scenario, bool fold_data_parallel = false);
+
+// Whether simulation.fold asks to fold this run under `network_model` (the scenario's, or the
+// one a front end chose): `auto` folds under the contention-free models (analytical, ideal),
+// where folding is exact, and only when there is more than one replica to fold.
+bool folds_data_parallel(const Scenario& scenario, std::string_view network_model);
 
 }  // namespace clustersim::models

@@ -124,6 +124,42 @@ TEST_F(Fixture, CollectiveStartsWhenTheLastMemberArrives) {
   EXPECT_EQ(network.started, 1);  // one transfer for the whole group
 }
 
+// Folding: ranks 2 and 3 mirror ranks 0 and 1 and issue nothing. The all-reduce on {0, 2}
+// starts when rank 0 (its only simulated member) arrives, and costs one transfer for the group.
+TEST_F(Fixture, AFoldedCollectiveWaitsOnlyForItsSimulatedMembers) {
+  ScheduleBuilder b(4);
+  b.fold({0, 1, 0, 1});
+  const auto s0 = b.stream("compute");
+  const GroupId g0 = b.add_group({0, 2}, "dp[0]");
+  const GroupId g1 = b.add_group({1, 3}, "dp[1]");
+  b.compute({0, s0, Category::backward, "bwd"}, 1e12, 0);  // rank 0 ready at 1 s
+  b.compute({1, s0, Category::backward, "bwd"}, 3e12, 0);  // rank 1 ready at 3 s
+  const OpId ar0 =
+      b.collective({0, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g0, 2'000'000'000);
+  const OpId ar1 =
+      b.collective({1, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g1, 2'000'000'000);
+  const Schedule s = std::move(b).finish();
+  EXPECT_EQ(s.simulated_ranks(), 2u);
+  EXPECT_FALSE(s.simulated(3));
+  const auto tl = run(s, 4);
+  EXPECT_DOUBLE_EQ(sec(tl.launch[ar0]), 1.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[ar0]), 3.0);
+  EXPECT_DOUBLE_EQ(sec(tl.launch[ar1]), 3.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[ar1]), 5.0);
+  EXPECT_EQ(network.started, 2);
+}
+
+TEST(ScheduleBuilder, AFoldedRankIssuesNothingAndMirrorsASimulatedRank) {
+  ScheduleBuilder b(4);
+  EXPECT_THROW(b.fold({0, 1, 0}), std::invalid_argument);     // not every rank
+  EXPECT_THROW(b.fold({0, 0, 1, 2}), std::invalid_argument);  // rank 2 mirrors folded rank 1
+  b.fold({0, 1, 0, 1});
+  const auto s0 = b.stream("compute");
+  EXPECT_THROW(b.compute({2, s0, Category::forward, "f"}, 1.0, 0), std::invalid_argument);
+  b.compute({1, s0, Category::forward, "f"}, 1.0, 0);
+  EXPECT_THROW(b.fold({0, 1, 2, 3}), std::invalid_argument);  // after the first op
+}
+
 TEST_F(Fixture, NthCollectiveOnAGroupMatchesTheNthOfEveryMember) {
   // Both ranks issue two all-reduces of different sizes on the same group; rank 1 issues them
   // late. Call k of rank 0 must pair with call k of rank 1: 1 GB (1 s) then 3 GB (3 s).

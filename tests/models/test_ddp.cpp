@@ -68,7 +68,8 @@ model:
     - {name: L3, params: 2e5, forward_flops: 1e9}
 training: {global_batch: 4, micro_batch: 1, precision: bf16, optimizer: adam}
 parallel: {data_parallel: ddp, bucket_mb: 0.5, overlap: true}
-simulation: {network_model: analytical, link_efficiency: {nvlink: 1}}  # the nominal 100 GB/s
+# The nominal 100 GB/s; every rank simulated, so each rank's timeline can be checked.
+simulation: {network_model: analytical, link_efficiency: {nvlink: 1}, fold: none}
 )";
 
 RunOutput run(const std::vector<std::string>& overrides) {

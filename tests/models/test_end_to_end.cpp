@@ -47,6 +47,48 @@ TEST(EndToEnd, IdealNetworkMakesExposedCommunicationZero) {
   EXPECT_LE(ideal.iteration_time_s, flow.iteration_time_s);
 }
 
+// Folding (docs/performance.md "Folding"): every data-parallel replica runs the same ops, and the
+// analytical model has no contention, so simulating replica 0 alone must give the figures of the
+// whole run while building and simulating 1/replicas of the ops.
+TEST(EndToEnd, AFoldedRunGivesTheFiguresOfTheWholeRunUnderTheAnalyticalModel) {
+  struct Case {
+    const char* file;
+    const char* overrides;
+    int replicas;
+  };
+  const Case cases[] = {
+      {"bert-large-ddp-4xdgx-a100.yaml", "", 32},
+      {"llama2-7b-fsdp-2xdgx-a100.yaml", "", 16},
+      {"llama3-70b-8xdgx-h100-interleaved.yaml", "training.global_batch=16", 2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    auto run = [&](const char* fold) {
+      std::vector<std::string> sets = {std::string("simulation.fold=") + fold};
+      if (*c.overrides) sets.emplace_back(c.overrides);
+      RunOptions options;
+      options.network = "analytical";
+      return run_scenario(load_scenario(kScenarios + c.file, sets), options);
+    };
+    const RunOutput whole = run("none");
+    const RunOutput folded = run("auto");
+    EXPECT_EQ(whole.built.folded_replicas, 1);
+    EXPECT_EQ(folded.built.folded_replicas, c.replicas);
+    EXPECT_EQ(folded.built.schedule.ops.size() * static_cast<std::size_t>(c.replicas),
+              whole.built.schedule.ops.size());
+    const Result& w = whole.result;
+    const Result& f = folded.result;
+    EXPECT_NEAR(f.iteration_time_s, w.iteration_time_s, 1e-9 * w.iteration_time_s);
+    EXPECT_NEAR(f.tflops_per_gpu, w.tflops_per_gpu, 1e-9 * w.tflops_per_gpu);
+    EXPECT_NEAR(f.mfu, w.mfu, 1e-9 * w.mfu);
+    EXPECT_NEAR(f.exposed_comm_s.dp, w.exposed_comm_s.dp, 1e-9 * w.iteration_time_s);
+    EXPECT_NEAR(f.breakdown_s.idle, w.breakdown_s.idle, 1e-9 * w.iteration_time_s);
+    EXPECT_EQ(f.memory.peak.total(), w.memory.peak.total());
+    EXPECT_TRUE(f.links.empty());  // replica 0's traffic alone is no link's real load
+    EXPECT_FALSE(w.links.empty());
+  }
+}
+
 // A pipeline stage holds only its own layers' parameters. By hand: 4 layers of 1e6 parameters on
 // pp = 2 stages of one GPU each (dp = 1) put 2 layers = 2e6 parameters on each GPU: weights and
 // gradients 2e6 × 2 B (bf16) = 4e6 B each, Adam state 2e6 × 12 B (m, v and an fp32 master copy;

@@ -152,6 +152,45 @@ TEST(Pipeline, UnevenTransformerStagesFromStageLayers) {
   EXPECT_GT(out.result.bubble_fraction, 0.0);
 }
 
+// A first chunk of the embedding alone and a last of the head alone (stage_layers 0 at either
+// end: the Llama 3 paper's pipeline, whose first and last stages hold one block fewer): 14 blocks
+// as [0, 7, 7, 0]. A 0 anywhere else is an error naming the key.
+TEST(Pipeline, AFirstOrLastChunkMayHoldTheEmbeddingOrTheHeadAlone) {
+  const std::string text =
+      "cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 4}\n"
+      "model: {num_layers: 14, hidden_size: 1024, num_heads: 16, ffn_hidden_size: 4096,\n"
+      "        vocab_size: 32000}\n"
+      "training: {global_batch: 4, micro_batch: 1, seq_len: 1024}\n"
+      "parallel: {pp: 4, schedule: 1f1b, stage_layers: [0, 7, 7, 0]}\n"
+      "simulation: {network_model: ideal}\n";
+  const auto out = run_scenario(parse_scenario(text, "test"));
+  const auto& layers = out.built.layers;
+  const auto& part = out.built.partition;
+  ASSERT_EQ(part.size(), 4u);
+  ASSERT_EQ(part[0].size(), 1u);
+  EXPECT_EQ(layers[static_cast<std::size_t>(part[0][0])].role, LayerRole::embedding);
+  ASSERT_EQ(part[3].size(), 1u);
+  EXPECT_EQ(layers[static_cast<std::size_t>(part[3][0])].role, LayerRole::head);
+  for (int g : {1, 2}) {
+    std::set<int> blocks;
+    for (int l : part[static_cast<std::size_t>(g)])
+      blocks.insert(layers[static_cast<std::size_t>(l)].block);
+    EXPECT_EQ(blocks.size(), 7u) << "chunk " << g;
+  }
+  EXPECT_GT(out.result.iteration_time_s, 0.0);
+
+  std::string middle = text;
+  middle.replace(middle.find("[0, 7, 7, 0]"), 12, "[7, 0, 7, 0]");
+  try {
+    parse_scenario(middle, "test");
+    FAIL() << "a middle chunk without blocks was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("parallel.stage_layers"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the first and last may give 0"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Without a pipeline there is no bubble: each rank (here two data-parallel replicas with free
 // communication) never waits.
 TEST(Pipeline, NoPipelineNoBubble) {
