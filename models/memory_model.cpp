@@ -66,9 +66,19 @@ constexpr double kNcclConnection = (4.0 + 0.5 + 4.6875) * kMiB;
 // nvlsPerRankSize 301989888).
 constexpr double kNvlsPerRank = 301989888.0;
 
+// Send/receive (pipeline parallelism) uses no ring or tree channels: "each channel has its own
+// buffer for collective operations (ring/tree/etc). For send/recv operations however, we have a
+// single shared buffer" (NVIDIA/nccl #1450). Per peer NCCL spreads point-to-point traffic over
+// NCCL_NCHANNELS_PER_NET_PEER = 2 channels, each a Simple buffer and an LL buffer in each
+// direction.
+constexpr int kP2pChannelsPerPeer = 2;
+constexpr double kP2pConnection = (4.0 + 0.5) * kMiB;
+
 struct Communicator {
   std::vector<engine::Rank> ranks;
   int connections_per_channel = 2;  // ring + tree; all-to-all: one per peer
+  // Only send/recv to its neighbours in the group (the pipeline): p2p buffers per peer instead.
+  bool p2p_only = false;
 };
 
 double nccl_bytes(const Scenario& sc, const std::vector<Communicator>& comms) {
@@ -79,6 +89,14 @@ double nccl_bytes(const Scenario& sc, const std::vector<Communicator>& comms) {
   double bytes = 0;
   for (const auto& c : comms) {
     if (c.ranks.size() < 2) continue;
+    if (c.p2p_only) {
+      // A pipeline rank talks to the stage before and the one after (one peer for two stages;
+      // the interleaved schedule also links the last stage to the first, so 1F1B's end stages
+      // are counted with two peers too): each peer channels × (send + receive) buffers.
+      const int peers = c.ranks.size() > 2 ? 2 : 1;
+      bytes += peers * kP2pChannelsPerPeer * 2 * kP2pConnection;
+      continue;
+    }
     bytes += channels * c.connections_per_channel * kNcclConnection;
     const auto node_of = [&](engine::Rank r) { return static_cast<int>(r) / node.gpus; };
     const bool one_node = std::all_of(c.ranks.begin(), c.ranks.end(), [&](engine::Rank r) {
@@ -179,7 +197,7 @@ struct Parts {
     if (p.tp > 1) comms.push_back({layout.tp_group(rank), 2});
     if (p.replicas() > 1) comms.push_back({layout.dp_group(rank), 2});
     if (p.cp > 1) comms.push_back({layout.cp_group(rank), 2});
-    if (p.pp > 1) comms.push_back({layout.pp_group(rank), 2});
+    if (p.pp > 1) comms.push_back({layout.pp_group(rank), 2, true});
     if (p.ep > 1) {
       comms.push_back({layout.ep_group(rank), std::max(2, p.ep - 1)});
       comms.push_back({layout.expert_dp_group(rank), 2});
