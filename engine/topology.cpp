@@ -67,6 +67,7 @@ LinkId Topology::add_directed_link(VertexId src, VertexId dst, Bandwidth bandwid
   hops_cache_.clear();
   route_cache_.clear();
   nic_cache_.clear();
+  width_rank_.clear();
   return id;
 }
 
@@ -75,6 +76,31 @@ void Topology::derate(LinkKind kind, double factor) {
     throw std::invalid_argument("topology: a link efficiency must be in (0, 1]");
   for (auto& l : links_)
     if (l.kind == kind) l.bandwidth = l.bandwidth * factor;
+  // Routes chose among the old bandwidths.
+  hops_cache_.clear();
+  route_cache_.clear();
+  nic_cache_.clear();
+  width_rank_.clear();
+}
+
+std::uint16_t Topology::link_width_rank(LinkId l) const {
+  if (width_rank_.size() != links_.size()) {
+    std::vector<double> widths;
+    for (const auto& link : links_)
+      widths.push_back(link.bandwidth.bytes_per_second());
+    std::sort(widths.begin(), widths.end());
+    widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+    if (widths.size() + 2 > std::numeric_limits<std::uint16_t>::max())
+      throw std::invalid_argument("topology: more than 65,533 distinct link bandwidths");
+    width_rank_.resize(links_.size());
+    for (LinkId i = 0; i < links_.size(); ++i)
+      width_rank_[i] = static_cast<std::uint16_t>(
+          1 +
+          std::lower_bound(widths.begin(), widths.end(), links_[i].bandwidth.bytes_per_second()) -
+          widths.begin());
+    unbounded_rank_ = static_cast<std::uint16_t>(widths.size() + 1);
+  }
+  return width_rank_[l];
 }
 
 void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latency, LinkKind kind) {
@@ -88,7 +114,8 @@ const Topology::Distances& Topology::distances_to(VertexId dst) const {
   auto it = hops_cache_.find(dst);
   if (it != hops_cache_.end()) return it->second;
 
-  std::vector<std::uint32_t> hops(vertices_.size(), kUnreached);
+  std::vector<std::uint32_t>& hops = scratch_hops_;
+  hops.assign(vertices_.size(), kUnreached);
   hops[dst] = 0;
   // Search backwards from dst; GPUs other than dst are leaves: reached, never expanded.
   const auto reversed = boost::make_reverse_graph(graph_);
@@ -106,6 +133,14 @@ const Topology::Distances& Topology::distances_to(VertexId dst) const {
         hops[g] = std::min(hops[g], hops[next] + 1);
     }
   }
+  Distances d;
+  d.hops.resize(vertices_.size());
+  for (VertexId v = 0; v < vertices_.size(); ++v) {
+    if (hops[v] != kUnreached && hops[v] >= kFar)
+      throw std::invalid_argument("topology: a route to " + vertices_[dst].name +
+                                  " takes more than 254 hops");
+    d.hops[v] = hops[v] == kUnreached ? kFar : static_cast<std::uint8_t>(hops[v]);
+  }
 
   // Widest bottleneck, layer by layer outwards from dst: a vertex depends only on the next layer.
   // Reached vertices by hop count, in vertex order within a layer: a counting sort (hop counts
@@ -118,25 +153,27 @@ const Topology::Distances& Topology::distances_to(VertexId dst) const {
     if (hops[v] != kUnreached && v != dst) ++start[hops[v] + 1];
   for (std::size_t h = 1; h < start.size(); ++h)
     start[h] += start[h - 1];
-  std::vector<VertexId> order(start.back());
+  std::vector<VertexId>& order = scratch_order_;
+  order.resize(start.back());
   for (VertexId v = 0; v < vertices_.size(); ++v)
     if (hops[v] != kUnreached && v != dst) order[start[hops[v]]++] = v;
-  std::vector<double> widest(vertices_.size(), 0.0);
-  widest[dst] = std::numeric_limits<double>::infinity();
+  link_width_rank(0);  // ranks the links once
+  d.widest.assign(vertices_.size(), 0);
+  d.widest[dst] = unbounded_rank_;
   for (VertexId v : order)
     for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
       const auto next = static_cast<VertexId>(boost::target(*e, graph_));
-      if (!on_shortest_path(hops, v, next, dst)) continue;
-      const double bw = links_[graph_[*e].link].bandwidth.bytes_per_second();
-      widest[v] = std::max(widest[v], std::min(bw, widest[next]));
+      if (!on_shortest_path(d.hops, v, next, dst)) continue;
+      const std::uint16_t width = width_rank_[graph_[*e].link];
+      d.widest[v] = std::max(d.widest[v], std::min(width, d.widest[next]));
     }
-  return hops_cache_.emplace(dst, Distances{std::move(hops), std::move(widest)}).first->second;
+  return hops_cache_.emplace(dst, std::move(d)).first->second;
 }
 
-bool Topology::on_shortest_path(const std::vector<std::uint32_t>& hops, VertexId at, VertexId next,
+bool Topology::on_shortest_path(const std::vector<std::uint8_t>& hops, VertexId at, VertexId next,
                                 VertexId dst) const {
   if (next != dst && vertices_[next].kind == VertexKind::gpu) return false;
-  return hops[next] != kUnreached && hops[next] + 1 == hops[at];
+  return hops[next] != kFar && hops[next] + 1 == hops[at];
 }
 
 std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
@@ -150,7 +187,7 @@ std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
   const VertexId to = gpus_[dst];
   const Distances& dist = distances_to(to);
   const auto& hops = dist.hops;
-  if (hops[from] == kUnreached)
+  if (hops[from] == kFar)
     throw std::runtime_error("topology: " + vertices_[to].name + " cannot be reached from " +
                              vertices_[from].name);
 
@@ -165,8 +202,8 @@ std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
     for (auto [e, end] = boost::out_edges(at, graph_); e != end; ++e) {
       const auto next = static_cast<VertexId>(boost::target(*e, graph_));
       if (!on_shortest_path(hops, at, next, to)) continue;
-      const double bw = links_[graph_[*e].link].bandwidth.bytes_per_second();
-      if (std::min(bw, dist.widest[next]) != dist.widest[at]) continue;
+      const std::uint16_t width = link_width_rank(graph_[*e].link);
+      if (std::min(width, dist.widest[next]) != dist.widest[at]) continue;
       ++candidates;
       // Reservoir choice driven by the hash keeps the pick uniform and deterministic.
       if (h % candidates == 0) chosen = graph_[*e].link;

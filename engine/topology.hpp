@@ -126,16 +126,21 @@ class Topology {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
                                       boost::no_property, EdgeProps>;
 
-  // Towards one destination: every vertex's hop count and the widest bottleneck (bytes/s) over
-  // its shortest paths.
+  // Towards one destination: every vertex's hop count (kFar: unreached) and the widest
+  // bottleneck over its shortest paths, as a width rank (link_width_rank). Three bytes per
+  // vertex: a 16,384-GPU fabric caches one per destination GPU (docs/performance.md).
   struct Distances {
-    std::vector<std::uint32_t> hops;
-    std::vector<double> widest;
+    std::vector<std::uint8_t> hops;
+    std::vector<std::uint16_t> widest;
   };
+  static constexpr std::uint8_t kFar = 0xff;
   const Distances& distances_to(VertexId dst) const;
   // Whether the link at->next leads one hop closer to dst without forwarding through a GPU.
-  bool on_shortest_path(const std::vector<std::uint32_t>& hops, VertexId at, VertexId next,
+  bool on_shortest_path(const std::vector<std::uint8_t>& hops, VertexId at, VertexId next,
                         VertexId dst) const;
+  // Link bandwidths ranked in increasing order (0: none, the largest + 1: unbounded), so widest
+  // bottlenecks compare as small integers, exactly as the bandwidths they stand for.
+  std::uint16_t link_width_rank(LinkId l) const;
 
   Graph graph_;
   std::vector<VertexInfo> vertices_;
@@ -147,6 +152,11 @@ class Topology {
 
   // Lazily filled caches; the simulator is single-threaded.
   mutable std::unordered_map<VertexId, Distances> hops_cache_;
+  mutable std::vector<std::uint16_t> width_rank_;  // per link, filled with the first search
+  mutable std::uint16_t unbounded_rank_ = 0;
+  // The search's full-width scratch, reused: one allocation instead of one per destination.
+  mutable std::vector<std::uint32_t> scratch_hops_;
+  mutable std::vector<VertexId> scratch_order_;
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> route_cache_;
 };
 
