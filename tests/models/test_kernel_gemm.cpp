@@ -80,6 +80,22 @@ TEST(GemmModel, GuideWaveExampleM2304K4096) {
   EXPECT_LT(tf_past, 0.6 * tf_at);
 }
 
+// A convolution's weight gradient as an implicit GEMM: ResNet-50's conv1 at batch 256 is
+// m = 64 output channels, n = 3·7·7 = 147, k = 256·112·112 = 3,211,264. Its output is three 64×64
+// tiles, 3 of A100's 432 slots: without splitting k the GEMM runs at 3/432 of the GPU. Splitting k
+// until a wave is full (128 slices of 25,088: 384 CTAs) fills 384/432 of it, so the model must
+// reach at least 0.5 × 384/432 × the 64×64 tile's ceiling, not the few per cent of 8 slices.
+TEST(GemmModel, ALargeKSmallOutputGemmSplitsKUntilAWaveIsFull) {
+  const GpuSpec a100 = gpu("A100-SXM4-80GB");
+  const GemmShape wgrad{64, 147, 256ull * 112 * 112, 1, Precision::fp16};
+  const GemmEstimate e = estimate_gemm(wgrad, a100);
+  EXPECT_GE(e.split_k, 64);
+  const double ceiling = gemm_ceiling(a100, Precision::fp16) * 0.65;  // the 64×64 tile's
+  EXPECT_GT(e.efficiency, 0.5 * 384.0 / 432.0 * ceiling * (147.0 / 192.0));
+  // Eight slices (the largest split before) fill 24 of 432 slots.
+  EXPECT_GT(e.efficiency, 5.0 * estimate_gemm(wgrad, a100, {64, 64, 4, 0.65}, 8).efficiency);
+}
+
 // Guide §3.1: a 257-row output needs a third 128-row tile: 257·256 useful of 384·256 computed.
 TEST(GemmModel, TileQuantization) {
   const GpuSpec a100 = gpu("A100-SXM4-80GB");
