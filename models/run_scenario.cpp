@@ -207,16 +207,21 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   out.result = compute_metrics(sc, out.built, out.timeline, out.topology);
   out.result.network_model = kind;
   out.result.notes = plan_warnings(sc);
-  if (out.built.folded_replicas > 1)
+  if (out.built.folded_replicas > 1) {
+    const bool contention_free = kind == "analytical" || kind == "ideal";
+    const bool exact = contention_free && replicas_provably_alike(sc);
     out.result.notes.push_back(
         "simulated 1 of " + std::to_string(out.built.folded_replicas) +
-        " data-parallel replicas: the others run the same ops at the same instants " +
-        (kind == "analytical" || kind == "ideal"
-             ? std::string("(exact under the ") + kind + " network model, which has no contention)"
-             : std::string("(their traffic does not contend with this replica's under ") + kind +
-                   "; simulation.fold: none simulates every rank)") +
-        "; per-rank figures and the trace show the ranks of replica 0; link loads are left out "
-        "(simulation.fold: none gives them)");
+        " data-parallel replicas (simulation.fold): the others run the same ops at the same "
+        "instants" +
+        (exact ? std::string(", exactly so under the ") + kind +
+                     " network model on NVSwitch nodes and one fabric switch"
+               : std::string(", assumed: ") +
+                     (contention_free ? "" : "their traffic does not contend with this one's, ") +
+                     "and their links are replica 0's (on this fabric they may differ by a "
+                     "switch hop's latency); simulation.fold: none simulates every rank") +
+        "; per-rank figures and the trace show replica 0's ranks; link loads are left out");
+  }
   collective_notes(out.built.schedule, out.timeline, 3, out.result.notes);
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())

@@ -228,6 +228,16 @@ BuiltSchedule build_schedule(const Scenario& sc, bool fold_data_parallel) {
   return out;
 }
 
+bool replicas_provably_alike(const Scenario& sc) {
+  const engine::ClusterTopologySpec& t = sc.cluster.topology;
+  // NVSwitch makes a node's GPUs interchangeable; one NIC per GPU behind its own PCIe switch
+  // gives each the same way out; one fabric switch makes every pair of nodes the same distance.
+  const bool gpus_alike = t.node.fabric == engine::IntraNodeFabric::nvswitch &&
+                          (t.nodes == 1 || t.node.nics == t.node.gpus);
+  const bool nodes_alike = t.nodes == 1 || t.fabric.kind == engine::FabricKind::single_switch;
+  return gpus_alike && nodes_alike;
+}
+
 bool folds_data_parallel(const Scenario& sc, std::string_view network_model) {
   if (sc.parallel.dp / std::max(1, sc.parallel.ep) < 2) return false;
   switch (sc.simulation.fold) {
@@ -236,7 +246,8 @@ bool folds_data_parallel(const Scenario& sc, std::string_view network_model) {
     case Fold::none:
       return false;
     case Fold::automatic:
-      return network_model == "analytical" || network_model == "ideal";
+      return (network_model == "analytical" || network_model == "ideal") &&
+             replicas_provably_alike(sc);
   }
   return false;
 }

@@ -29,9 +29,15 @@ struct BuiltSchedule {
 // prediction is the unfolded one. The executor replays every rank and never folds.
 BuiltSchedule build_schedule(const Scenario& scenario, bool fold_data_parallel = false);
 
+// Whether every data-parallel replica provably sees links identical to replica 0's: NVSwitch
+// nodes (with one NIC per GPU when there are several nodes) on one fabric switch. On a fat tree
+// or rails, replicas may differ by a leaf crossing (a hop's latency) or an uneven last leaf.
+bool replicas_provably_alike(const Scenario& scenario);
+
 // Whether simulation.fold asks to fold this run under `network_model` (the scenario's, or the
-// one a front end chose): `auto` folds under the contention-free models (analytical, ideal),
-// where folding is exact, and only when there is more than one replica to fold.
+// one a front end chose), when there is more than one replica to fold: `dp` always; `auto` only
+// where folding is exact: a contention-free model (analytical, ideal) and replicas provably
+// alike.
 bool folds_data_parallel(const Scenario& scenario, std::string_view network_model);
 
 }  // namespace clustersim::models
