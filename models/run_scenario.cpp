@@ -214,12 +214,13 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
         "simulated 1 of " + std::to_string(out.built.folded_replicas) +
         " data-parallel replicas (simulation.fold): the others run the same ops at the same "
         "instants" +
-        (exact ? std::string(", exactly so under the ") + kind +
-                     " network model on NVSwitch nodes and one fabric switch"
-               : std::string(", assumed: ") +
-                     (contention_free ? "" : "their traffic does not contend with this one's, ") +
-                     "and their links are replica 0's (on this fabric they may differ by a "
-                     "switch hop's latency); simulation.fold: none simulates every rank") +
+        (exact
+             ? std::string(", exactly so under the ") + kind +
+                   " network model on NVSwitch nodes and one fabric switch"
+             : std::string(", assumed: ") +
+                   (contention_free ? "" : "their traffic does not contend with this one's and ") +
+                   "their links are replica 0's (on this fabric they may differ by a switch "
+                   "hop's latency); simulation.fold: none simulates every rank") +
         "; per-rank figures and the trace show replica 0's ranks; link loads are left out");
   }
   collective_notes(out.built.schedule, out.timeline, 3, out.result.notes);
