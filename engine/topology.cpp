@@ -157,7 +157,7 @@ const Topology::Distances& Topology::distances_to(VertexId dst) const {
   order.resize(start.back());
   for (VertexId v = 0; v < vertices_.size(); ++v)
     if (hops[v] != kUnreached && v != dst) order[start[hops[v]]++] = v;
-  link_width_rank(0);  // ranks the links once
+  if (!links_.empty()) link_width_rank(0);  // ranks the links once (none: nothing to route)
   d.widest.assign(vertices_.size(), 0);
   d.widest[dst] = unbounded_rank_;
   for (VertexId v : order)

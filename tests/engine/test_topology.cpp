@@ -340,6 +340,15 @@ TEST(TopologyRoutes, UnreachableGpusThrow) {
   }
 }
 
+// Two GPUs and no link at all: the route search has no bandwidth to rank and must still say
+// the destination cannot be reached.
+TEST(TopologyRoutes, GpusWithoutAnyLinkAreUnreachableNotACrash) {
+  Topology t;
+  const EndpointId a = t.add_gpu("a", 0);
+  const EndpointId b = t.add_gpu("b", 0);
+  EXPECT_THROW(t.route(a, b), std::runtime_error);
+}
+
 struct BadSpec {
   const char* field;
   void (*mutate)(ClusterTopologySpec&);
