@@ -163,8 +163,8 @@ struct Parts {
     const LayerCost& any = layers.front();
     return 4.0 * static_cast<double>(tp.boundary_bytes(any));
   }
-  // Gradient bytes of each layer of `stage` on its rank: the strategy's gradient term shared out
-  // by the layer's local parameters.
+  // Gradient bytes of each layer of `stage` on its rank: `stage_gradients` shared out by the
+  // layer's local parameters.
   std::map<int, double> layer_gradients(int stage, double stage_gradients) const {
     std::map<int, double> out;
     double total = 0;
@@ -176,6 +176,14 @@ struct Parts {
     for (auto& [li, v] : out)
       v = total > 0 ? v / total * stage_gradients : 0.0;
     return out;
+  }
+  // The gradient bytes of `stage` that appear layer by layer at their first backward: all of
+  // them, or beyond a persistent buffer only what accumulates unsharded (FSDP's no_sync).
+  std::map<int, double> lazy_gradients(int stage, const MemoryBreakdown& states) const {
+    const double accumulated = data_parallel->accumulated_gradients(stage);
+    return layer_gradients(stage, persistent_gradients()
+                                      ? std::max(0.0, accumulated - states.gradients)
+                                      : accumulated);
   }
   // The optimizer step's temporaries: torch's foreach implementation "uses ~ sizeof(params) more
   // peak memory" (torch.optim docs), in the dtype it steps (fp32 master, or the weights'); fused
@@ -226,7 +234,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
   const ActivationMemory& act = parts.activations;
   const MemoryBreakdown states = parts.data_parallel->memory(stage);
   const bool persistent = parts.persistent_gradients();
-  const auto grads = parts.layer_gradients(stage, states.gradients);
+  const auto grads = parts.lazy_gradients(stage, states);
   const double buffers = states.buffers + parts.pipeline_buffers();
 
   StageResult r;
@@ -290,12 +298,11 @@ StageResult walk_stage(const Parts& parts, int stage) {
       live -= a.full;
       saved_live -= a.kept;
       copies -= parts.weight_copy(li);
-      if (!persistent && has_gradient.insert(li).second) live_grads += grads.at(li);
+      if (has_gradient.insert(li).second) live_grads += grads.at(li);
     }
   }
-  // The optimizer step: all gradients, the optimizer's temporaries; no activations, and FSDP's
-  // gathered units are resharded.
-  live_grads = states.gradients;
+  // The optimizer step: all gradients (sharded by then), the optimizer's temporaries; no
+  // activations, and FSDP's gathered units are resharded.
   MemoryBreakdown m;
   m.weights = states.weights;
   m.gradients = states.gradients;
@@ -480,7 +487,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
   const int stage = parts.layout.coords(rank).pp;
   const MemoryBreakdown states = parts.data_parallel->memory(stage);
   const bool persistent = parts.persistent_gradients();
-  const auto grads = parts.layer_gradients(stage, states.gradients);
+  const auto grads = parts.lazy_gradients(stage, states);
   const MemoryOverheads o = parts.overheads(rank);
   const double base = states.weights + states.optimizer + states.buffers +
                       parts.pipeline_buffers() + (persistent ? states.gradients : 0.0) +
@@ -506,11 +513,14 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     return timeline.start[a] < timeline.start[b];
   });
   const double temporaries = parts.optimizer_temporaries(states);
+  // The gradients the step sees are the strategy's (sharded under FSDP, even after no_sync);
+  // those not in a persistent buffer go with zero_grad after it.
+  const double step_gradients = persistent ? 0.0 : states.gradients;
   for (engine::OpId id : ops) {
     const engine::Op& op = s.ops[id];
     if (op.category == engine::Category::optimizer) {
-      changes.push_back({timeline.start[id], temporaries});
-      changes.push_back({timeline.end[id], -temporaries - grads_live});  // zero_grad after it
+      changes.push_back({timeline.start[id], temporaries + step_gradients - grads_live});
+      changes.push_back({timeline.end[id], -temporaries - step_gradients});
       grads_live = 0;
       has_gradient.clear();
       continue;
@@ -532,7 +542,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
       case engine::Category::backward:
         if (st == 1) {
           double delta = -a.full - parts.weight_copy(li);
-          if (!persistent && has_gradient.insert(li).second) {
+          if (has_gradient.insert(li).second) {
             delta += grads.at(li);
             grads_live += grads.at(li);
           }

@@ -179,7 +179,12 @@ struct FsdpConfig {
   bool reshard_after_backward = true;
   int prefetch = 1;               // backward prefetch depth: units all-gathered ahead
   bool forward_prefetch = false;  // also prefetch the next unit in forward
-  int shard_group = 0;            // hsdp: ranks per sharding group; 0 = one node
+  // true: FSDP's no_sync() over gradient accumulation (FSDP1, Accelerate, Lightning's
+  // no_backward_sync): every unit keeps its unsharded gradients until the last micro-batch,
+  // which alone reduce-scatters. false (FSDP2's default, torchtitan, torchtune, DeepSpeed ZeRO-3,
+  // Megatron FSDP): each micro-batch reduce-scatters and accumulates into the shard.
+  bool no_sync = false;
+  int shard_group = 0;  // hsdp: ranks per sharding group; 0 = one node
 };
 
 struct ParallelConfig {

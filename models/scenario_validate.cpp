@@ -139,6 +139,12 @@ void validate_fsdp_resharding(const Scenario& s) {
     s.fail("parallel.fsdp.reshard_after_backward",
            "false needs reshard_after_forward: false (parameters kept gathered across "
            "micro-batches stay gathered through each forward too)");
+  // DeepSpeed's engine asserts that no_sync "is incompatible with gradient partitioning logic of
+  // ZeRO stage 3": its partitioned gradients are reduced every micro-batch.
+  if (f.no_sync && s.parallel.data_parallel == DataParallel::zero3)
+    s.fail("parallel.fsdp.no_sync",
+           "true is not available with zero3 (DeepSpeed reduces partitioned gradients every "
+           "micro-batch); use data_parallel: fsdp for PyTorch FSDP's no_sync()");
 }
 
 // HSDP shards inside groups of shard_group consecutive members of each dp group (by default, the

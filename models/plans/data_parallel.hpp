@@ -81,6 +81,10 @@ class DataParallelStrategy {
   // Weights, gradients, optimizer states and buffers of a rank of pipeline stage `stage`
   // (activations are the pipeline's and tensor parallelism's).
   virtual MemoryBreakdown memory(int stage) const = 0;
+  // Gradient bytes held between the micro-batches of a step, from a layer's first backward to
+  // the step: memory().gradients, unless gradients accumulate unsharded (FSDP's no_sync) and
+  // are sharded only by the last micro-batch's reduce-scatter.
+  virtual double accumulated_gradients(int stage) const { return memory(stage).gradients; }
 };
 
 // `sink` may be null when only memory() is asked for.

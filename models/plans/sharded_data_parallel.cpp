@@ -187,9 +187,9 @@ void ShardedDataParallel::after_layer(int g, int layer, bool forward, std::uint3
   const bool last_microbatch = static_cast<int>(mb) == ctx_.microbatches - 1;
   if (forward ? fsdp.reshard_after_forward : (fsdp.reshard_after_backward || last_microbatch))
     st.gathered = false;
-  // With gradient accumulation FSDP keeps unsharded gradients (no_sync): reduce once, at the last
-  // micro-batch.
-  if (!forward && last_microbatch) reduce_unit(g, u, mb, weight_grads);
+  // Each micro-batch reduce-scatters into the shard, unless no_sync keeps the unsharded
+  // gradients until the last one.
+  if (!forward && (last_microbatch || !fsdp.no_sync)) reduce_unit(g, u, mb, weight_grads);
 }
 
 void ShardedDataParallel::reduce_unit(int g, int u, std::uint32_t mb, OpId ready) {
@@ -314,6 +314,13 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
           : psi;
   m.buffers = elem * gathered + grad * unit;
   return m;
+}
+
+double ShardedDataParallel::accumulated_gradients(int stage) const {
+  if (!full_ || !ctx_.parallel.fsdp.no_sync || ctx_.microbatches <= 1)
+    return memory(stage).gradients;
+  const StageParameters params = stage_parameters(ctx_, stage);
+  return ctx_.gradient_bytes() * (params.dense + params.experts);  // unsharded until the sync
 }
 
 }  // namespace clustersim::models

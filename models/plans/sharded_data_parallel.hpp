@@ -6,7 +6,8 @@
 //   communicates during non gradient accumulation boundaries as well").
 // - zero3 = fsdp (full shard, PyTorch FSDP): per unit an all-gather of its parameters before its
 //   forward and before its backward (unless still gathered), a reduce-scatter of its gradients
-//   after its backward of the last micro-batch, with prefetch and reshard-after-forward;
+//   after its backward in every micro-batch (or the last only, under no_sync), with prefetch and
+//   reshard-after-forward;
 //   all-gathers and reduce-scatters on their own streams.
 // - hsdp: fsdp inside a shard group (one node's ranks by default), then an all-reduce of the
 //   gradient shard across the replicas.
@@ -41,6 +42,7 @@ class ShardedDataParallel final : public DataParallelStrategy {
   double optimizer_params() const override;  // this rank's shards
   void after_optimizer(engine::OpId step) override;
   MemoryBreakdown memory(int stage) const override;
+  double accumulated_gradients(int stage) const override;
 
  private:
   // One FSDP unit of a chunk: its layers in forward order and its local parameter count.

@@ -105,24 +105,32 @@ TEST(ShardedDp, UnitBlocksGroupBlocks) {
   EXPECT_NEAR(ring_bytes_sent(built.schedule, 0), 3 * (kN - 1) / kN * kGradientBytes, 1.0);
 }
 
-// With gradient accumulation (4 micro-batches): gathers every micro-batch (8 per unit), one
-// reduce-scatter per unit at the last micro-batch.
-TEST(ShardedDp, GradientAccumulationReducesOnlyAtTheLastMicroBatch) {
-  const auto built = build_schedule(parse("{data_parallel: fsdp}", 1, 32));
-  EXPECT_EQ(count(built.schedule, 0, CollectiveType::all_gather), 6 * 2 * 4);
-  EXPECT_EQ(count(built.schedule, 0, CollectiveType::reduce_scatter), 6);
-  for (const auto& op : built.schedule.ops) {
+// With gradient accumulation (4 micro-batches): gathers every micro-batch (8 per unit); by
+// default (FSDP2, ZeRO-3) a reduce-scatter per unit and micro-batch, 4·(N−1)/N·G more bytes
+// sent than one; under no_sync one per unit at the last micro-batch.
+TEST(ShardedDp, GradientAccumulationReducesEveryMicroBatchUnlessNoSync) {
+  const auto every = build_schedule(parse("{data_parallel: fsdp}", 1, 32));
+  EXPECT_EQ(count(every.schedule, 0, CollectiveType::all_gather), 6 * 2 * 4);
+  EXPECT_EQ(count(every.schedule, 0, CollectiveType::reduce_scatter), 6 * 4);
+  const auto no_sync = build_schedule(parse("{data_parallel: fsdp, fsdp: {no_sync: true}}", 1, 32));
+  EXPECT_EQ(count(no_sync.schedule, 0, CollectiveType::all_gather), 6 * 2 * 4);
+  EXPECT_EQ(count(no_sync.schedule, 0, CollectiveType::reduce_scatter), 6);
+  for (const auto& op : no_sync.schedule.ops) {
     if (op.rank == 0 && op.kind == OpKind::collective &&
         op.collective == CollectiveType::reduce_scatter) {
       EXPECT_EQ(op.microbatch, 3u);
     }
   }
+  EXPECT_NEAR(ring_bytes_sent(every.schedule, 0) - ring_bytes_sent(no_sync.schedule, 0),
+              3 * (kN - 1) / kN * kGradientBytes, 1.0);
+  // DeepSpeed refuses no_sync under ZeRO-3.
+  EXPECT_THROW(parse("{data_parallel: zero3, fsdp: {no_sync: true}}", 1, 32), ScenarioError);
 }
 
 // 4 micro-batches of 6 units: SHARD_GRAD_OP gathers once per unit and micro-batch (24); kept
 // gathered across micro-batches as well (reshard_after_backward: false, FSDP2 under
-// torch.distributed.pipelining), once per unit and step (6): one all-gather and one
-// reduce-scatter of the parameters, 2·(N−1)/N·G in all, as with one micro-batch.
+// torch.distributed.pipelining), once per unit and step (6): one all-gather of the parameters
+// and a reduce-scatter per micro-batch, (1 + 4)·(N−1)/N·G in all.
 TEST(ShardedDp, KeptAcrossMicroBatchesGathersOncePerStep) {
   const auto per_microbatch =
       build_schedule(parse("{data_parallel: fsdp, fsdp: {reshard_after_forward: false}}", 1, 32));
@@ -131,8 +139,8 @@ TEST(ShardedDp, KeptAcrossMicroBatchesGathersOncePerStep) {
       "{data_parallel: fsdp, fsdp: {reshard_after_forward: false, reshard_after_backward: false}}",
       1, 32));
   EXPECT_EQ(count(kept.schedule, 0, CollectiveType::all_gather), 6);
-  EXPECT_EQ(count(kept.schedule, 0, CollectiveType::reduce_scatter), 6);
-  EXPECT_NEAR(ring_bytes_sent(kept.schedule, 0), 2 * (kN - 1) / kN * kGradientBytes, 1.0);
+  EXPECT_EQ(count(kept.schedule, 0, CollectiveType::reduce_scatter), 6 * 4);
+  EXPECT_NEAR(ring_bytes_sent(kept.schedule, 0), 5 * (kN - 1) / kN * kGradientBytes, 1.0);
   EXPECT_THROW(parse("{data_parallel: fsdp, fsdp: {reshard_after_backward: false}}"),
                ScenarioError);
 }

@@ -16,13 +16,13 @@ namespace {
 constexpr double kPsi = 8e6;
 constexpr double kK = 12;
 
-MemoryEstimate estimate_of(const std::string& plan, int gpus) {
+MemoryEstimate estimate_of(const std::string& plan, int gpus, int microbatches = 1) {
   const std::string text =
       "cluster: {nodes: 1, node: dgx-a100, gpus_per_node: " + std::to_string(gpus) + R"(}
 model:
   layers: [{name: block, params: 1e6, forward_flops: 1e9, activation_bytes: 1MB, repeat: 8}]
 training: {global_batch: )" +
-      std::to_string(gpus) +
+      std::to_string(gpus * microbatches) +
       R"(, micro_batch: 1, precision: bf16, optimizer: adam}
 parallel: {data_parallel: )" +
       plan + "}\nsimulation: {network_model: ideal}\n";
@@ -68,6 +68,18 @@ TEST(ZeroMemory, FsdpBuffersHoldTheGatheredUnitsInFlight) {
   // at once, plus one unit of unsharded gradients before its reduce-scatter: 3 × 2e6 bytes.
   const auto m = memory_of("fsdp", 8);
   EXPECT_DOUBLE_EQ(m.buffers, 3 * 2e6);
+}
+
+// Gradient accumulation over 4 micro-batches: FSDP's no_sync() keeps every unit's unsharded
+// 2-byte gradients (2Ψ) until the last micro-batch's reduce-scatter; by default only the 2Ψ/N
+// shard accumulates. The model states (what the step holds) are (4 + K)Ψ/N either way.
+TEST(ZeroMemory, FsdpNoSyncAccumulatesUnshardedGradients) {
+  const MemoryEstimate no_sync = estimate_of("fsdp, fsdp: {no_sync: true}", 8, 4);
+  EXPECT_DOUBLE_EQ(no_sync.peak.gradients, 2 * kPsi);
+  EXPECT_DOUBLE_EQ(no_sync.model_states, (4 + kK) * kPsi / 8);
+  const MemoryEstimate sharded = estimate_of("fsdp", 8, 4);
+  EXPECT_DOUBLE_EQ(sharded.peak.gradients, 2 * kPsi / 8);
+  EXPECT_DOUBLE_EQ(sharded.model_states, (4 + kK) * kPsi / 8);
 }
 
 }  // namespace
