@@ -1,0 +1,140 @@
+// Folding is exact or refused (issue 11; docs/performance.md "Folding"). For every shipped
+// scenario under the analytical model, what `fold: auto` answers must be what the whole run
+// answers, and a forced fold (`fold: dp`) must too wherever `auto` would fold. Asymmetric clusters
+// (an oversubscribed fabric, fewer NICs than GPUs, PCIe nodes) are refused; imbalanced experts
+// load every expert-parallel rank alike, so they fold and stay exact.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/plans/training_schedule.hpp"
+#include "models/run_scenario.hpp"
+
+namespace clustersim::models {
+namespace {
+
+const std::string kScenarios = CLUSTERSIM_SCENARIOS_DIR "/";
+
+RunOutput run(const std::string& file, const std::string& fold, std::vector<std::string> sets) {
+  sets.push_back("simulation.fold=" + fold);
+  RunOptions options;
+  options.network = "analytical";
+  return run_scenario(load_scenario(kScenarios + file, sets), options);
+}
+
+// The figures a user reads, compared within 1e-9 of the iteration time (or of the figure).
+void expect_same_figures(const Result& f, const Result& w) {
+  const double t = w.iteration_time_s;
+  EXPECT_NEAR(f.iteration_time_s, t, 1e-9 * t);
+  EXPECT_NEAR(f.tflops_per_gpu, w.tflops_per_gpu, 1e-9 * w.tflops_per_gpu);
+  EXPECT_NEAR(f.mfu, w.mfu, 1e-9 * w.mfu);
+  EXPECT_NEAR(f.bubble_fraction, w.bubble_fraction, 1e-9);
+  EXPECT_NEAR(f.exposed_comm_s.dp, w.exposed_comm_s.dp, 1e-9 * t);
+  EXPECT_NEAR(f.exposed_comm_s.tp, w.exposed_comm_s.tp, 1e-9 * t);
+  EXPECT_NEAR(f.exposed_comm_s.pp, w.exposed_comm_s.pp, 1e-9 * t);
+  EXPECT_NEAR(f.exposed_comm_s.ep, w.exposed_comm_s.ep, 1e-9 * t);
+  EXPECT_NEAR(f.breakdown_s.idle, w.breakdown_s.idle, 1e-9 * t);
+  EXPECT_EQ(f.memory.peak.total(), w.memory.peak.total());
+}
+
+std::vector<std::string> shipped() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(kScenarios))
+    if (e.path().extension() == ".yaml" && e.path().filename() != "llama3-405b-16384xh100.yaml")
+      files.push_back(e.path().filename().string());  // the 16K one: EndToEnd folds it below
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+class EveryShippedScenario : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryShippedScenario, FoldsExactlyOrNotAtAll) {
+  const std::string file = GetParam();
+  const Scenario sc = load_scenario(kScenarios + file);
+  // Contention decides under the flow model: it never folds by itself.
+  EXPECT_FALSE(folds_data_parallel(sc, "flow"));
+  if (!folds_data_parallel(sc, "analytical")) {
+    // Refused (the run is then the whole run): replicas that may differ, or nothing to fold.
+    EXPECT_TRUE(!replicas_provably_alike(sc) || sc.parallel.dp / std::max(1, sc.parallel.ep) < 2);
+    return;
+  }
+  const RunOutput whole = run(file, "none", {});
+  const RunOutput automatic = run(file, "auto", {});
+  EXPECT_EQ(whole.built.folded_replicas, 1);
+  EXPECT_EQ(automatic.built.folded_replicas, sc.parallel.dp / std::max(1, sc.parallel.ep));
+  EXPECT_EQ(automatic.built.schedule.ops.size() *
+                static_cast<std::size_t>(automatic.built.folded_replicas),
+            whole.built.schedule.ops.size());
+  expect_same_figures(automatic.result, whole.result);
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param.substr(0, info.param.rfind('.'));
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Folding, EveryShippedScenario, ::testing::ValuesIn(shipped()), test_name);
+
+// The shipped scenarios on one fabric switch, where `auto` folds: the folded figures are the
+// whole run's.
+TEST(Folding, ShippedScenariosOnOneSwitchFoldAndGiveTheWholeRunsFigures) {
+  struct Case {
+    const char* file;
+    int replicas;
+  };
+  for (const Case& c :
+       {Case{"llama2-7b-ddp-2xdgx-a100.yaml", 16}, Case{"gpt2-xl-bucket-study.yaml", 16},
+        Case{"llama3-70b-fsdp-tp8-4xdgx-h100.yaml", 4}}) {
+    SCOPED_TRACE(c.file);
+    const std::vector<std::string> sets = {"cluster.network.topology=single-switch"};
+    const RunOutput whole = run(c.file, "none", sets);
+    const RunOutput folded = run(c.file, "auto", sets);
+    EXPECT_EQ(folded.built.folded_replicas, c.replicas);
+    expect_same_figures(folded.result, whole.result);
+  }
+}
+
+// Clusters whose data-parallel replicas are not interchangeable: `auto` refuses to fold.
+TEST(Folding, AsymmetricClustersAreNotFolded) {
+  const std::string file = "llama2-7b-ddp-2xdgx-a100.yaml";
+  const std::vector<std::vector<std::string>> asymmetric = {
+      // An oversubscribed fat tree: which replicas share an uplink depends on the placement.
+      {"cluster.network.topology=fat-tree", "cluster.network.oversubscription=4"},
+      // 4 NICs for 8 GPUs: pairs of GPUs share a way out, each pair differently loaded.
+      {"cluster.network.topology=single-switch", "cluster.network.nics_per_node=4"},
+  };
+  for (const auto& sets : asymmetric) {
+    SCOPED_TRACE(sets.back());
+    const Scenario sc = load_scenario(kScenarios + file, sets);
+    EXPECT_FALSE(replicas_provably_alike(sc));
+    EXPECT_FALSE(folds_data_parallel(sc, "analytical"));
+    EXPECT_EQ(run(file, "auto", sets).built.folded_replicas, 1);
+  }
+  // PCIe nodes: GPUs sit at different distances from each other and from the NIC.
+  const Scenario pcie = load_scenario(kScenarios + "resnet50-ddp-pcie-8gpu.yaml");
+  EXPECT_FALSE(replicas_provably_alike(pcie));
+  EXPECT_FALSE(folds_data_parallel(pcie, "analytical"));
+}
+
+// Imbalanced experts: the busiest expert's load is every expert-parallel rank's (moe.imbalance),
+// the same in every replica, so two expert-data-parallel replicas fold exactly.
+TEST(Folding, ImbalancedExpertsFoldExactly) {
+  const std::string file = "deepseek-moe-16b-ep16-4xdgx-h100.yaml";
+  const std::vector<std::string> sets = {"cluster.network.topology=single-switch",
+                                         "model.moe.imbalance=1.5"};
+  const RunOutput whole = run(file, "none", sets);
+  const RunOutput folded = run(file, "auto", sets);
+  const RunOutput balanced = run(file, "none", {"cluster.network.topology=single-switch"});
+  EXPECT_EQ(folded.built.folded_replicas, 2);
+  EXPECT_GT(whole.result.iteration_time_s, balanced.result.iteration_time_s);
+  expect_same_figures(folded.result, whole.result);
+}
+
+}  // namespace
+}  // namespace clustersim::models
