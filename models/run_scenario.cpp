@@ -8,6 +8,7 @@
 
 #include "engine/calibration/json_fields.hpp"
 #include "engine/format.hpp"
+#include "engine/network/network_model.hpp"
 #include "engine/simulator.hpp"
 #include "models/calibration_checks.hpp"
 #include "models/calibration_profile.hpp"
@@ -208,7 +209,8 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   out.result.network_model = kind;
   out.result.notes = plan_warnings(sc);
   if (out.built.folded_replicas > 1) {
-    const bool contention_free = kind == "analytical" || kind == "ideal";
+    const auto* entry = engine::find_network_model(kind);
+    const bool contention_free = entry != nullptr && entry->contention_free;
     const bool exact = contention_free && replicas_provably_alike(sc);
     out.result.notes.push_back(
         "simulated 1 of " + std::to_string(out.built.folded_replicas) +

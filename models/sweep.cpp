@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/network/network_model.hpp"
 #include "models/result_json.hpp"
 
 namespace clustersim::models {
@@ -176,7 +177,9 @@ std::optional<std::string> validate_sweep_point(const SweepRequest& request,
                                  : load_scenario(run.scenario, run.overrides);
     // SimGrid's engine keeps its clock for the life of the process, so only one simgrid run
     // fits in a process (docs/network.md) and a sweep runs many points in one.
-    if (run.network.value_or(sc.simulation.network_model) == "simgrid")
+    const auto* entry =
+        engine::find_network_model(run.network.value_or(sc.simulation.network_model));
+    if (entry != nullptr && entry->once_per_process)
       return std::string(
           "the simgrid network model runs once per process, so a sweep cannot run it; allowed: "
           "--network analytical|flow|ideal, or `clustersim run --network simgrid` per point");

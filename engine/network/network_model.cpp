@@ -79,13 +79,13 @@ std::unique_ptr<NetworkModel> make_flow(const Topology& topology, const Collecti
 constexpr NetworkModelEntry kModels[] = {
     {"analytical",
      "alpha + bytes x bus factor / bus bandwidth per collective; no contention (fastest)",
-     &make_analytical},
+     &make_analytical, /*contention_free=*/true},
     {"flow", "flows on their routes sharing every link max-min fairly (default)", &make_flow},
-    {"ideal", "communication takes no time (a bound)", &make_ideal},
+    {"ideal", "communication takes no time (a bound)", &make_ideal, /*contention_free=*/true},
 #ifdef CLUSTERSIM_HAVE_SIMGRID
     {"simgrid",
      "each collective's per-step messages in SimGrid's engine (slowest; once per process)",
-     &detail::make_simgrid_model},
+     &detail::make_simgrid_model, /*contention_free=*/false, /*once_per_process=*/true},
 #endif
 };
 

@@ -71,6 +71,11 @@ struct NetworkModelEntry {
   // from it (docs/calibration.md "Using a profile").
   std::unique_ptr<NetworkModel> (*make)(const Topology& topology, const CollectiveProfile* profile,
                                         const NetworkOptions& options);
+  // A transfer's time never depends on the others in flight (no shared bandwidth): identical
+  // replicas then see identical times, which folding relies on.
+  bool contention_free = false;
+  // The model keeps process-wide state (SimGrid's engine and clock): one run per process.
+  bool once_per_process = false;
 };
 std::span<const NetworkModelEntry> network_models();
 const NetworkModelEntry* find_network_model(std::string_view name);  // nullptr if unknown

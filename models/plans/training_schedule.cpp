@@ -16,6 +16,7 @@
 #include <string>
 #include <variant>
 
+#include "engine/network/network_model.hpp"
 #include "models/plans/data_parallel.hpp"
 #include "models/plans/expert_parallelism.hpp"
 #include "models/plans/layer_kernels.hpp"
@@ -245,9 +246,10 @@ bool folds_data_parallel(const Scenario& sc, std::string_view network_model) {
       return true;
     case Fold::none:
       return false;
-    case Fold::automatic:
-      return (network_model == "analytical" || network_model == "ideal") &&
-             replicas_provably_alike(sc);
+    case Fold::automatic: {
+      const auto* entry = engine::find_network_model(network_model);
+      return entry != nullptr && entry->contention_free && replicas_provably_alike(sc);
+    }
   }
   return false;
 }
