@@ -293,7 +293,8 @@ StageResult walk_stage(const Parts& parts, int stage) {
         live += act.at(li).full - act.at(li).kept;
       }
       const LayerActivation& a = act.at(li);
-      consider(live + a.transient_backward, 0,
+      consider(live + a.transient_backward,
+               parts.data_parallel->backward_gradient_buffers(stage, li),
                step_name(false, step.microbatch, ctx.microbatches, l.name));
       live -= a.full;
       saved_live -= a.kept;
@@ -489,7 +490,9 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
   const bool persistent = parts.persistent_gradients();
   const auto grads = parts.lazy_gradients(stage, states);
   const MemoryOverheads o = parts.overheads(rank);
+  // FSDP's unsharded gradients before their reduce-scatter count as a constant here.
   const double base = states.weights + states.optimizer + states.buffers +
+                      parts.data_parallel->backward_gradient_buffers(stage, -1) +
                       parts.pipeline_buffers() + (persistent ? states.gradients : 0.0) +
                       o.cuda_context + o.workspaces + o.nccl;
 

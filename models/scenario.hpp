@@ -184,6 +184,11 @@ struct FsdpConfig {
   // which alone reduce-scatters. false (FSDP2's default, torchtitan, torchtune, DeepSpeed ZeRO-3,
   // Megatron FSDP): each micro-batch reduce-scatters and accumulates into the shard.
   bool no_sync = false;
+  // true: the embedding, the final norm and the head are one root unit, gathered from the
+  // embedding's forward to its backward and reduce-scattered after it (FSDP1 and FSDP2 wrapping
+  // each block and then the model: the root's parameters are not resharded after forward).
+  // false: each is a unit of its own, like a block (torchtitan).
+  bool root_unit = false;
   int shard_group = 0;  // hsdp: ranks per sharding group; 0 = one node
 };
 

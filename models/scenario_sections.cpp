@@ -85,6 +85,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
     if (auto y = f.get("prefetch")) p.fsdp.prefetch = y->count(0, limits::kLayers);
     if (auto y = f.get("forward_prefetch")) p.fsdp.forward_prefetch = y->boolean();
     if (auto y = f.get("no_sync")) p.fsdp.no_sync = y->boolean();
+    if (auto y = f.get("root_unit")) p.fsdp.root_unit = y->boolean();
     if (auto y = f.get("shard_group")) p.fsdp.shard_group = y->count(1, limits::kParallel);
     f.finish();
   }

@@ -145,6 +145,10 @@ void validate_fsdp_resharding(const Scenario& s) {
     s.fail("parallel.fsdp.no_sync",
            "true is not available with zero3 (DeepSpeed reduces partitioned gradients every "
            "micro-batch); use data_parallel: fsdp for PyTorch FSDP's no_sync()");
+  // The root unit holds the embedding and the head, which a pipeline puts on different stages.
+  if (f.root_unit && s.parallel.pp > 1)
+    s.fail("parallel.fsdp.root_unit",
+           "true needs pp: 1 (the embedding and the head sit on different pipeline stages)");
 }
 
 // HSDP shards inside groups of shard_group consecutive members of each dp group (by default, the

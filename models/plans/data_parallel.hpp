@@ -85,6 +85,10 @@ class DataParallelStrategy {
   // the step: memory().gradients, unless gradients accumulate unsharded (FSDP's no_sync) and
   // are sharded only by the last micro-batch's reduce-scatter.
   virtual double accumulated_gradients(int stage) const { return memory(stage).gradients; }
+  // Unsharded gradient bytes waiting for their reduction during the backward of layer `layer`
+  // (FSDP's unit before its reduce-scatter; -1: the most at any layer); not part of
+  // memory().buffers.
+  virtual double backward_gradient_buffers(int /*stage*/, int /*layer*/) const { return 0; }
 };
 
 // `sink` may be null when only memory() is asked for.

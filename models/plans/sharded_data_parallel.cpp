@@ -33,31 +33,68 @@ ShardedDataParallel::ShardedDataParallel(DataParallel kind, const PlanContext& c
 }
 
 // Units: `unit_blocks` consecutive transformer blocks; the embedding and the LM head are units of
-// their own (PyTorch wraps each block; torchtitan shards the embedding and the output separately);
-// a layer list groups `unit_blocks` consecutive layers. Units never cross a pipeline chunk.
+// their own (PyTorch wraps each block; torchtitan shards the embedding and the output separately),
+// or with `root_unit` one unit with the final norm (the root, which wraps what no block holds); a
+// layer list groups `unit_blocks` consecutive layers. Units never cross a pipeline chunk.
 void ShardedDataParallel::build_units() {
   const bool transformer = ctx_.transformer != nullptr;
+  const bool root = transformer && ctx_.parallel.fsdp.root_unit;
   const int per_unit = std::max(1, ctx_.parallel.fsdp.unit_blocks);
   int next_id = 0;
   units_.assign(ctx_.chunks.size(), {});
   unit_of_layer_.assign(ctx_.chunks.size(), {});
+  root_.assign(ctx_.chunks.size(), -1);
+  order_.assign(ctx_.chunks.size(), {});
   // Any rank's shard has the same sizes: take the first rank of each layer's stage.
   for (std::size_t g = 0; g < ctx_.chunks.size(); ++g) {
     long previous_key = -2;
     for (int l : ctx_.chunks[g]) {
       const LayerCost& layer = ctx_.layers[static_cast<std::size_t>(l)];
+      const bool in_root = root && layer.block < 0;
+      if (in_root && root_[g] < 0) {
+        root_[g] = static_cast<int>(units_[g].size());
+        units_[g].push_back(Unit{next_id++, {}, 0, 0});
+      }
       const long key = !transformer       ? l / per_unit
                        : layer.block >= 0 ? layer.block / per_unit
                                           : -1000 - l;  // a unit of its own
-      if (units_[g].empty() || key != previous_key) units_[g].push_back(Unit{next_id++, {}, 0, 0});
-      previous_key = key;
-      Unit& u = units_[g].back();
+      if (!in_root && (units_[g].empty() || key != previous_key))
+        units_[g].push_back(Unit{next_id++, {}, 0, 0});
+      previous_key = in_root ? -2 : key;
+      const int index = in_root ? root_[g] : static_cast<int>(units_[g].size()) - 1;
+      Unit& u = units_[g][static_cast<std::size_t>(index)];
       u.layers.push_back(l);
       for (const auto& t : local_shard(layer, tp_, ctx_.num_experts(), ctx_.parallel.ep, 0).tensors)
         (t.expert >= 0 ? u.expert_params : u.dense_params) += t.count;
-      unit_of_layer_[g].push_back(static_cast<int>(units_[g].size()) - 1);
+      unit_of_layer_[g].push_back(index);
+      // Forward order of first use; the backward walks it in reverse, except that the root
+      // (first in both) is needed first there too, from the head.
+      if (order_[g].empty() || order_[g].back() != index) order_[g].push_back(index);
     }
+    auto& order = order_[g];
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    if (root_[g] >= 0)  // the root reappears at the head: keep its first place only
+      order.erase(std::remove(order.begin() + 1, order.end(), root_[g]), order.end());
   }
+}
+
+// The unit `steps` places after unit `u` in this direction's order of first use (-1 if none).
+int ShardedDataParallel::next_unit(int g, int u, bool forward, int steps) const {
+  const auto& order = order_[static_cast<std::size_t>(g)];
+  const int n = static_cast<int>(order.size());
+  // Backward order: the root first (its head), then the other units in reverse.
+  auto backward_at = [&](int i) {
+    if (root_[static_cast<std::size_t>(g)] < 0) return order[static_cast<std::size_t>(n - 1 - i)];
+    return i == 0 ? order[0] : order[static_cast<std::size_t>(n - i)];
+  };
+  for (int i = 0; i < n; ++i) {
+    const int at = forward ? order[static_cast<std::size_t>(i)] : backward_at(i);
+    if (at != u) continue;
+    const int j = i + steps;
+    if (j >= n) return -1;
+    return forward ? order[static_cast<std::size_t>(j)] : backward_at(j);
+  }
+  return -1;
 }
 
 std::vector<Rank> ShardedDataParallel::shard_group(Rank r) const {
@@ -149,17 +186,16 @@ int ShardedDataParallel::unit_of(int g, int layer) const {
 void ShardedDataParallel::before_layer(int g, int layer, bool forward, std::uint32_t mb,
                                        std::vector<OpId>& deps) {
   if (!full_) return;
-  const auto& units = units_[static_cast<std::size_t>(g)];
   const int u = unit_of(g, layer);
-  const Unit& unit = units[static_cast<std::size_t>(u)];
+  const Unit& unit = units_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
   if (layer != (forward ? unit.layers.front() : unit.layers.back())) return;
   gather(g, u, forward, mb, deps);  // gated by what gates the unit's compute (a pipeline recv)
   // Prefetch: the next units in this direction's order, issued before this unit's compute starts.
   const FsdpConfig& fsdp = ctx_.parallel.fsdp;
   const int depth = forward ? (fsdp.forward_prefetch ? fsdp.prefetch : 0) : fsdp.prefetch;
   for (int i = 1; i <= depth; ++i) {
-    const int v = forward ? u + i : u - i;
-    if (v < 0 || v >= static_cast<int>(units.size())) break;
+    const int v = next_unit(g, u, forward, i);
+    if (v < 0) break;
     gather(g, v, forward, mb, {});
   }
   const auto& st = state_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
@@ -181,11 +217,14 @@ void ShardedDataParallel::after_layer(int g, int layer, bool forward, std::uint3
   const Unit& unit = units_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
   if (layer != (forward ? unit.layers.back() : unit.layers.front())) return;
   UnitState& st = state_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
-  // Free after use: after forward unless SHARD_GRAD_OP keeps them; after backward unless they are
-  // kept for the next micro-batch (reshard_after_backward: false), and after the last one always.
+  // Free after use: after forward unless SHARD_GRAD_OP keeps them (and never the root, whose head
+  // starts the backward); after backward unless they are kept for the next micro-batch
+  // (reshard_after_backward: false), and after the last one always.
   const FsdpConfig& fsdp = ctx_.parallel.fsdp;
   const bool last_microbatch = static_cast<int>(mb) == ctx_.microbatches - 1;
-  if (forward ? fsdp.reshard_after_forward : (fsdp.reshard_after_backward || last_microbatch))
+  const bool root = u == root_[static_cast<std::size_t>(g)];
+  if (forward ? fsdp.reshard_after_forward && !root
+              : (fsdp.reshard_after_backward || last_microbatch))
     st.gathered = false;
   // Each micro-batch reduce-scatters into the shard, unless no_sync keeps the unsharded
   // gradients until the last one.
@@ -302,18 +341,54 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   m.weights = sharded(elem);
   m.gradients = sharded(grad);
   // Gathered units in flight: the one computing plus the prefetched ones (the whole model stays
-  // gathered between forward and backward without resharding), and one unit's unsharded
-  // gradients before its reduce-scatter.
-  double unit = 0;
-  for (int c = 0; c < p.virtual_stages; ++c)
-    for (const auto& u : units_[static_cast<std::size_t>(c * p.pp + stage)])
-      unit = std::max(unit, u.dense_params + u.expert_params);
+  // gathered between forward and backward without resharding); a root unit stays gathered
+  // through the iteration.
+  const UnitSizes sizes = unit_sizes(stage);
   const double gathered =
       p.fsdp.reshard_after_forward
-          ? unit * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
+          ? sizes.root +
+                sizes.largest * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
           : psi;
-  m.buffers = elem * gathered + grad * unit;
+  m.buffers = elem * gathered;
   return m;
+}
+
+ShardedDataParallel::UnitSizes ShardedDataParallel::unit_sizes(int stage) const {
+  UnitSizes s;
+  for (int c = 0; c < ctx_.parallel.virtual_stages; ++c) {
+    const auto g = static_cast<std::size_t>(c * ctx_.parallel.pp + stage);
+    for (std::size_t i = 0; i < units_[g].size(); ++i) {
+      const Unit& u = units_[g][i];
+      const double size = u.dense_params + u.expert_params;
+      if (static_cast<int>(i) != root_[g]) {
+        s.largest = std::max(s.largest, size);
+        continue;
+      }
+      s.root += size;
+      // Its first layer in forward order (the embedding) is the last to get its gradient.
+      s.root_first = u.layers.front();
+      for (const auto& t : local_shard(ctx_.layers[static_cast<std::size_t>(s.root_first)], tp_,
+                                       ctx_.num_experts(), ctx_.parallel.ep, 0)
+                               .tensors)
+        s.root_first_layer += t.count;
+    }
+  }
+  return s;
+}
+
+// One unit's unsharded gradients before its reduce-scatter. A root unit's gradient waits from the
+// head's backward to the embedding's, next to each block's (the head's part of the root); at the
+// embedding's backward its two pieces and the flat gradient they are copied into coexist (2 × the
+// root's).
+double ShardedDataParallel::backward_gradient_buffers(int stage, int layer) const {
+  if (!full_) return 0;
+  const UnitSizes s = unit_sizes(stage);
+  const double at_root_end = 2 * s.root;
+  const double head_waiting = s.root - s.root_first_layer + s.largest;
+  const bool root_end = s.root > 0 && layer == s.root_first;
+  return ctx_.gradient_bytes() * (layer < 0  ? std::max(at_root_end, head_waiting)
+                                  : root_end ? at_root_end
+                                             : head_waiting);
 }
 
 double ShardedDataParallel::accumulated_gradients(int stage) const {

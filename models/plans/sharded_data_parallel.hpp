@@ -43,6 +43,7 @@ class ShardedDataParallel final : public DataParallelStrategy {
   void after_optimizer(engine::OpId step) override;
   MemoryBreakdown memory(int stage) const override;
   double accumulated_gradients(int stage) const override;
+  double backward_gradient_buffers(int stage, int layer) const override;
 
  private:
   // One FSDP unit of a chunk: its layers in forward order and its local parameter count.
@@ -72,6 +73,14 @@ class ShardedDataParallel final : public DataParallelStrategy {
                           std::uint32_t mb, std::uint32_t chunk,
                           std::span<const engine::OpId> deps);
   int unit_of(int chunk, int layer) const;
+  int next_unit(int chunk, int unit, bool forward, int steps) const;
+  // Local parameters of stage `stage`'s root unit, of the root's first layer (`root_first`, the
+  // embedding) and of its largest other unit.
+  struct UnitSizes {
+    double root = 0, root_first_layer = 0, largest = 0;
+    int root_first = -1;
+  };
+  UnitSizes unit_sizes(int stage) const;
 
   DataParallel kind_;
   const PlanContext& ctx_;
@@ -82,6 +91,8 @@ class ShardedDataParallel final : public DataParallelStrategy {
   engine::StreamId compute_ = 0, gather_stream_ = 0, reduce_stream_ = 0;
   std::vector<std::vector<Unit>> units_;         // by global chunk
   std::vector<std::vector<int>> unit_of_layer_;  // by global chunk: layer -> unit, via position
+  std::vector<int> root_;                        // by global chunk: the root unit, or -1
+  std::vector<std::vector<int>> order_;          // by global chunk: units in forward order of use
   // Per rank, reset by begin_rank.
   engine::Rank rank_ = 0;
   int stage_ = 0;

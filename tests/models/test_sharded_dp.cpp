@@ -218,6 +218,41 @@ TEST(ShardedDp, PrefetchOverlapsTheNextUnitsAllGather) {
   }
 }
 
+// The root unit (fsdp.root_unit): the embedding and the head (with the final norm) are one unit,
+// gathered at the embedding's forward and kept until the embedding's backward: 1 + 2 × 4 = 9
+// all-gathers and 5 reduce-scatters. Bytes sent: all-gathers of the root once and of the blocks
+// twice, a reduce-scatter of everything: (N−1)/N · (3G − R), with R the root's bytes. Backward
+// starts at the head, so the root prefetches the last block (U4); the root's reduce-scatter waits
+// for the embedding's backward.
+TEST(ShardedDp, RootUnitKeepsTheEmbeddingAndHeadGatheredThroughTheIteration) {
+  constexpr double kRootBytes = 2.0 * (2 * kV * kH + kH);
+  const auto out = run_scenario(parse("{data_parallel: fsdp, fsdp: {root_unit: true}}"));
+  const auto& s = out.built.schedule;
+  EXPECT_EQ(count(s, 0, CollectiveType::all_gather), 9);
+  EXPECT_EQ(count(s, 0, CollectiveType::reduce_scatter), 5);
+  EXPECT_NEAR(ring_bytes_sent(s, 0), (kN - 1) / kN * (3 * kGradientBytes - kRootBytes), 1.0);
+  const auto prefetch = find(s, 0, "fsdp U4 all_gather bwd mb0");
+  const auto head = find(s, 0, "lm_head bwd mb0");
+  EXPECT_LT(out.timeline.start[prefetch], out.timeline.end[head]);
+  const auto root_reduce = find(s, 0, "fsdp U0 reduce_scatter mb0");
+  const auto embedding = find(s, 0, "embedding bwd mb0");
+  EXPECT_GE(out.timeline.start[root_reduce], out.timeline.end[embedding]);
+  // Memory buffers, 2 bytes per parameter: the root gathered throughout and two blocks in flight
+  // (prefetch 1); in the backward of a block or the head, the head's gradient (V·h + h, the
+  // final norm's too) waits next to one block's; at the embedding's backward the root's gradient
+  // is there twice (the two pieces and the flat copy for the reduce-scatter).
+  constexpr double kRootParams = kRootBytes / 2;
+  constexpr double kBlockParams = kH + 4 * kH * kH + kH + 3 * kH * kF;
+  const double gathered = 2 * (kRootParams + 2 * kBlockParams);
+  const auto& memory = out.result.memory;
+  ASSERT_EQ(memory.phase.rfind("backward of ", 0), 0u) << memory.phase;
+  if (memory.phase.rfind("backward of embedding", 0) == 0)
+    EXPECT_DOUBLE_EQ(memory.peak.buffers, gathered + 2 * (2 * kRootParams));
+  else
+    EXPECT_DOUBLE_EQ(memory.peak.buffers, gathered + 2 * (kV * kH + kH + kBlockParams));
+  EXPECT_THROW(parse("{pp: 2, data_parallel: fsdp, fsdp: {root_unit: true}}"), ScenarioError);
+}
+
 // HSDP on two DGX nodes: shard inside a node (8 ranks), replicate across the two: the
 // reduce-scatter's group stays on rank 0's node, the replica all-reduce crosses nodes.
 TEST(ShardedDp, HsdpReducesInsideANodeAndAllReducesAcross) {

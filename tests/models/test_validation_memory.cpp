@@ -20,9 +20,6 @@ const std::string kValidation = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/../val
 // Cases outside ±10 % and what the model lacks for each (docs/memory.md "Validation"). A case
 // that comes inside must leave this list (and the docs); none is ever dropped from the suite.
 const std::map<std::string, std::string> kOutside = {
-    {"litgpt-gemma-2b-4xa10g-fsdp-full",
-     "FSDP1's root flat parameter (embedding and head gathered together, not resharded after "
-     "forward) and its gradient pieces; FSDP units here hold the embedding and head apart"},
     {"torchtune-llama2-7b-4x4090-fsdp",
      "which statistic is published is unknown (reserved under FSDP's all-gather churn?)"},
     {"torchtune-llama3.2-3b-a100-packed-ac",
