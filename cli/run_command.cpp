@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "cli/phase_progress.hpp"
 #include "cli/summary.hpp"
@@ -23,13 +24,36 @@ struct RunArgs {
   std::vector<std::string> overrides;
   std::string json_out;
   std::string trace_out;
+  std::string trace_ranks;           // "0-7,512"
+  std::string trace_from, trace_to;  // simulated times, e.g. "1.5s"
   std::string network;
   bool reproducible = false;
   bool strict = false;
   std::string max_memory;  // a size ("8GB"); empty: half of the machine's RAM
 };
 
+// --trace-ranks/--trace-from/--trace-to, checked for their form before the run.
+engine::TraceFilter trace_filter(const RunArgs& a) {
+  engine::TraceFilter f;
+  try {
+    if (!a.trace_ranks.empty()) f.ranks = models::parse_rank_list(a.trace_ranks);
+  } catch (const std::exception& e) {
+    throw BadInput("--trace-ranks " + a.trace_ranks + ": " + e.what());
+  }
+  for (const auto& [text, flag, time] : {std::tuple{a.trace_from, "--trace-from", &f.from},
+                                         std::tuple{a.trace_to, "--trace-to", &f.to}}) {
+    if (text.empty()) continue;
+    try {
+      *time = models::parse_time(text);
+    } catch (const std::exception& e) {
+      throw BadInput(std::string(flag) + " " + text + ": " + e.what());
+    }
+  }
+  return f;
+}
+
 int run(const RunArgs& a) {
+  const engine::TraceFilter filter = trace_filter(a);
   // Check the outputs before a long simulation rather than after it: here against the scenario
   // file, in predict() again against every input once the scenario is loaded.
   models::RunRequest request;
@@ -69,6 +93,12 @@ int run(const RunArgs& a) {
   const models::Prediction p = models::predict(request);
   progress.done();
 
+  // A rank the run does not have is bad input, found before anything is written.
+  try {
+    models::check_trace_filter(p, filter);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(std::string("--trace-ranks/--trace-from/--trace-to: ") + e.what());
+  }
   print_summary(std::cout, p.scenario, p.output.result);
   // What was printed goes first when an output is standard output too (--json /dev/stdout).
   std::cout.flush();
@@ -78,7 +108,7 @@ int run(const RunArgs& a) {
     std::cout << "  result JSON: " << a.json_out << "\n";
   }
   if (!a.trace_out.empty()) {
-    models::write_trace(p, a.trace_out, progress.callback());
+    models::write_trace(p, a.trace_out, progress.callback(), filter);
     progress.done();
     std::cout << "  trace: " << a.trace_out << " (open it in https://ui.perfetto.dev)\n";
   }
@@ -98,7 +128,18 @@ void add_run_command(CLI::App& app, Action& action) {
                   "Override a key by its path, e.g. --set parallel.tp=4 (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--json", args->json_out, "Write the result JSON here");
-  cmd->add_option("--trace", args->trace_out, "Write a Chrome/Perfetto trace here");
+  CLI::Option* trace = cmd->add_option(
+      "--trace", args->trace_out,
+      "Write a trace here: Perfetto's protobuf format for *.pftrace (any size), Chrome JSON else");
+  cmd->add_option("--trace-ranks", args->trace_ranks,
+                  "Keep only these ranks in the trace, e.g. 0-7,512")
+      ->needs(trace);
+  cmd->add_option("--trace-from", args->trace_from,
+                  "Keep only what runs from this simulated time on, e.g. 1.5s")
+      ->needs(trace);
+  cmd->add_option("--trace-to", args->trace_to,
+                  "Keep only what runs until this simulated time, e.g. 2s")
+      ->needs(trace);
   cmd->add_option("--network", args->network, "Network model (overrides simulation.network_model)")
       ->check(CLI::IsMember(engine::network_model_names()));
   cmd->add_flag("--reproducible", args->reproducible,

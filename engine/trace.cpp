@@ -31,9 +31,11 @@ class Writer {
   bool first_ = true;
 };
 
-void write_metadata(Writer& w, const Schedule& s, std::uint32_t network_pid) {
+void write_metadata(Writer& w, const Schedule& s, std::uint32_t network_pid,
+                    const TraceFilter& filter) {
   for (std::uint32_t r = 0; r < s.num_ranks; ++r) {
-    if (!s.simulated(r)) continue;  // folded: its lanes would be those of its mirror
+    // Folded: its lanes would be those of its mirror.
+    if (!s.simulated(r) || !filter.keeps_rank(r)) continue;
     w.event({{"name", "process_name"},
              {"ph", "M"},
              {"pid", r},
@@ -81,13 +83,15 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
                  const TraceOptions& options) {
   Writer w(out);
   const std::uint32_t network_pid = s.num_ranks;
-  write_metadata(w, s, network_pid);
+  const TraceFilter& filter = options.filter;
+  write_metadata(w, s, network_pid, filter);
 
   constexpr OpId kReportEvery = 65'536;
   for (OpId id = 0; id < s.ops.size(); ++id) {
     if (options.progress && id % kReportEvery == 0)
       options.progress(static_cast<double>(id) / static_cast<double>(s.ops.size()));
     const Op& op = s.ops[id];
+    if (!filter.keeps_rank(op.rank) || !filter.keeps_time(tl.start[id], tl.end[id])) continue;
     w.event({{"name", s.label(op)},
              {"cat", to_string(op.category)},
              {"ph", "X"},
@@ -102,9 +106,15 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
   std::uint64_t flow_id = 0;
   for (const auto& inst : matched.instances) {
     if (inst.group != kNone) continue;
-    const Op& snd = s.ops[matched.ops[inst.ops_begin]];
+    const OpId snd_id = matched.ops[inst.ops_begin];
+    const Op& snd = s.ops[snd_id];
     const OpId rcv_id = matched.ops[inst.ops_begin + 1];
     const Op& rcv = s.ops[rcv_id];
+    // An arrow needs both its slices in the trace.
+    if (!filter.keeps_rank(snd.rank) || !filter.keeps_rank(rcv.rank) ||
+        !filter.keeps_time(tl.start[snd_id], tl.end[snd_id]) ||
+        !filter.keeps_time(tl.start[rcv_id], tl.end[rcv_id]))
+      continue;
     const auto cat = to_string(snd.category);
     w.event({{"name", "p2p"},
              {"cat", cat},
@@ -128,7 +138,7 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
   for (LinkId l : options.counter_links)
     wanted[l] = true;
   for (const LinkRateSample& sample : tl.link_rates) {
-    if (!wanted[sample.link]) continue;
+    if (!wanted[sample.link] || !filter.keeps_time(sample.time, sample.time)) continue;
     const double capacity = topo.link(sample.link).bandwidth.bytes_per_second();
     w.event({{"name", "util " + topo.link(sample.link).name},
              {"ph", "C"},
@@ -136,13 +146,17 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
              {"pid", network_pid},
              {"args", {{"utilization", sample.bytes_per_second / capacity}}}});
   }
-  for (const CounterTrack& track : options.counters)
-    for (const auto& [time, value] : track.points)
+  for (const CounterTrack& track : options.counters) {
+    if (track.pid != network_pid && !filter.keeps_rank(track.pid)) continue;
+    for (const auto& [time, value] : track.points) {
+      if (!filter.keeps_time(time, time)) continue;
       w.event({{"name", track.name},
                {"ph", "C"},
                {"ts", micros(time)},
                {"pid", track.pid},
                {"args", {{track.series, value}}}});
+    }
+  }
   w.close();
   if (options.progress) options.progress(1.0);
 }

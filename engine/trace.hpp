@@ -4,6 +4,7 @@
 // counters in a separate "network" process, and any other counter tracks the caller gives.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -25,12 +26,25 @@ struct CounterTrack {
   std::vector<std::pair<Time, double>> points;
 };
 
+// The part of a run a trace keeps (--trace-ranks, --trace-from, --trace-to): the ops of the
+// listed ranks (every rank when empty) that overlap [from, to], counters inside [from, to].
+struct TraceFilter {
+  std::vector<Rank> ranks;  // sorted, unique
+  Time from = Time::zero();
+  Time to = Time::max();
+  bool keeps_rank(Rank r) const {
+    return ranks.empty() || std::binary_search(ranks.begin(), ranks.end(), r);
+  }
+  bool keeps_time(Time start, Time end) const { return end >= from && start <= to; }
+};
+
 struct TraceOptions {
   std::vector<LinkId> counter_links;  // links whose utilization becomes a counter track
   std::vector<CounterTrack> counters;
   // Share of the ops written (0..1), every 65,536 ops and at the end: a 10 M-op trace takes
   // minutes, and a front end must show that it is still working. May be empty.
   std::function<void(double)> progress;
+  TraceFilter filter;
 };
 
 void write_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,

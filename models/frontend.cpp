@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 
@@ -10,6 +11,7 @@
 #include "engine/trace.hpp"
 #include "models/hardware.hpp"
 #include "models/model_spec.hpp"
+#include "models/perfetto/perfetto_trace.hpp"
 #include "models/result_json.hpp"
 
 namespace clustersim::models {
@@ -110,9 +112,67 @@ void write_trace(const Prediction& p, const std::string& path) {
   write_trace(p, path, {});
 }
 
-void write_trace(const Prediction& p, const std::string& path, const ProgressFn& progress) {
+bool is_perfetto_path(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".pftrace" || ext == ".perfetto-trace";
+}
+
+std::vector<engine::Rank> parse_rank_list(std::string_view text) {
+  auto number = [&](std::string_view part, std::string_view whole) {
+    engine::Rank v = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size())
+      throw std::invalid_argument("'" + std::string(whole) +
+                                  "' is not a rank or a range of ranks (e.g. 0-7,512)");
+    return v;
+  };
+  std::vector<engine::Rank> ranks;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string_view part = text.substr(begin, comma - begin);
+    const std::size_t dash = part.find('-');
+    const engine::Rank first = number(part.substr(0, dash), part);
+    const engine::Rank last =
+        dash == std::string_view::npos ? first : number(part.substr(dash + 1), part);
+    if (last < first)
+      throw std::invalid_argument("'" + std::string(part) + "': a range goes from low to high");
+    // Bounded: a rank past the run's is refused by check_trace_filter, this keeps the list small.
+    if (last - first >= (1u << 24))
+      throw std::invalid_argument("'" + std::string(part) + "': at most 16,777,216 ranks");
+    for (engine::Rank r = first;; ++r) {
+      ranks.push_back(r);
+      if (r == last) break;
+    }
+    begin = comma + 1;
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+void check_trace_filter(const Prediction& p, const engine::TraceFilter& filter) {
+  const engine::Schedule& s = p.output.built.schedule;
+  for (engine::Rank r : filter.ranks) {
+    if (r >= s.num_ranks)
+      throw std::invalid_argument("rank " + std::to_string(r) + " does not exist: the run has " +
+                                  std::to_string(s.num_ranks) + " (0 to " +
+                                  std::to_string(s.num_ranks - 1) + ")");
+    if (!s.simulated(r))
+      throw std::invalid_argument(
+          "rank " + std::to_string(r) + " was folded onto rank " + std::to_string(s.mirror[r]) +
+          " (simulation.fold): trace that rank, or run with --set simulation.fold=none");
+  }
+  if (filter.from > filter.to)
+    throw std::invalid_argument("the window ends before it starts (--trace-from after --trace-to)");
+}
+
+void write_trace(const Prediction& p, const std::string& path, const ProgressFn& progress,
+                 const engine::TraceFilter& filter) {
   check_output_path(path, p.scenario.inputs, "trace");
+  check_trace_filter(p, filter);
   engine::TraceOptions trace;
+  trace.filter = filter;
   if (progress) trace.progress = [&progress](double f) { progress("writing trace", f); };
   trace.counter_links = p.output.result.busiest_link_ids;
   const auto& memory = p.output.result.memory;
@@ -122,8 +182,13 @@ void write_trace(const Prediction& p, const std::string& path, const ProgressFn&
       track.points.emplace_back(engine::Time::from_seconds(point.time_s), point.bytes);
     trace.counters.push_back(std::move(track));
   }
+  const bool perfetto = is_perfetto_path(path);
   engine::write_file_atomically(path, [&](std::ostream& os) {
-    engine::write_trace(os, p.output.built.schedule, p.output.timeline, p.output.topology, trace);
+    if (perfetto)
+      write_perfetto_trace(os, p.output.built.schedule, p.output.timeline, p.output.topology,
+                           trace);
+    else
+      engine::write_trace(os, p.output.built.schedule, p.output.timeline, p.output.topology, trace);
   });
 }
 

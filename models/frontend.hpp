@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/trace.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
 
@@ -72,9 +73,20 @@ void check_output_paths(const std::vector<std::pair<std::string, std::string>>& 
 
 // Write atomically (engine/io/atomic_file.hpp), after check_output_path.
 void write_result_json(const Prediction& prediction, const std::string& path, bool reproducible);
+// A path ending in .pftrace or .perfetto-trace gets Perfetto's protobuf format (models/perfetto),
+// any other the Chrome trace JSON (engine/trace.hpp).
 void write_trace(const Prediction& prediction, const std::string& path);
-// The same, reporting phase "writing trace" with the share of its ops written.
-void write_trace(const Prediction& prediction, const std::string& path, const ProgressFn& progress);
+// The same, reporting phase "writing trace" with the share of its ops written, keeping what
+// `filter` keeps (check_trace_filter first).
+void write_trace(const Prediction& prediction, const std::string& path, const ProgressFn& progress,
+                 const engine::TraceFilter& filter = {});
+bool is_perfetto_path(const std::string& path);
+// "0-7,512" -> {0, ..., 7, 512}, sorted, each once. Throws std::invalid_argument saying which
+// part is not a rank or a range a-b with a <= b.
+std::vector<engine::Rank> parse_rank_list(std::string_view text);
+// Throws std::invalid_argument when `filter` names a rank the run does not have, or one folded
+// onto another (simulation.fold), or an empty window (from > to).
+void check_trace_filter(const Prediction& prediction, const engine::TraceFilter& filter);
 
 // What write_result_json writes, as text: for front ends that keep the result in memory (the
 // Python module parses it into a dict, so its keys are the result JSON's by construction).

@@ -309,7 +309,10 @@ void MainWindow::choose_and_export_view(const QString& filter) {
 void MainWindow::choose_and_write_run(bool trace) {
   if (!current_) return;
   const QString path = QFileDialog::getSaveFileName(
-      this, trace ? tr("Write trace") : tr("Write result JSON"), {}, tr("JSON (*.json)"));
+      this, trace ? tr("Write trace") : tr("Write result JSON"), {},
+      // The extension picks the trace's format (models::write_trace).
+      trace ? tr("Perfetto trace, any size (*.pftrace);;Chrome trace JSON (*.json)")
+            : tr("JSON (*.json)"));
   if (path.isEmpty()) return;
   try {
     // The front-end API refuses an input of the scenario as an output, and writes atomically.
