@@ -191,7 +191,10 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
                             calibration.collectives, topology);
     check_gpu_match(sc, calibration, options.strict, calibration_notes);
   }
-  RunOutput out{std::move(topology), build_schedule(sc, fold), {}, {}};
+  RunOutput out{std::move(topology),
+                build_schedule(sc, fold, [&](double f) { phase("building", f); }),
+                {},
+                {}};
   engine::NetworkOptions network_options;
   network_options.simgrid = sc.simulation.simgrid;
   auto network = engine::make_network_model(

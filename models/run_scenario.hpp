@@ -21,7 +21,7 @@ namespace clustersim::models {
 
 // Progress of a run: the phase ("loading", "building", "simulating", "metrics", and "writing
 // trace" from write_trace) and the fraction of it done (0..1), or kUnknownFraction where the
-// phase cannot tell (building reports only its start). Front ends render it; it must be cheap.
+// phase cannot tell (the set-up before building). Front ends render it; it must be cheap.
 using ProgressFn = std::function<void(std::string_view phase, double fraction)>;
 inline constexpr double kUnknownFraction = -1.0;
 // Thrown when a run's cancel flag was set.

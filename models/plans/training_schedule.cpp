@@ -92,9 +92,12 @@ class PlanComposer {
     }
   }
 
-  engine::Schedule build() {
+  // `progress`, when set, gets the share of the ranks' op lists built (0..1) after each rank.
+  engine::Schedule build(const std::function<void(double)>& progress) {
     const int world = layout_.world_size();
     const std::size_t simulated = b_.peek().simulated_ranks();
+    const double total = static_cast<double>(simulated) * iterations_;
+    double done = 0;
     optimizer_.assign(static_cast<std::size_t>(world), engine::kNone);
     for (int it = 0; it < iterations_; ++it)
       for (int r = 0; r < world; ++r) {
@@ -107,6 +110,7 @@ class PlanComposer {
           b_.reserve(
               b_.size() * simulated * static_cast<std::size_t>(iterations_) * 11 / 10,
               b_.peek().deps.size() * simulated * static_cast<std::size_t>(iterations_) * 11 / 10);
+        if (progress) progress(++done / total);
       }
     out_.buckets = data_parallel_->reported_buckets();
     return std::move(b_).finish();
@@ -220,12 +224,13 @@ class PlanComposer {
 
 }  // namespace
 
-BuiltSchedule build_schedule(const Scenario& sc, bool fold_data_parallel) {
+BuiltSchedule build_schedule(const Scenario& sc, bool fold_data_parallel,
+                             const std::function<void(double)>& progress) {
   BuiltSchedule out;
   out.layers = expand_model(sc.model, std::max(1, sc.training.seq_len));
   out.partition = partition_layers(sc.parallel, out.layers);
   PlanComposer composer(sc, out, fold_data_parallel);
-  out.schedule = composer.build();
+  out.schedule = composer.build(progress);
   return out;
 }
 

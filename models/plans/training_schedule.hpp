@@ -1,6 +1,7 @@
 // Turns a scenario into the per-rank op graphs of the schedule IR (DESIGN.md "Data flow").
 #pragma once
 
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -27,7 +28,9 @@ struct BuiltSchedule {
 // its tp, cp, ep and pp coordinates (docs/performance.md "Folding"): every replica runs the same
 // ops with the same costs, so where communication costs do not depend on other traffic the
 // prediction is the unfolded one. The executor replays every rank and never folds.
-BuiltSchedule build_schedule(const Scenario& scenario, bool fold_data_parallel = false);
+// `progress`, when set, gets the share of the ranks built (0..1) as the build goes.
+BuiltSchedule build_schedule(const Scenario& scenario, bool fold_data_parallel = false,
+                             const std::function<void(double)>& progress = {});
 
 // Whether every data-parallel replica provably sees links identical to replica 0's: NVSwitch
 // nodes (with one NIC per GPU when there are several nodes) on one fabric switch. On a fat tree

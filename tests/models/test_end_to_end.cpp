@@ -97,6 +97,24 @@ TEST(EndToEnd, AFoldedRunGivesTheFiguresOfTheWholeRunUnderTheAnalyticalModel) {
   }
 }
 
+// Progress (issue 10): after the set-up (unknown share), the build reports the share of ranks whose
+// ops are built, k/8 for the 8 ranks of a PCIe server (no folding there), before the simulation.
+TEST(EndToEnd, TheBuildPhaseReportsItsShareOfRanks) {
+  std::vector<std::pair<std::string, double>> seen;
+  RunOptions options;
+  options.network = "analytical";
+  options.progress = [&](std::string_view phase, double f) { seen.emplace_back(phase, f); };
+  run_scenario(load_scenario(kScenarios + "llama2-7b-pcie-pp4.yaml"), options);
+  std::vector<double> building;
+  for (const auto& [phase, f] : seen) {
+    if (phase == "simulating") break;
+    if (phase == "building" && f != kUnknownFraction) building.push_back(f);
+  }
+  ASSERT_EQ(building.size(), 8u);
+  for (std::size_t k = 0; k < building.size(); ++k)
+    EXPECT_DOUBLE_EQ(building[k], static_cast<double>(k + 1) / 8);
+}
+
 // A pipeline stage holds only its own layers' parameters. By hand: 4 layers of 1e6 parameters on
 // pp = 2 stages of one GPU each (dp = 1) put 2 layers = 2e6 parameters on each GPU: weights and
 // gradients 2e6 × 2 B (bf16) = 4e6 B each, Adam state 2e6 × 12 B (m, v and an fp32 master copy;
