@@ -72,10 +72,13 @@ void ShardedDataParallel::build_units() {
       if (order_[g].empty() || order_[g].back() != index) order_[g].push_back(index);
     }
     auto& order = order_[g];
-    order.erase(std::unique(order.begin(), order.end()), order.end());
     if (root_[g] >= 0)  // the root reappears at the head: keep its first place only
       order.erase(std::remove(order.begin() + 1, order.end(), root_[g]), order.end());
   }
+  // The memory model asks for these per layer of every walk: sized once, per pipeline stage.
+  sizes_.clear();
+  for (int stage = 0; stage < ctx_.parallel.pp; ++stage)
+    sizes_.push_back(measure_units(stage));
 }
 
 // The unit `steps` places after unit `u` in this direction's order of first use (-1 if none).
@@ -343,7 +346,7 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   // Gathered units in flight: the one computing plus the prefetched ones (the whole model stays
   // gathered between forward and backward without resharding); a root unit stays gathered
   // through the iteration.
-  const UnitSizes sizes = unit_sizes(stage);
+  const UnitSizes& sizes = sizes_[static_cast<std::size_t>(stage)];
   const double gathered =
       p.fsdp.reshard_after_forward
           ? sizes.root +
@@ -353,7 +356,7 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   return m;
 }
 
-ShardedDataParallel::UnitSizes ShardedDataParallel::unit_sizes(int stage) const {
+ShardedDataParallel::UnitSizes ShardedDataParallel::measure_units(int stage) const {
   UnitSizes s;
   for (int c = 0; c < ctx_.parallel.virtual_stages; ++c) {
     const auto g = static_cast<std::size_t>(c * ctx_.parallel.pp + stage);
@@ -382,7 +385,7 @@ ShardedDataParallel::UnitSizes ShardedDataParallel::unit_sizes(int stage) const 
 // root's).
 double ShardedDataParallel::backward_gradient_buffers(int stage, int layer) const {
   if (!full_) return 0;
-  const UnitSizes s = unit_sizes(stage);
+  const UnitSizes& s = sizes_[static_cast<std::size_t>(stage)];
   const double at_root_end = 2 * s.root;
   const double head_waiting = s.root - s.root_first_layer + s.largest;
   const bool root_end = s.root > 0 && layer == s.root_first;

@@ -80,7 +80,7 @@ class ShardedDataParallel final : public DataParallelStrategy {
     double root = 0, root_first_layer = 0, largest = 0;
     int root_first = -1;
   };
-  UnitSizes unit_sizes(int stage) const;
+  UnitSizes measure_units(int stage) const;
 
   DataParallel kind_;
   const PlanContext& ctx_;
@@ -93,6 +93,7 @@ class ShardedDataParallel final : public DataParallelStrategy {
   std::vector<std::vector<int>> unit_of_layer_;  // by global chunk: layer -> unit, via position
   std::vector<int> root_;                        // by global chunk: the root unit, or -1
   std::vector<std::vector<int>> order_;          // by global chunk: units in forward order of use
+  std::vector<UnitSizes> sizes_;                 // by pipeline stage
   // Per rank, reset by begin_rank.
   engine::Rank rank_ = 0;
   int stage_ = 0;
