@@ -89,8 +89,13 @@ void write_file_atomically(const std::string& path,
     return;
   }
   fs::path target(path);
-  // A link stays a link: the file it points to is replaced.
-  if (fs::is_symlink(target, ec)) target = fs::weakly_canonical(target, ec);
+  // A link stays a link: the file it points to is replaced, or created when the link dangles
+  // (weakly_canonical would stop at a dangling link and rename over the link itself). Chains
+  // are followed as far as the kernel's own limit of 40 links.
+  for (int hops = 0; hops < 40 && fs::is_symlink(target, ec); ++hops) {
+    const fs::path to = fs::read_symlink(target, ec);
+    target = to.is_absolute() ? to : target.parent_path() / to;
+  }
   const auto status = fs::status(target, ec);
   if (fs::is_directory(status)) throw std::runtime_error(path + ": is a directory");
   if (fs::exists(status) && !fs::is_regular_file(status)) {

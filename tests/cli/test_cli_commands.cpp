@@ -117,6 +117,12 @@ TEST(Cli, OutputsNeverReplaceDevicesPipesOrLinks) {
   EXPECT_EQ(o.code, 0) << o.err;
   EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
   EXPECT_EQ(json::parse(read_file(real))["scenario"], "tiny");
+  // A dangling link too: the file it names is created, the link stays.
+  fs::create_symlink(dir / "later.json", dir / "dangling.json");
+  o = run_cli({"run", scenario.string(), "--json", (dir / "dangling.json").string()}, dir);
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(fs::is_symlink(dir / "dangling.json"));
+  EXPECT_EQ(json::parse(read_file(dir / "later.json"))["scenario"], "tiny");
   // A FIFO is written into, not replaced: a reader on the other end gets the JSON.
   const fs::path fifo = dir / "pipe.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
