@@ -1,6 +1,7 @@
 #include "engine/topology.hpp"
 
 #include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
@@ -32,6 +33,34 @@ std::uint64_t mix(std::uint64_t x) {
 }
 }  // namespace
 
+namespace {
+struct EdgeProps {
+  LinkId link = 0;
+};
+using AdjacencyList = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
+                                            boost::no_property, EdgeProps>;
+}  // namespace
+
+struct Topology::Graph {
+  AdjacencyList list;
+};
+
+Topology::Topology() : graph_(std::make_unique<Graph>()) {}
+Topology::~Topology() = default;
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+Topology::Topology(const Topology& other)
+    : graph_(std::make_unique<Graph>(*other.graph_)),
+      vertices_(other.vertices_),
+      links_(other.links_),
+      gpus_(other.gpus_),
+      num_nodes_(other.num_nodes_),
+      collective_hw_(other.collective_hw_) {}  // the route caches refill on demand
+Topology& Topology::operator=(const Topology& other) {
+  if (this != &other) *this = Topology(other);
+  return *this;
+}
+
 std::string_view to_string(VertexKind k) {
   return kVertexKindNames.name(k);
 }
@@ -41,7 +70,7 @@ std::string_view to_string(LinkKind k) {
 }
 
 VertexId Topology::add_vertex(VertexKind kind, std::string name, int node) {
-  const auto v = static_cast<VertexId>(boost::add_vertex(graph_));
+  const auto v = static_cast<VertexId>(boost::add_vertex(graph_->list));
   vertices_.push_back({kind, std::move(name), node});
   if (node + 1 > num_nodes_) num_nodes_ = node + 1;
   return v;
@@ -63,7 +92,7 @@ LinkId Topology::add_directed_link(VertexId src, VertexId dst, Bandwidth bandwid
   const auto id = static_cast<LinkId>(links_.size());
   links_.push_back(
       {src, dst, bandwidth, latency, kind, vertices_[src].name + "->" + vertices_[dst].name});
-  boost::add_edge(src, dst, EdgeProps{id}, graph_);
+  boost::add_edge(src, dst, EdgeProps{id}, graph_->list);
   hops_cache_.clear();
   route_cache_.clear();
   nic_cache_.clear();
@@ -118,7 +147,7 @@ const Topology::Distances& Topology::distances_to(VertexId dst) const {
   hops.assign(vertices_.size(), kUnreached);
   hops[dst] = 0;
   // Search backwards from dst; GPUs other than dst are leaves: reached, never expanded.
-  const auto reversed = boost::make_reverse_graph(graph_);
+  const auto reversed = boost::make_reverse_graph(graph_->list);
   const boost::filtered_graph<decltype(reversed), boost::keep_all, RoutableVertex> routable(
       reversed, boost::keep_all(), RoutableVertex{&vertices_, dst});
   boost::breadth_first_search(routable, dst,
@@ -127,8 +156,8 @@ const Topology::Distances& Topology::distances_to(VertexId dst) const {
   // A GPU source is one hop beyond its best non-GPU neighbour.
   for (VertexId g : gpus_) {
     if (g == dst) continue;
-    for (auto [e, end] = boost::out_edges(g, graph_); e != end; ++e) {
-      const auto next = boost::target(*e, graph_);
+    for (auto [e, end] = boost::out_edges(g, graph_->list); e != end; ++e) {
+      const auto next = boost::target(*e, graph_->list);
       if (hops[next] != kUnreached && (next == dst || vertices_[next].kind != VertexKind::gpu))
         hops[g] = std::min(hops[g], hops[next] + 1);
     }
@@ -161,10 +190,10 @@ const Topology::Distances& Topology::distances_to(VertexId dst) const {
   d.widest.assign(vertices_.size(), 0);
   d.widest[dst] = unbounded_rank_;
   for (VertexId v : order)
-    for (auto [e, end] = boost::out_edges(v, graph_); e != end; ++e) {
-      const auto next = static_cast<VertexId>(boost::target(*e, graph_));
+    for (auto [e, end] = boost::out_edges(v, graph_->list); e != end; ++e) {
+      const auto next = static_cast<VertexId>(boost::target(*e, graph_->list));
       if (!on_shortest_path(d.hops, v, next, dst)) continue;
-      const std::uint16_t width = width_rank_[graph_[*e].link];
+      const std::uint16_t width = width_rank_[graph_->list[*e].link];
       d.widest[v] = std::max(d.widest[v], std::min(width, d.widest[next]));
     }
   return hops_cache_.emplace(dst, std::move(d)).first->second;
@@ -199,14 +228,14 @@ std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
     // (insertion) order.
     LinkId chosen = 0;
     std::uint32_t candidates = 0;
-    for (auto [e, end] = boost::out_edges(at, graph_); e != end; ++e) {
-      const auto next = static_cast<VertexId>(boost::target(*e, graph_));
+    for (auto [e, end] = boost::out_edges(at, graph_->list); e != end; ++e) {
+      const auto next = static_cast<VertexId>(boost::target(*e, graph_->list));
       if (!on_shortest_path(hops, at, next, to)) continue;
-      const std::uint16_t width = link_width_rank(graph_[*e].link);
+      const std::uint16_t width = link_width_rank(graph_->list[*e].link);
       if (std::min(width, dist.widest[next]) != dist.widest[at]) continue;
       ++candidates;
       // Reservoir choice driven by the hash keeps the pick uniform and deterministic.
-      if (h % candidates == 0) chosen = graph_[*e].link;
+      if (h % candidates == 0) chosen = graph_->list[*e].link;
       h = mix(h);
     }
     path.push_back(chosen);

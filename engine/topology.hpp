@@ -7,8 +7,8 @@
 // (source, destination) picks one, like ECMP. Routes are computed lazily and cached.
 #pragma once
 
-#include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -86,6 +86,13 @@ struct LinkInfo {
 
 class Topology {
  public:
+  Topology();
+  ~Topology();
+  Topology(const Topology& other);
+  Topology& operator=(const Topology& other);
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+
   VertexId add_vertex(VertexKind kind, std::string name, int node);
   // A GPU endpoint; endpoints are numbered 0, 1, ... in the order they are added.
   EndpointId add_gpu(std::string name, int node);
@@ -120,11 +127,9 @@ class Topology {
   Bandwidth route_bandwidth(EndpointId src, EndpointId dst) const;  // its narrowest link
 
  private:
-  struct EdgeProps {
-    LinkId link = 0;
-  };
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
-                                      boost::no_property, EdgeProps>;
+  // The Boost.Graph adjacency list, defined in topology.cpp: its header costs two seconds of
+  // parsing in every file that includes this one (docs/performance.md "Build time").
+  struct Graph;
 
   // Towards one destination: every vertex's hop count (kFar: unreached) and the widest
   // bottleneck over its shortest paths, as a width rank (link_width_rank). Three bytes per
@@ -142,7 +147,7 @@ class Topology {
   // bottlenecks compare as small integers, exactly as the bandwidths they stand for.
   std::uint16_t link_width_rank(LinkId l) const;
 
-  Graph graph_;
+  std::unique_ptr<Graph> graph_;
   std::vector<VertexInfo> vertices_;
   std::vector<LinkInfo> links_;
   std::vector<VertexId> gpus_;
