@@ -89,7 +89,7 @@ void run_interruptibly(const std::function<void(const std::atomic<bool>& cancel)
 // What clustersim.run() needs back: the result JSON's text and, when asked for, the timeline.
 py::tuple run(const std::string& scenario, const std::optional<std::string>& text,
               const std::vector<std::string>& overrides, const std::optional<std::string>& network,
-              bool with_timeline, const std::optional<std::string>& json_out,
+              int timeline_mode, const std::optional<std::string>& json_out,
               const std::optional<std::string>& trace_out, bool reproducible) {
   if (network) {
     const std::vector<std::string> allowed = engine::network_model_names();
@@ -119,7 +119,8 @@ py::tuple run(const std::string& scenario, const std::optional<std::string>& tex
     if (trace_out) models::write_trace(*prediction, *trace_out);
   });
   py::object timeline = py::none();
-  if (with_timeline) timeline = python::timeline_columns(*prediction);
+  // 0: none, 1: lists, 2: NumPy arrays (clustersim/__init__.py decides, NumPy importable).
+  if (timeline_mode > 0) timeline = python::timeline_columns(*prediction, timeline_mode == 2);
   return py::make_tuple(models::result_json_text(*prediction, reproducible), timeline);
 }
 

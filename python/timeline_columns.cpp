@@ -1,5 +1,8 @@
 #include "python/timeline_columns.hpp"
 
+#include <pybind11/numpy.h>
+
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -7,12 +10,42 @@ namespace clustersim::python {
 
 namespace py = pybind11;
 
-py::dict timeline_columns(const models::Prediction& prediction) {
+namespace {
+
+// A numeric column: a NumPy array of T, written in place, or a list of Python numbers.
+template <typename T>
+class NumericColumn {
+ public:
+  NumericColumn(std::size_t n, bool numpy) : numpy_(numpy) {
+    if (numpy)
+      array_ = py::array_t<T>(static_cast<py::ssize_t>(n));
+    else
+      list_ = py::list(n);
+  }
+  void set(std::size_t i, T value) {
+    if (numpy_)
+      array_.mutable_data()[i] = value;
+    else
+      list_[i] = value;
+  }
+  py::object object() const { return numpy_ ? py::object(array_) : py::object(list_); }
+
+ private:
+  bool numpy_;
+  py::array_t<T> array_;
+  py::list list_;
+};
+
+}  // namespace
+
+py::dict timeline_columns(const models::Prediction& prediction, bool numpy) {
   const engine::Schedule& schedule = prediction.output.built.schedule;
   const engine::Timeline& timeline = prediction.output.timeline;
   const std::size_t n = schedule.ops.size();
-  py::list rank(n), stream(n), kind(n), category(n), label(n), start_s(n), end_s(n), flops(n),
-      bytes(n), group(n), peer(n);
+  py::list stream(n), kind(n), category(n), label(n), group(n);
+  NumericColumn<std::int64_t> rank(n, numpy), peer(n, numpy);
+  NumericColumn<double> start_s(n, numpy), end_s(n, numpy), flops(n, numpy);
+  NumericColumn<std::uint64_t> bytes(n, numpy);
   // Repeated strings become one Python object each, not one per op.
   auto interned = [](std::vector<py::object>& cache, std::size_t index, std::string_view text) {
     if (cache.size() <= index) cache.resize(index + 1);
@@ -23,35 +56,35 @@ py::dict timeline_columns(const models::Prediction& prediction) {
   const py::object no_group = py::str("");
   for (std::size_t i = 0; i < n; ++i) {
     const engine::Op& op = schedule.ops[i];
-    rank[i] = op.rank;
+    rank.set(i, op.rank);
     stream[i] = interned(streams, op.stream, schedule.stream_names[op.stream]);
     kind[i] = interned(kinds, static_cast<std::size_t>(op.kind), engine::to_string(op.kind));
     category[i] =
         interned(categories, static_cast<std::size_t>(op.category), engine::to_string(op.category));
     label[i] = schedule.label(op);
-    start_s[i] = timeline.start[i].seconds();
-    end_s[i] = timeline.end[i].seconds();
-    flops[i] = op.kind == engine::OpKind::compute ? op.flops : 0.0;
-    bytes[i] = op.bytes;
+    start_s.set(i, timeline.start[i].seconds());
+    end_s.set(i, timeline.end[i].seconds());
+    flops.set(i, op.kind == engine::OpKind::compute ? op.flops : 0.0);
+    bytes.set(i, op.bytes);
     const bool collective = op.kind == engine::OpKind::collective;
     const bool point_to_point = op.kind == engine::OpKind::send || op.kind == engine::OpKind::recv;
     group[i] = collective
                    ? interned(groups, op.group_or_peer, schedule.groups[op.group_or_peer].name)
                    : no_group;
-    peer[i] = point_to_point ? static_cast<long>(op.group_or_peer) : -1L;
+    peer.set(i, point_to_point ? static_cast<std::int64_t>(op.group_or_peer) : -1);
   }
   py::dict columns;
-  columns["rank"] = rank;
+  columns["rank"] = rank.object();
   columns["stream"] = stream;
   columns["kind"] = kind;
   columns["category"] = category;
   columns["label"] = label;
-  columns["start_s"] = start_s;
-  columns["end_s"] = end_s;
-  columns["flops"] = flops;
-  columns["bytes"] = bytes;
+  columns["start_s"] = start_s.object();
+  columns["end_s"] = end_s.object();
+  columns["flops"] = flops.object();
+  columns["bytes"] = bytes.object();
   columns["group"] = group;
-  columns["peer"] = peer;
+  columns["peer"] = peer.object();
   return columns;
 }
 

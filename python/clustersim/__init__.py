@@ -39,6 +39,25 @@ def _overrides(values):
     return [f"{key}={_yaml_value(value)}" for key, value in values.items()]
 
 
+def _timeline_mode(timeline):
+    """0: no timeline, 1: lists, 2: NumPy arrays (the native module's codes)."""
+    if timeline is None or timeline is False:
+        return 0
+    if isinstance(timeline, str):
+        if timeline == "lists":
+            return 1
+        if timeline == "numpy":
+            import numpy  # noqa: F401  (ImportError names what is missing)
+            return 2
+    elif timeline is True:
+        try:
+            import numpy  # noqa: F401
+            return 2
+        except ImportError:
+            return 1
+    raise ValueError("timeline: True, False, 'numpy' or 'lists', got " + repr(timeline))
+
+
 def run(scenario, set=None, network=None, timeline=True, json_out=None, trace_out=None,
         reproducible=False):
     """Simulate one scenario and return its result as a dict.
@@ -47,7 +66,10 @@ def run(scenario, set=None, network=None, timeline=True, json_out=None, trace_ou
         structure; relative paths in it are taken from the current directory).
     set: overrides by key path, as `clustersim run --set`: {"parallel.tp": 4}.
     network: "analytical", "flow", "simgrid" or "ideal" (replaces simulation.network_model).
-    timeline: add "timeline", the per-op timeline as a dict of equal-length lists.
+    timeline: add "timeline", the per-op timeline as a dict of equal-length columns: with
+        True, the numeric ones (rank, start_s, end_s, flops, bytes, peer) are NumPy arrays where
+        NumPy is installed and lists where it is not; "numpy" insists on arrays (ImportError
+        without NumPy), "lists" on lists; False leaves it out.
     json_out, trace_out: also write the result JSON / the Chrome trace there (atomically).
     reproducible: simulator.wall_s reads 0, so identical inputs give identical results.
 
@@ -63,7 +85,7 @@ def run(scenario, set=None, network=None, timeline=True, json_out=None, trace_ou
     else:
         raise TypeError("scenario: a path or a dict, got " + type(scenario).__name__)
     result_text, columns = _native.run(
-        origin, text, _overrides(set), network, bool(timeline),
+        origin, text, _overrides(set), network, _timeline_mode(timeline),
         None if json_out is None else os.fspath(json_out),
         None if trace_out is None else os.fspath(trace_out), bool(reproducible))
     result = json.loads(result_text)

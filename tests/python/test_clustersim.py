@@ -99,6 +99,31 @@ class RunTest(TempDirCase):
         kinds = {t["kind"][i] for i in range(n) if t["category"][i] == "dp-comm"}
         self.assertEqual(kinds, {"collective"})
 
+    def test_timeline_as_numpy_arrays_or_lists(self):
+        lists = clustersim.run(HAND_YAML_PATH, timeline="lists")["timeline"]
+        self.assertIsInstance(lists["start_s"], list)
+        with self.assertRaises(ValueError):
+            clustersim.run(HAND_YAML_PATH, timeline="arrays")
+        try:
+            import numpy
+        except ImportError:
+            with self.assertRaises(ImportError):
+                clustersim.run(HAND_YAML_PATH, timeline="numpy")
+            self.assertIsInstance(clustersim.run(HAND_YAML_PATH)["timeline"]["end_s"], list)
+            return
+        arrays = clustersim.run(HAND_YAML_PATH)["timeline"]  # True: NumPy where installed
+        for column, dtype in [("rank", numpy.int64), ("peer", numpy.int64), ("start_s", numpy.float64),
+                              ("end_s", numpy.float64), ("flops", numpy.float64),
+                              ("bytes", numpy.uint64)]:
+            self.assertIsInstance(arrays[column], numpy.ndarray, column)
+            self.assertEqual(arrays[column].dtype, dtype, column)
+            self.assertEqual(arrays[column].tolist(), lists[column], column)
+        self.assertEqual(arrays["label"], lists["label"])
+        # The hand timeline, vectorised: rank 0's three bucket all-reduces.
+        mask = (arrays["rank"] == 0) & (numpy.array(arrays["category"]) == "dp-comm")
+        numpy.testing.assert_allclose(arrays["end_s"][mask], numpy.array([191.6, 230.4, 275.6]) * US,
+                                      rtol=0, atol=TOL)
+
     def test_dict_scenario_on_the_ideal_network(self):
         r = clustersim.run(HAND_SCENARIO, network="ideal", timeline=False)
         self.assertNotIn("timeline", r)
