@@ -21,6 +21,36 @@ std::string printf_string(const char* fmt, double v, const char* unit) {
 std::string percent(double fraction) {
   return printf_string("%.1f%s", fraction * 100.0, " %");
 }
+// The busiest links, the notes and the simulator's own figures.
+void print_links_and_notes(std::ostream& out, const models::Result& r) {
+  char line[256];
+  if (!r.links.empty()) {
+    out << "  busiest links:\n";
+    for (std::size_t i = 0; i < r.links.size() && i < 5; ++i) {
+      const auto& l = r.links[i];
+      std::snprintf(line, sizeof line, "    %-36s %-8s %6.1f %% of %s, %s per iteration\n",
+                    l.name.c_str(), l.kind.c_str(), l.utilization * 100.0,
+                    format_rate(l.bandwidth).c_str(), format_bytes(l.bytes).c_str());
+      out << line;
+    }
+  }
+  for (const auto& note : r.notes)
+    out << "  note: " << note << "\n";
+  out << "  simulated " << r.events << " events in " << format_seconds(r.wall_s) << "\n";
+}
+
+// The plan line: parallelism and batch.
+void print_plan(std::ostream& out, const models::Scenario& sc) {
+  out << "  plan: tp " << sc.parallel.tp << ", pp " << sc.parallel.pp << ", dp " << sc.parallel.dp
+      << ", ep " << sc.parallel.ep
+      << (sc.parallel.cp > 1
+              ? ", cp " + std::to_string(sc.parallel.cp) + " (" +
+                    std::string(models::kContextParallelCommNames.name(sc.parallel.cp_comm)) + ")"
+              : std::string())
+      << "; global batch " << sc.training.global_batch << ", micro-batch "
+      << sc.training.micro_batch << ", " << sc.num_microbatches()
+      << " micro-batches per iteration\n\n";
+}
 }  // namespace
 
 void print_summary(std::ostream& out, const models::Scenario& sc, const models::Result& r) {
@@ -32,21 +62,27 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
   out << "clustersim " << CLUSTERSIM_VERSION << " | " << r.scenario << " | " << r.world_size
       << " GPUs (" << sc.cluster.nodes << " x " << sc.cluster.topology.node.gpus << " "
       << sc.cluster.gpu.name << ") | network model " << r.network_model << "\n";
-  out << "  plan: tp " << sc.parallel.tp << ", pp " << sc.parallel.pp << ", dp " << sc.parallel.dp
-      << ", ep " << sc.parallel.ep
-      << (sc.parallel.cp > 1
-              ? ", cp " + std::to_string(sc.parallel.cp) + " (" +
-                    std::string(models::kContextParallelCommNames.name(sc.parallel.cp_comm)) + ")"
-              : std::string())
-      << "; global batch " << sc.training.global_batch << ", micro-batch "
-      << sc.training.micro_batch << ", " << sc.num_microbatches()
-      << " micro-batches per iteration\n\n";
+  if (r.from_traces) {
+    out << "  workload: Chakra traces " << sc.workload.chakra << ".<rank>.et"
+        << (sc.workload.comm_groups.empty() ? std::string()
+                                            : ", comm groups " + sc.workload.comm_groups)
+        << "\n\n";
+  } else {
+    print_plan(out, sc);
+  }
 
   row("iteration time", format_seconds(r.iteration_time_s));
-  row("throughput", printf_string("%.1f %s", r.samples_per_s, "samples/s") + ", " +
-                        printf_string("%.0f %s", r.tokens_per_s, "tokens/s"));
-  row("TFLOP/s per GPU",
-      printf_string("%.1f%s", r.tflops_per_gpu, "") + " (MFU " + percent(r.mfu) + ")");
+  if (r.from_traces) {
+    // Traces hold no batch, model or peak precision: these figures are unknown, not zero.
+    row("throughput", "unknown (a Chakra workload names no batch)");
+    row("TFLOP/s per GPU",
+        printf_string("%.1f%s", r.tflops_per_gpu, "") + " (the traces' num_ops; MFU unknown)");
+  } else {
+    row("throughput", printf_string("%.1f %s", r.samples_per_s, "samples/s") + ", " +
+                          printf_string("%.0f %s", r.tokens_per_s, "tokens/s"));
+    row("TFLOP/s per GPU",
+        printf_string("%.1f%s", r.tflops_per_gpu, "") + " (MFU " + percent(r.mfu) + ")");
+  }
   const auto& b = r.breakdown_s;
   const double t = r.iteration_time_s > 0 ? r.iteration_time_s : 1.0;
   auto part = [&](const char* name, double s) {
@@ -63,6 +99,11 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
                                    " of communication hidden)");
   row("pipeline bubble", percent(r.bubble_fraction));
 
+  if (r.from_traces) {
+    row("memory per GPU", "not estimated (Chakra traces carry no model to size)");
+    print_links_and_notes(out, r);
+    return;
+  }
   const auto& m = r.memory;
   const models::MemoryVerdict verdict = m.verdict();
   const char* verdict_text = verdict == models::MemoryVerdict::fits    ? " - fits"
@@ -94,19 +135,7 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
     }
   }
 
-  if (!r.links.empty()) {
-    out << "  busiest links:\n";
-    for (std::size_t i = 0; i < r.links.size() && i < 5; ++i) {
-      const auto& l = r.links[i];
-      std::snprintf(line, sizeof line, "    %-36s %-8s %6.1f %% of %s, %s per iteration\n",
-                    l.name.c_str(), l.kind.c_str(), l.utilization * 100.0,
-                    format_rate(l.bandwidth).c_str(), format_bytes(l.bytes).c_str());
-      out << line;
-    }
-  }
-  for (const auto& note : r.notes)
-    out << "  note: " << note << "\n";
-  out << "  simulated " << r.events << " events in " << format_seconds(r.wall_s) << "\n";
+  print_links_and_notes(out, r);
 }
 
 }  // namespace clustersim::cli

@@ -56,6 +56,7 @@ std::string point_text(const models::SweepResult& r, const models::SweepRow& row
 
 std::string figure(const models::SweepRow& row, const char* key) {
   if (!row.result.contains(key)) return "-";
+  if (!row.result[key].is_number()) return "unknown";  // null: a Chakra workload's tokens/s
   std::ostringstream os;
   os << std::setprecision(4) << row.result[key].get<double>();
   return os.str();
@@ -84,7 +85,10 @@ void print_summary(std::ostream& os, const models::SweepResult& r) {
       if (row.status == models::SweepStatus::ok)
         os << "iteration " << figure(row, "iteration_time_s") << " s, "
            << figure(row, "tokens_per_s") << " tokens/s, memory "
-           << (row.result.value("memory.fits", false) ? "fits" : "DOES NOT FIT") << "\n";
+           << (!row.result.contains("memory.fits")      ? "unknown"
+               : row.result.value("memory.fits", false) ? "fits"
+                                                        : "DOES NOT FIT")
+           << "\n";
       else
         os << to_string(row.status) << ": " << row.reason << "\n";
     }

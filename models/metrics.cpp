@@ -144,8 +144,9 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   r.world_size = static_cast<int>(sc.world_size());
   r.iteration_time_s = tl.makespan.seconds() / iterations;
   r.events = tl.events;
+  r.from_traces = sc.workload.from_chakra();
   const double t = r.iteration_time_s;
-  if (t > 0) {
+  if (t > 0 && !r.from_traces) {
     r.samples_per_s = static_cast<double>(sc.training.global_batch) / t;
     r.tokens_per_s = r.samples_per_s * std::max(1, sc.training.seq_len);
   }
@@ -164,7 +165,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   if (per_gpu_second > 0) {
     r.tflops_per_gpu = executed_flops / per_gpu_second / 1e12;
     const double peak = sc.cluster.gpu.peak_flops[static_cast<std::size_t>(sc.training.precision)];
-    r.mfu = model_flops / per_gpu_second / peak;
+    if (!r.from_traces) r.mfu = model_flops / per_gpu_second / peak;
   }
 
   r.critical_rank = critical_rank(s, tl);
@@ -181,8 +182,10 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
       in_flight > 0 ? std::clamp(1.0 - r.exposed_comm_s.total / in_flight, 0.0, 1.0) : 0.0;
   r.bubble_fraction = t > 0 ? b.idle / t : 0.0;
 
-  r.memory = estimate_memory(sc, built);
-  r.memory.timeline = memory_timeline(sc, built, tl, r.memory.peak_rank);
+  if (!r.from_traces) {
+    r.memory = estimate_memory(sc, built);
+    r.memory.timeline = memory_timeline(sc, built, tl, r.memory.peak_rank);
+  }
 
   // A folded run carries only replica 0's traffic (and the whole of each data-parallel
   // collective): no link's load is the real one, so none is reported (run_scenario's note).

@@ -52,6 +52,9 @@ struct Result {
   // group spanning nodes) and which figures came from a calibration profile.
   std::vector<std::string> notes;
   std::string network_model;
+  // A workload of Chakra traces (Scenario::workload): no batch, model or plan, so tokens_per_s,
+  // samples_per_s, mfu and memory are unknown (null in the result JSON), not zero.
+  bool from_traces = false;
   std::uint64_t events = 0;
   double wall_s = 0;
 };

@@ -221,6 +221,10 @@ std::string describe_plan(const Scenario& s) {
 }
 
 PlanSearchResult search_plans(const Scenario& base, const PlanSearchOptions& options) {
+  if (base.workload.from_chakra())
+    base.fail("workload.chakra",
+              "a Chakra workload's plan is fixed in its traces; allowed: a scenario with a model "
+              "(clustersim plan searches the plans of a model)");
   const int gpn = base.cluster.topology.node.gpus;
   const int gpus = options.gpus.value_or(static_cast<int>(base.world_size()));
   if (gpus < gpn || gpus % gpn != 0)

@@ -12,6 +12,7 @@
 #include "engine/simulator.hpp"
 #include "models/calibration_checks.hpp"
 #include "models/calibration_profile.hpp"
+#include "models/chakra/chakra_import.hpp"
 #include "models/compute_model.hpp"
 #include "models/compute_profile.hpp"
 #include "models/plan_warnings.hpp"
@@ -168,6 +169,17 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl, std
   }
 }
 
+// The schedule of a Chakra workload; a trace that cannot be read is bad scenario input.
+chakra::ImportedWorkload import_traces(const Scenario& sc,
+                                       const std::function<void(double)>& progress) {
+  try {
+    return chakra::import_chakra(sc.workload.chakra, sc.workload.comm_groups,
+                                 static_cast<std::uint32_t>(sc.world_size()), progress);
+  } catch (const chakra::ChakraError& e) {
+    sc.fail("workload.chakra", e.what());
+  }
+}
+
 }  // namespace
 
 RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
@@ -179,8 +191,9 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   };
   phase("building", kUnknownFraction);
   const std::string kind = options.network.value_or(sc.simulation.network_model);
-  const bool fold = !options.every_rank && folds_data_parallel(sc, kind);
-  check_memory_budget(sc, options.max_memory, options.max_memory_origin, fold);
+  const bool traces = sc.workload.from_chakra();
+  const bool fold = !traces && !options.every_rank && folds_data_parallel(sc, kind);
+  if (!traces) check_memory_budget(sc, options.max_memory, options.max_memory_origin, fold);
   const Calibration calibration = load_calibration(sc);
   const bool calibrated = !sc.simulation.calibration.empty();
   engine::Topology topology = build_topology(sc);
@@ -191,26 +204,43 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
                             calibration.collectives, topology);
     check_gpu_match(sc, calibration, options.strict, calibration_notes);
   }
-  RunOutput out{std::move(topology),
-                build_schedule(sc, fold, [&](double f) { phase("building", f); }),
-                {},
-                {}};
+  RunOutput out{std::move(topology), {}, {}, {}};
+  const RooflineComputeModel roofline(sc.cluster.gpu, calibrated ? &calibration.compute : nullptr);
+  std::optional<chakra::RecordedComputeModel> recorded;
+  std::vector<std::string> workload_notes;
+  if (traces) {
+    chakra::ImportedWorkload w = import_traces(sc, [&](double f) { phase("building", f); });
+    out.built.schedule = std::move(w.schedule);
+    recorded.emplace(std::move(w.list_durations));
+    workload_notes = std::move(w.notes);
+  } else {
+    out.built = build_schedule(sc, fold, [&](double f) { phase("building", f); });
+  }
+  const engine::ComputeModel& compute =
+      recorded ? static_cast<const engine::ComputeModel&>(*recorded) : roofline;
   engine::NetworkOptions network_options;
   network_options.simgrid = sc.simulation.simgrid;
   auto network = engine::make_network_model(
       kind, out.topology, calibrated ? &calibration.collectives : nullptr, network_options);
   phase("simulating", 0.0);
-  const RooflineComputeModel compute(sc.cluster.gpu, calibrated ? &calibration.compute : nullptr);
   engine::SimulationOptions sim;
   sim.algorithms = sc.simulation.algorithms;
   if (options.progress) sim.progress = [&options](double f) { options.progress("simulating", f); };
   sim.cancel = options.cancel;
   sim.record_link_rates = options.record_link_rates;
-  out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
+  try {
+    out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
+  } catch (const engine::ClockOverflow&) {
+    throw;
+  } catch (const engine::SimulationError& e) {
+    // A plan's schedule that cannot run is a bug; traces that cannot are the user's input.
+    if (!traces) throw;
+    sc.fail("workload.chakra", std::string("the traces cannot run: ") + e.what());
+  }
   phase("metrics", kUnknownFraction);
   out.result = compute_metrics(sc, out.built, out.timeline, out.topology);
   out.result.network_model = kind;
-  out.result.notes = plan_warnings(sc);
+  out.result.notes = traces ? std::move(workload_notes) : plan_warnings(sc);
   if (out.built.folded_replicas > 1) {
     const auto* entry = engine::find_network_model(kind);
     const bool contention_free = entry != nullptr && entry->contention_free;
@@ -234,7 +264,7 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
       out.result.notes.push_back(profile_note(u, calibration.name));
     out.result.notes.insert(out.result.notes.end(), calibration_notes.begin(),
                             calibration_notes.end());
-    compute_notes(out.built.schedule, compute, calibration, out.result.notes);
+    if (!traces) compute_notes(out.built.schedule, roofline, calibration, out.result.notes);
   }
   out.result.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();

@@ -160,15 +160,26 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
     if (auto x = m.get("name")) s.name = x->text();
     const char* cluster_hint = "a cluster, e.g. {nodes: 2, node: dgx-a100}";
     s.cluster = detail::read_cluster(m.require("cluster", cluster_hint), base_dir);
-    s.model = detail::read_model(m.require("model", "a preset name, a transformer or a layer list"),
-                                 base_dir);
-    s.training = detail::read_training(
-        m.require("training", "training settings, e.g. {global_batch: 512, seq_len: 2048}"),
-        s.model);
-    if (auto x = m.get("parallel"))
-      s.parallel = detail::read_parallel(*x);
-    else
-      s.parallel.dp = 0;
+    if (auto w = m.get("workload")) {
+      // Chakra traces are the whole workload: what a model, a plan and training settings would
+      // say, they say already.
+      s.workload = detail::read_workload(*w, base_dir);
+      for (const char* key : {"model", "training", "parallel"})
+        if (auto x = m.get(key))
+          x->fail(std::string("a Chakra workload (workload.chakra) replaces model, training and "
+                              "parallel; allowed: remove '") +
+                  key + "'");
+    } else {
+      s.model = detail::read_model(
+          m.require("model", "a preset name, a transformer or a layer list"), base_dir);
+      s.training = detail::read_training(
+          m.require("training", "training settings, e.g. {global_batch: 512, seq_len: 2048}"),
+          s.model);
+      if (auto x = m.get("parallel"))
+        s.parallel = detail::read_parallel(*x);
+      else
+        s.parallel.dp = 0;
+    }
     s.simulation = detail::read_simulation(m.get("simulation"), base_dir);
     if (auto x = m.get("published")) s.published = detail::read_published(*x);
     m.finish();
@@ -176,8 +187,13 @@ Scenario parse_scenario(const std::string& text, const std::string& origin,
     yaml::throw_error({origin, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);
   }
   detail::validate(s);
-  for (const std::string& f : {s.file, s.simulation.calibration, s.model.config_file})
+  for (const std::string& f :
+       {s.file, s.simulation.calibration, s.model.config_file, s.workload.comm_groups})
     if (!f.empty()) s.inputs.push_back(f);
+  // The traces too: an output named like one must not replace it.
+  if (s.workload.from_chakra())
+    for (std::int64_t r = 0; r < s.world_size(); ++r)
+      s.inputs.push_back(s.workload.chakra + "." + std::to_string(r) + ".et");
   return s;
 }
 

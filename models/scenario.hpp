@@ -247,6 +247,14 @@ struct SimulationConfig {
   engine::SimgridSettings simgrid;
 };
 
+// workload (DESIGN.md "Scenario file", docs/interop.md "Import"): Chakra execution traces as the
+// workload instead of a model and a plan; the cluster, network and simulation sections still apply.
+struct WorkloadConfig {
+  std::string chakra;       // PREFIX: PREFIX.0.et ... PREFIX.<world-1>.et; empty for none
+  std::string comm_groups;  // ASTRA-sim's comm-group JSON ({"1": [0, 1], ...}); empty for none
+  bool from_chakra() const { return !chakra.empty(); }
+};
+
 struct Scenario {
   std::string name;
   std::string file;  // the path it was loaded from
@@ -255,6 +263,7 @@ struct Scenario {
   TrainingConfig training;
   ParallelConfig parallel;
   SimulationConfig simulation;
+  WorkloadConfig workload;
   // Where each key was written ("parallel.tp" -> file:line:col), for errors raised after loading.
   std::map<std::string, SourceLocation> locations;
   // Every file the scenario was made from (itself, a calibration profile, a config.json):

@@ -26,6 +26,9 @@ std::string existing_file(const yaml::Value& value, const std::filesystem::path&
 // `base_dir` resolves `node: {from_topo: FILE}`.
 ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path& base_dir);
 ModelSpec read_model(const yaml::Value& value, const std::filesystem::path& base_dir);
+// workload: {chakra: PREFIX, comm_groups: FILE}; paths relative to `base_dir`, the first trace
+// (PREFIX.0.et) must exist.
+WorkloadConfig read_workload(const yaml::Value& value, const std::filesystem::path& base_dir);
 // `model` decides whether seq_len is required (transformers without a default_seq_len).
 TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model);
 // dp is returned as written (0 when absent); validate() derives and checks it.

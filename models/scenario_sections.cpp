@@ -17,6 +17,25 @@ std::string existing_file(const yaml::Value& value, const std::filesystem::path&
   return path.string();
 }
 
+WorkloadConfig read_workload(const yaml::Value& value, const std::filesystem::path& base_dir) {
+  yaml::MapReader m = value.map();
+  WorkloadConfig w;
+  const yaml::Value prefix =
+      m.require("chakra", "the traces' prefix: PREFIX.0.et, PREFIX.1.et, ... one per rank");
+  std::filesystem::path path(prefix.text());
+  if (path.is_relative() && !prefix.from_override()) path = base_dir / path;
+  w.chakra = path.string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(w.chakra + ".0.et", ec))
+    prefix.fail("trace '" + w.chakra +
+                ".0.et' not found; allowed: the prefix of one Chakra "
+                "trace per rank (PREFIX.0.et, PREFIX.1.et, ...), relative paths taken from the "
+                "scenario file's folder");
+  if (auto x = m.get("comm_groups")) w.comm_groups = existing_file(*x, base_dir);
+  m.finish();
+  return w;
+}
+
 TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
   yaml::MapReader m = value.map();
   TrainingConfig t;

@@ -255,6 +255,14 @@ bool algorithm_exists(engine::CollectiveType type, engine::Algorithm a) {
 void validate(Scenario& s) {
   ParallelConfig& p = s.parallel;
   check_counts(s);
+  if (s.workload.from_chakra()) {
+    // The traces hold the plan; what is left to check is the cluster and how to simulate it.
+    if (s.simulation.iterations != 1)
+      s.fail("simulation.iterations",
+             "a Chakra workload is the iterations its traces hold; allowed: 1");
+    validate_algorithms(s);
+    return;
+  }
   const int gpus = s.cluster.topology.node.gpus;
   const long world = s.world_size();
   const std::string world_text =

@@ -211,7 +211,10 @@ std::vector<SweepBest> best_points(const std::vector<SweepRow>& rows) {
                                             {"memory.headroom_bytes", false}}) {
     std::optional<SweepBest> found;
     for (const SweepRow& row : rows) {
-      if (row.status != SweepStatus::ok || !row.result.contains(objective)) continue;
+      // A figure the workload cannot give is null (a Chakra workload's tokens_per_s).
+      if (row.status != SweepStatus::ok || !row.result.contains(objective) ||
+          !row.result[objective].is_number())
+        continue;
       if (row.result.value("memory.fits", true) == false) continue;
       const double v = row.result[objective].get<double>();
       // Strict comparison: the lowest index wins a tie, whatever order rows arrived in.

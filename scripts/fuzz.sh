@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 build=$(realpath -m "${2:-build-fuzz}")
 root=$PWD
-targets=(scenario profile nccl_tests topo)
+targets=(scenario profile nccl_tests topo chakra)
 
 launcher=()
 if command -v ccache >/dev/null; then
@@ -30,6 +30,7 @@ seeds_scenario=(scenarios tests/data/bad tests/data/scenarios tests/data/calibra
 seeds_profile=(tests/data/calibration tests/data/bad tests/data/scenarios/calibration.json)
 seeds_nccl_tests=(tests/data/nccl-tests tests/data/bad)
 seeds_topo=(tests/data/topo tests/data/bad)
+seeds_chakra=(tests/data/chakra)
 
 failed=()
 for t in "${targets[@]}"; do

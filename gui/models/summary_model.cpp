@@ -10,21 +10,24 @@ void SummaryModel::set_prediction(const PredictionPtr& prediction) {
   if (prediction) {
     const auto& r = prediction->output.result;
     const auto percent = [](double share) { return QString::number(share * 100, 'f', 1) + " %"; };
+    // A Chakra workload names no batch, model or memory: those figures are unknown, not zero.
+    const QString unknown = "unknown (Chakra traces)";
+    const auto known = [&](const QString& figure) { return r.from_traces ? unknown : figure; };
     rows_ = {
         {"scenario", QString::fromStdString(r.scenario)},
         {"GPUs", QString::number(r.world_size)},
         {"iteration time", format_si(r.iteration_time_s, "s")},
-        {"tokens/s", QString::number(r.tokens_per_s, 'f', 0)},
-        {"samples/s", QString::number(r.samples_per_s, 'f', 2)},
+        {"tokens/s", known(QString::number(r.tokens_per_s, 'f', 0))},
+        {"samples/s", known(QString::number(r.samples_per_s, 'f', 2))},
         {"TFLOP/s per GPU", QString::number(r.tflops_per_gpu, 'f', 1)},
-        {"MFU", percent(r.mfu)},
+        {"MFU", known(percent(r.mfu))},
         {"pipeline bubble", percent(r.bubble_fraction)},
         {"exposed communication", format_si(r.exposed_comm_s.total, "s")},
         {"communication hidden", percent(r.comm_overlap_fraction)},
         {"critical rank", QString::number(r.critical_rank)},
         {"memory per GPU",
-         format_si(r.memory.total(), "B") + " of " + format_si(r.memory.capacity, "B")},
-        {"memory verdict", QString::fromUtf8(models::to_string(r.memory.verdict()).data())},
+         known(format_si(r.memory.total(), "B") + " of " + format_si(r.memory.capacity, "B"))},
+        {"memory verdict", known(QString::fromUtf8(models::to_string(r.memory.verdict()).data()))},
         {"network model", QString::fromStdString(r.network_model)},
         {"events", QString::number(r.events)},
     };

@@ -101,7 +101,8 @@ void write_rank(const Prediction& p, engine::Rank rank, const std::vector<engine
         if (node.ctrl_deps_size() == 0 || node.ctrl_deps(0) != d) node.add_data_deps(d);
       }
       last_on_stream[op.stream] = i;
-      node.set_duration_micros(whole_microseconds(t.end[ops[i]] - t.launch[ops[i]]));
+      const engine::Time duration = t.end[ops[i]] - t.launch[ops[i]];
+      node.set_duration_micros(whole_microseconds(duration));
       add_attr(node, "is_cpu_op").set_bool_val(false);
       switch (op.kind) {
         case engine::OpKind::compute:
@@ -110,12 +111,19 @@ void write_rank(const Prediction& p, engine::Rank rank, const std::vector<engine
           add_attr(node, "num_ops")
               .set_int64_val(op.kind == engine::OpKind::compute ? std::llround(op.flops) : 0);
           add_attr(node, "tensor_size").set_uint64_val(op.bytes);
+          // The exact time, for import: duration_micros rounds it.
+          add_attr(node, "duration_ps").set_int64_val(duration.ps());
           break;
         case engine::OpKind::collective:
           node.set_type(pb::COMM_COLL_NODE);
           add_attr(node, "comm_type").set_int64_val(chakra_collective(op.collective, label));
           add_attr(node, "comm_size").set_int64_val(static_cast<std::int64_t>(op.bytes));
           add_attr(node, "pg_name").set_string_val(group_key(op.group_or_peer));
+          // PyTorch's name for the group's description ("dp[3]", "tp[0]").
+          add_attr(node, "pg_desc").set_string_val(s.groups[op.group_or_peer].name);
+          if (op.algorithm != engine::Algorithm::automatic)
+            add_attr(node, "algorithm")
+                .set_string_val(std::string(engine::to_string(op.algorithm)));
           if (op.collective == engine::CollectiveType::broadcast ||
               op.collective == engine::CollectiveType::reduce ||
               op.collective == engine::CollectiveType::scatter ||

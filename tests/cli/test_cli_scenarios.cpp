@@ -23,7 +23,7 @@ std::set<std::string> keys_of(const json& j) {
   return keys;
 }
 
-// DESIGN.md "Result JSON", plus our extras: critical_rank, notes, memory.peak_rank.
+// DESIGN.md "Result JSON", plus our extras: critical_rank, notes, workload, memory.peak_rank.
 void expect_design_keys(const json& j) {
   EXPECT_EQ(keys_of(j),
             (std::set<std::string>{"scenario", "world_size", "iteration_time_s", "tokens_per_s",
@@ -31,7 +31,7 @@ void expect_design_keys(const json& j) {
                                    "exposed_comm_s", "comm_overlap_fraction", "memory",
                                    "breakdown_s", "links", "network_model", "simulator",
                                    // extras
-                                   "critical_rank", "notes"}));
+                                   "critical_rank", "notes", "workload"}));
   EXPECT_EQ(keys_of(j["exposed_comm_s"]),
             (std::set<std::string>{"dp", "tp", "pp", "ep", "cp", "total"}));
   EXPECT_EQ(
