@@ -258,8 +258,21 @@ StageResult walk_stage(const Parts& parts, int stage) {
   };
 
   const auto steps = pipeline_order(p.schedule, stage, p.pp, ctx.microbatches, p.virtual_stages);
+  // Zero-bubble schedules: B frees what the layer recomputed or made on the way; the saved
+  // tensors (the linear layers' inputs among them) stay until W has used them.
+  const bool split = splits_backward(p.schedule);
   for (const auto& step : steps) {
     const auto& chunk = ctx.chunks[static_cast<std::size_t>(step.chunk * p.pp + stage)];
+    if (step.weight) {
+      for (auto it = chunk.rbegin(); it != chunk.rend(); ++it) {
+        const LayerActivation& a = act.at(*it);
+        live -= a.kept;
+        saved_live -= a.kept;
+        copies -= parts.weight_copy(*it);
+        if (has_gradient.insert(*it).second) live_grads += grads.at(*it);
+      }
+      continue;
+    }
     if (step.forward) {
       for (int li : chunk) {
         const LayerActivation& a = act.at(li);
@@ -296,6 +309,10 @@ StageResult walk_stage(const Parts& parts, int stage) {
       consider(live + a.transient_backward,
                parts.data_parallel->backward_gradient_buffers(stage, li),
                step_name(false, step.microbatch, ctx.microbatches, l.name));
+      if (split) {
+        live -= a.full - a.kept;  // the rest at W
+        continue;
+      }
       live -= a.full;
       saved_live -= a.kept;
       copies -= parts.weight_copy(li);

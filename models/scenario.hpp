@@ -54,7 +54,9 @@ enum class Recompute { none, selective, full, selective_op };
 // CUDA, ~one parameter-sized temporary), or a per-tensor loop.
 enum class OptimizerImpl { fused, foreach, for_loop };
 enum class Optimizer { adam, adamw, sgd };
-enum class PipelineSchedule { gpipe, one_f_one_b, interleaved };
+// zb_h1, zb_h2: Qi et al.'s zero-bubble schedules (ICLR 2024), each backward split into B (input
+// gradients) and W (weight gradients), W filling the bubble (docs/parallelism.md "Zero bubble").
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2 };
 enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
 // s² scores through memory) or a fused FlashAttention kernel.
@@ -86,10 +88,12 @@ inline constexpr engine::NameTable kOptimizerNames{
         {Optimizer::sgd, "sgd"},
     }}};
 inline constexpr engine::NameTable kPipelineScheduleNames{
-    std::array<std::pair<PipelineSchedule, std::string_view>, 3>{{
+    std::array<std::pair<PipelineSchedule, std::string_view>, 5>{{
         {PipelineSchedule::gpipe, "gpipe"},
         {PipelineSchedule::one_f_one_b, "1f1b"},
         {PipelineSchedule::interleaved, "interleaved"},
+        {PipelineSchedule::zb_h1, "zb-h1"},
+        {PipelineSchedule::zb_h2, "zb-h2"},
     }}};
 inline constexpr engine::NameTable kAttentionNames{
     std::array<std::pair<Attention, std::string_view>, 2>{{

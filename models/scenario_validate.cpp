@@ -3,6 +3,7 @@
 #include <map>
 
 #include "models/kernels/kernel_cost.hpp"
+#include "models/plans/pipeline_order.hpp"
 #include "models/plans/plan_context.hpp"
 #include "models/rank_layout.hpp"
 #include "models/scenario_detail.hpp"
@@ -309,7 +310,25 @@ void validate(Scenario& s) {
       s.fail("training.global_batch",
              "the interleaved schedule needs the micro-batch count (" + str(s.num_microbatches()) +
                  " = global_batch / (micro_batch · dp)) to be a multiple of pp = " + str(p.pp));
-  } else if (p.virtual_stages != 1) {
+  } else if (splits_backward(p.schedule)) {
+    const std::string name(kPipelineScheduleNames.name(p.schedule));
+    if (p.pp < 2) s.fail("parallel.pp", "schedule " + name + " needs pp >= 2");
+    // The W pass moves each layer's weight gradients after other micro-batches' work: what the
+    // sharded strategies gather and reduce around it, context parallelism's KV exchange and the
+    // MoE experts' split are not modelled with it.
+    if (p.data_parallel != DataParallel::ddp)
+      s.fail("parallel.data_parallel",
+             "schedule " + name + " is modelled with DDP only; allowed: ddp, or schedule: 1f1b");
+    if (p.cp > 1)
+      s.fail("parallel.cp", "schedule " + name +
+                                " is modelled without context parallelism; allowed: cp 1, or "
+                                "schedule: 1f1b");
+    if (const auto* t = std::get_if<TransformerSpec>(&s.model.body); t != nullptr && t->moe)
+      s.fail("parallel.schedule", "schedule " + name +
+                                      " is modelled for dense models; allowed for MoE models: "
+                                      "gpipe, 1f1b, interleaved");
+  }
+  if (p.schedule != PipelineSchedule::interleaved && p.virtual_stages != 1) {
     s.fail("parallel.virtual_stages", "virtual_stages = " + str(p.virtual_stages) +
                                           " needs schedule: interleaved; allowed: 1");
   }

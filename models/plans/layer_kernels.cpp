@@ -1,9 +1,12 @@
 #include "models/plans/layer_kernels.hpp"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "models/kernels/resnet50_kernels.hpp"
 #include "models/plans/data_parallel.hpp"
+#include "models/plans/pipeline_order.hpp"
 
 namespace clustersim::models {
 
@@ -15,6 +18,30 @@ LayerKernels::LayerKernels(const PlanContext& ctx, engine::KernelTable& table, d
     build_transformer(routed_copies);
   else if (is_resnet50(ctx.layers))
     build_resnet50();
+  if (splits_backward(ctx.parallel.schedule)) build_split_backward();
+}
+
+void LayerKernels::build_split_backward() {
+  split_.assign(ctx_.layers.size(), SplitBackward{});
+  std::map<std::uint32_t, SplitBackward> by_list;  // layers of one shape share their lists
+  for (std::size_t i = 0; i < backward_.size(); ++i) {
+    const std::uint32_t list = backward_[i];
+    if (list == engine::kNone) continue;
+    auto [it, fresh] = by_list.try_emplace(list);
+    if (fresh) {
+      std::vector<engine::Kernel> input, weight;
+      double weight_flops = 0, all_flops = 0;
+      for (const engine::Kernel& k : table_.list(list)) {
+        const bool w = table_.name_of(k.name).find(".wgrad") != std::string::npos;
+        (w ? weight : input).push_back(k);
+        all_flops += k.flops;
+        if (w) weight_flops += k.flops;
+      }
+      it->second = {table_.intern(input), table_.intern(weight),
+                    all_flops > 0 ? weight_flops / all_flops : 0.5};
+    }
+    split_[i] = it->second;
+  }
 }
 
 void LayerKernels::build_transformer(double routed_copies) {

@@ -40,6 +40,20 @@ class LayerKernels {
   // (selective, attention layers), kNone otherwise.
   std::uint32_t recompute(int layer) const { return at(recompute_, layer); }
 
+  // A zero-bubble schedule's backward in two passes (pipeline_order.hpp): B launches the
+  // backward list's kernels but the weight-gradient ones ("….wgrad", "….wgrad_reduce"), W those;
+  // `weight_share` is W's share of the backward's FLOPs (0.5 where the layer has no list: a
+  // linear layer's weight gradient costs what its input gradient does). Built only for schedules
+  // that split the backward.
+  struct SplitBackward {
+    std::uint32_t input = engine::kNone;
+    std::uint32_t weight = engine::kNone;
+    double weight_share = 0.5;
+  };
+  SplitBackward split_backward(int layer) const {
+    return split_.empty() ? SplitBackward{} : split_[static_cast<std::size_t>(layer)];
+  }
+
   // The MoE ops (expert_parallelism.hpp): one list per part and pass, shared by every MoE block.
   struct MoeLists {
     std::uint32_t router = engine::kNone;
@@ -67,11 +81,13 @@ class LayerKernels {
   }
   void build_transformer(double routed_copies);
   void build_resnet50();
+  void build_split_backward();
 
   const PlanContext& ctx_;
   engine::KernelTable& table_;
   kernels::TransformerKernelConfig config_;
   std::vector<std::uint32_t> forward_, backward_, recompute_;
+  std::vector<SplitBackward> split_;  // per layer, zero-bubble schedules only
   MoeLists moe_forward_, moe_backward_;
   std::map<std::pair<double, std::uint64_t>, std::uint32_t> optimizer_;
 };

@@ -185,7 +185,8 @@ OpId TensorParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
 
 OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
                                  engine::StreamId stream, const LayerGroups& groups, int layer,
-                                 std::uint32_t mb, std::vector<OpId>& deps, OpId* weight_grads) {
+                                 std::uint32_t mb, std::vector<OpId>& deps, OpId* weight_grads,
+                                 bool input_only) {
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
   const bool split = tp_ > 1 && sharded(l);
   const double extra = recompute_flops(l);
@@ -221,16 +222,20 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   if (l.role == LayerRole::moe) {
     last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads);
   } else {
-    const double bytes =
-        2.0 *
-        (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0 / ctx_.cp()) /
-        (split ? tp_ : 1);
+    const double bytes = backward_bytes(l, split);
+    // B of a zero-bubble schedule: the backward less its weight gradients (W's share).
+    const LayerKernels::SplitBackward parts = input_only && kernels_ != nullptr
+                                                  ? kernels_->split_backward(layer)
+                                                  : LayerKernels::SplitBackward{};
+    const double share = input_only ? 1.0 - parts.weight_share : 1.0;
+    const std::uint32_t list = kernels_ == nullptr ? engine::kNone
+                               : input_only        ? parts.input
+                                                   : kernels_->backward(layer);
     auto compute = [&] {
       return b.compute(common(Category::backward, base),
-                       (split ? l.backward_flops / tp_ : l.backward_flops) / ctx_.cp() *
+                       share * (split ? l.backward_flops / tp_ : l.backward_flops) / ctx_.cp() *
                            ctx_.training.micro_batch,
-                       static_cast<std::uint64_t>(bytes), precision_,
-                       kernels_ != nullptr ? kernels_->backward(layer) : engine::kNone);
+                       static_cast<std::uint64_t>(share * bytes), precision_, list);
     };
     if (l.role == LayerRole::attention && ctx_.cp() > 1) {
       const KvExchange x = with_kv_exchange(b, rank, stream, groups, base, mb, deps, true, compute);
@@ -239,7 +244,7 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
       join = x.join;
     } else {
       last = compute();
-      *weight_grads = last;
+      *weight_grads = input_only ? engine::kNone : last;
     }
   }
   deps.clear();
@@ -252,6 +257,29 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
         activation_bytes_);
   }
   return last;
+}
+
+// Bytes a layer's backward moves (the roofline's memory term where the layer has no kernels):
+// its parameters and its activations, read and written, this rank's share.
+double TensorParallelism::backward_bytes(const LayerCost& l, bool split) const {
+  return 2.0 *
+         (l.params * elem_ + l.memory_bytes * ctx_.training.micro_batch * elem_ / 2.0 / ctx_.cp()) /
+         (split ? tp_ : 1);
+}
+
+OpId TensorParallelism::weight_gradients(engine::ScheduleBuilder& b, engine::Rank rank,
+                                         engine::StreamId stream, int layer, std::uint32_t mb,
+                                         std::span<const OpId> deps) {
+  const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
+  const bool split = tp_ > 1 && sharded(l);
+  const LayerKernels::SplitBackward parts =
+      kernels_ != nullptr ? kernels_->split_backward(layer) : LayerKernels::SplitBackward{};
+  const double bytes = backward_bytes(l, split);
+  return b.compute({rank, stream, Category::backward, l.name + " bwd-w", mb, deps},
+                   parts.weight_share * (split ? l.backward_flops / tp_ : l.backward_flops) /
+                       ctx_.cp() * ctx_.training.micro_batch,
+                   static_cast<std::uint64_t>(parts.weight_share * bytes), precision_,
+                   kernels_ != nullptr ? parts.weight : engine::kNone);
 }
 
 }  // namespace clustersim::models

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/schedule.hpp"
@@ -43,10 +44,17 @@ class TensorParallelism {
                        const LayerGroups& groups, int layer, std::uint32_t mb,
                        std::vector<engine::OpId>& deps);
   // Emits recompute (if any) and backward; `*weight_grads` receives the op that produces the
-  // layer's weight gradients.
+  // layer's weight gradients. With `input_only` (a zero-bubble schedule's B pass) the backward
+  // computes the input gradients alone and weight_gradients() emits the rest later.
   engine::OpId backward(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
                         const LayerGroups& groups, int layer, std::uint32_t mb,
-                        std::vector<engine::OpId>& deps, engine::OpId* weight_grads);
+                        std::vector<engine::OpId>& deps, engine::OpId* weight_grads,
+                        bool input_only = false);
+  // A zero-bubble schedule's W pass of `layer` for micro-batch `mb`: its weight-gradient GEMMs,
+  // after `deps` (its B pass). Returns the op.
+  engine::OpId weight_gradients(engine::ScheduleBuilder& b, engine::Rank rank,
+                                engine::StreamId stream, int layer, std::uint32_t mb,
+                                std::span<const engine::OpId> deps);
 
   // Bytes of the activation (or its gradient) crossing a pipeline boundary after `layer`: b·s·h
   // at the training precision for transformers (a 1/t shard with sequence parallelism), the
@@ -87,6 +95,8 @@ class TensorParallelism {
                               engine::StreamId stream, const LayerGroups& groups,
                               const std::string& base, std::uint32_t mb,
                               std::vector<engine::OpId>& deps, bool backward, Emit&& emit);
+
+  double backward_bytes(const LayerCost& layer, bool split) const;
 
   const PlanContext& ctx_;
   const LayerKernels* kernels_ = nullptr;

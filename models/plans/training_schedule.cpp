@@ -143,6 +143,9 @@ class PlanComposer {
       groups.cp_stream = cp_stream_;
     }
     data_parallel_->begin_rank(r, optimizer_[r]);
+    // Zero-bubble schedules: each layer's B op, by (micro-batch, layer), for its W pass.
+    const bool split = splits_backward(ctx_.parallel.schedule);
+    std::map<std::pair<int, int>, OpId> input_grads;
 
     for (const auto& step : pipeline_order(ctx_.parallel.schedule, stage, pp, m, v)) {
       const int g = step.chunk * pp + stage;
@@ -168,6 +171,14 @@ class PlanComposer {
                   stage_rank(r, (g + 1) % pp), boundary_bytes(g),
                   static_cast<std::uint32_t>((step.microbatch * (last_chunk + 1) + g + 1) * 2));
         }
+      } else if (step.weight) {
+        // W: the weight gradients the B pass left, in the B pass's layer order; only now are
+        // they ready for the data-parallel reduction.
+        for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
+          const OpId after[] = {input_grads.at({step.microbatch, *l})};
+          const OpId w = tp_.weight_gradients(b_, r, compute_, *l, mb, after);
+          data_parallel_->after_layer(g, *l, false, mb, w, w);
+        }
       } else {
         if (g < last_chunk)
           deps.push_back(b_.recv({r, recv_bwd_, Category::pp_comm, "recv grad", mb},
@@ -176,8 +187,11 @@ class PlanComposer {
         for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
           OpId weight_grads = engine::kNone;
           data_parallel_->before_layer(g, *l, false, mb, deps);
-          last = tp_.backward(b_, r, compute_, groups, *l, mb, deps, &weight_grads);
-          data_parallel_->after_layer(g, *l, false, mb, last, weight_grads);
+          last = tp_.backward(b_, r, compute_, groups, *l, mb, deps, &weight_grads, split);
+          if (split)
+            input_grads[{step.microbatch, *l}] = last;
+          else
+            data_parallel_->after_layer(g, *l, false, mb, last, weight_grads);
         }
         if (g > 0) {
           const OpId after[] = {last};

@@ -358,5 +358,116 @@ TEST(Pipeline, ImpossiblePlansNameTheKey) {
   expect_scenario_error(few, "parallel.pp", "the model has 3 layers, fewer than the 4");
 }
 
+// Zero-bubble schedules (Qi et al., ICLR 2024, §3.1): stage i of p runs (F_x, B_{x−lag_b},
+// W_{x−lag_w}) for x = 0, 1, ..., lag_b = p − 1 − i and lag_w = p − 1 for ZB-H1, twice both for
+// ZB-H2. Every micro-batch gets one F, then one B, then one W.
+TEST(ZeroBubble, EveryMicroBatchRunsForwardThenInputThenWeightGradients) {
+  for (const auto schedule : {PipelineSchedule::zb_h1, PipelineSchedule::zb_h2})
+    for (const auto& [p, m] : {std::pair{4, 8}, std::pair{4, 2}, std::pair{2, 5}})
+      for (int stage = 0; stage < p; ++stage) {
+        std::vector<int> pass(static_cast<std::size_t>(m), 0);  // 1 after F, 2 after B, 3 after W
+        for (const auto& s : pipeline_order(schedule, stage, p, m, 1)) {
+          const int want = s.forward ? 0 : (s.weight ? 2 : 1);
+          EXPECT_EQ(pass[static_cast<std::size_t>(s.microbatch)], want)
+              << "stage " << stage << " mb " << s.microbatch;
+          pass[static_cast<std::size_t>(s.microbatch)] = want + 1;
+        }
+        EXPECT_EQ(pass, std::vector<int>(static_cast<std::size_t>(m), 3));
+      }
+  // The published ZB-H1 order of the last stage of 4 (figure 3): F0 B0 F1 B1 F2 B2 F3 B3 W0 ...,
+  // its W passes three micro-batches behind; stage 0 warms up with three forwards.
+  auto text = [](const std::vector<PipelineStep>& steps) {
+    std::string t;
+    for (const auto& s : steps)
+      t += std::string(s.forward ? "F" : s.weight ? "W" : "B") + std::to_string(s.microbatch) + " ";
+    return t;
+  };
+  EXPECT_EQ(text(pipeline_order(PipelineSchedule::zb_h1, 3, 4, 5, 1)),
+            "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 W2 W3 W4 ");
+  EXPECT_EQ(text(pipeline_order(PipelineSchedule::zb_h1, 0, 4, 5, 1)),
+            "F0 F1 F2 F3 B0 W0 F4 B1 W1 B2 W2 B3 W3 B4 W4 ");
+}
+
+// Activations are held from F until W (W's weight gradients need the saved inputs): ZB-H1 keeps
+// p micro-batches on every stage, 1F1B's peak (its stage 0), the paper's "same memory as 1F1B";
+// ZB-H2 2p − 1, about twice.
+TEST(ZeroBubble, H1HoldsWhat1F1BHoldsAtItsPeakAndH2Twice) {
+  for (int p : {2, 4, 8})
+    for (int stage = 0; stage < p; ++stage) {
+      EXPECT_EQ(peak_in_flight(pipeline_order(PipelineSchedule::zb_h1, stage, p, 32, 1)), p);
+      EXPECT_EQ(peak_in_flight(pipeline_order(PipelineSchedule::zb_h2, stage, p, 32, 1)),
+                2 * p - 1);
+    }
+}
+
+// With F = B = W = T per stage (uniform_pipeline: a layer's backward of 20 us splits into B and W
+// of 10 us each, as a linear layer's input and weight gradients cost the same FLOPs), T = 24/p
+// layers × 10 us:
+//   1F1B: (m + p − 1)·3T, the bubble (p − 1)(F + B + W).
+//   ZB-H1: m·3T + (p − 1)(F + B − W) = (3m + p − 1)·T (the paper's §3.1): idle (p − 1)·T, which
+//   is (p − 1)/(3m) of the stage's compute, a third of 1F1B's.
+//   Over k iterations (each stage steps its optimizer and goes on; dp = 1, no clipping sync),
+//   ZB-H1's stage 0 waits at the end of each iteration for the gradients, so k·(3m + p − 1)·T;
+//   ZB-H2 warms up with 2(p − 1 − i) forwards and stage 0 finishes its last W before the last
+//   stage does, so the next iteration's forwards run into that tail: after the first iteration
+//   each adds exactly 3m·T, no bubble in the steady state (given m ≥ 2p − 1).
+TEST(ZeroBubble, H1CutsTheBubbleToAThirdAndH2ToNothingInTheSteadyState) {
+  for (int p : {2, 4})
+    for (int m : {4, 8, 16}) {
+      SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
+      const double T = 24.0 / p * 10e-6;
+      auto run = [&](const std::string& schedule, int iterations) {
+        std::string text = uniform_pipeline(schedule, p, m, 1);
+        text.replace(text.find("network_model: ideal"), 20,
+                     "network_model: ideal, iterations: " + std::to_string(iterations));
+        return run_scenario(parse_scenario(text, "test")).result;
+      };
+      const Result h1 = run("zb-h1", 1);
+      EXPECT_NEAR(h1.iteration_time_s, (3 * m + p - 1) * T, 2e-5 * T);
+      EXPECT_NEAR(h1.breakdown_s.idle / h1.breakdown_s.compute, (p - 1.0) / (3.0 * m), 1e-6);
+      EXPECT_NEAR(run("1f1b", 1).breakdown_s.idle, 3 * (p - 1) * T, 2e-5 * T);
+      // simulation.iterations divides the makespan by k.
+      EXPECT_NEAR(run("zb-h1", 3).iteration_time_s * 3, 3 * (3 * m + p - 1) * T, 2e-5 * T);
+      // ZB-H2's warm-up of 2(p − 1) forwards on stage 0 needs m ≥ 2p − 1 micro-batches (with
+      // fewer, stage 0 runs out of forwards before its first B, as p = 4, m = 4 does: 16·T).
+      if (m < 2 * p - 1) continue;
+      const double h2_one = run("zb-h2", 1).iteration_time_s;
+      EXPECT_NEAR(h2_one, (3 * m + p - 1) * T, 2e-5 * T);  // no single iteration does better
+      EXPECT_NEAR(run("zb-h2", 3).iteration_time_s * 3 - h2_one, 2 * 3 * m * T, 2e-5 * T);
+    }
+}
+
+// The W ops carry the weight-gradient FLOPs: a transformer's backward FLOPs are B's plus W's, and
+// every W runs on the compute stream after its B.
+TEST(ZeroBubble, WeightGradientOpsSplitTheBackwardsFlops) {
+  auto flops = [](const std::string& schedule) {
+    const auto out =
+        run_scenario(parse_scenario(gpt("{pp: 2, schedule: " + schedule + "}", 8), "test"));
+    double backward = 0;
+    int w_ops = 0;
+    for (const auto& op : out.built.schedule.ops)
+      if (op.category == engine::Category::backward) {
+        backward += op.flops;
+        w_ops += out.built.schedule.name_of(op).ends_with("bwd-w");
+      }
+    return std::pair{backward, w_ops};
+  };
+  const auto [one, none] = flops("1f1b");
+  const auto [zb, w] = flops("zb-h1");
+  EXPECT_EQ(none, 0);
+  // One W op per layer and micro-batch, as many as the backward ops without "-w".
+  EXPECT_GT(w, 0);
+  EXPECT_NEAR(zb, one, 1e-9 * one);
+}
+
+TEST(ZeroBubble, PlansItDoesNotModelNameTheKey) {
+  expect_scenario_error(gpt("{pp: 2, schedule: zb-h1, data_parallel: zero1}"),
+                        "parallel.data_parallel", "modelled with DDP only");
+  std::string one = uniform_pipeline("zb-h2", 1, 4, 1);
+  expect_scenario_error(one, "parallel.pp", "schedule zb-h2 needs pp >= 2");
+  expect_scenario_error(gpt("{pp: 2, schedule: zb-h1, virtual_stages: 2}"),
+                        "parallel.virtual_stages", "needs schedule: interleaved");
+}
+
 }  // namespace
 }  // namespace clustersim::models
