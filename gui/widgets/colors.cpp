@@ -8,9 +8,8 @@ namespace {
 
 // Okabe & Ito (2008), "Color Universal Design"; black replaced by grey to show on dark themes,
 // and Tol's indigo added as a ninth colour for context-parallel communication.
-constexpr std::array<QRgb, 9> kOkabeIto{0xff0072b2, 0xffe69f00, 0xffcc79a7,
-                                        0xff009e73, 0xff56b4e9, 0xffd55e00,
-                                        0xfff0e442, 0xff999999, 0xff332288};
+constexpr std::array<QRgb, 9> kOkabeIto{0xff0072b2, 0xffe69f00, 0xffcc79a7, 0xff009e73, 0xff56b4e9,
+                                        0xffd55e00, 0xfff0e442, 0xff999999, 0xff332288};
 
 }  // namespace
 

@@ -25,6 +25,7 @@
 #include "gui/models/csv.hpp"
 #include "gui/models/presentation.hpp"
 #include "gui/models/rank_filter.hpp"
+#include "gui/widgets/compare_view.hpp"
 #include "gui/widgets/export.hpp"
 #include "gui/widgets/scenario_editor.hpp"
 #include "gui/widgets/stacked_bars_view.hpp"
@@ -50,6 +51,7 @@ MainWindow::MainWindow(QWidget* parent)
       memory_(new StackedBarsView(this)),
       summary_(new SummaryView(this)),
       topology_(new TopologyView(this)),
+      compare_(new CompareView(this)),
       status_(new QLabel(this)),
       progress_(new QProgressBar(this)),
       cancel_(new QPushButton(tr("Cancel"), this)) {
@@ -60,7 +62,9 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(memory_, tr("Memory"));
   tabs_->addTab(topology_, tr("Topology"));
   tabs_->addTab(summary_, tr("Summary"));
+  tabs_->addTab(compare_, tr("Compare"));
   setCentralWidget(tabs_);
+  connect(compare_, &CompareView::message, this, [this](const QString& m) { status_->setText(m); });
 
   auto* dock = new QDockWidget(tr("Scenario"), this);
   dock->setObjectName(QStringLiteral("scenario_dock"));
@@ -176,6 +180,17 @@ void MainWindow::apply_rank_filter() {
 }
 
 bool MainWindow::open_file(const QString& path) {
+  if (QFileInfo(path).suffix().toLower() == QLatin1String("json")) {
+    QString error;
+    if (!compare_->open_result(path, compare_->model().a().has_value(), &error)) {
+      status_->setText(error);
+      return false;
+    }
+    tabs_->setCurrentWidget(compare_);
+    add_recent(path);
+    status_->setText(tr("%1 opened in Compare").arg(QFileInfo(path).fileName()));
+    return true;
+  }
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
     status_->setText(tr("cannot open %1: %2").arg(path, file.errorString()));
@@ -212,6 +227,9 @@ void MainWindow::show_presentation(PresentationPtr presentation) {
   }
   apply_rank_filter();
   summary_->summary().set_prediction(current_);
+  compare_->set_current(
+      current_, current_ ? QString::fromStdString(current_->output.result.scenario) + tr(" (run)")
+                         : QString());
 }
 
 QString MainWindow::status_text() const {
@@ -234,11 +252,8 @@ void MainWindow::on_failed(quint64, const QString& message) {
 }
 
 QList<QPair<QString, QWidget*>> MainWindow::views() const {
-  return {{"timeline", timeline_},
-          {"breakdown", breakdown_},
-          {"memory", memory_},
-          {"topology", topology_},
-          {"summary", summary_}};
+  return {{"timeline", timeline_}, {"breakdown", breakdown_}, {"memory", memory_},
+          {"topology", topology_}, {"summary", summary_},     {"compare", compare_}};
 }
 
 bool MainWindow::export_view(const QString& name, const QString& path, QString* error) {
@@ -263,6 +278,8 @@ bool MainWindow::export_view(const QString& name, const QString& path, QString* 
     csv = topology_->cables_as_csv();
   } else if (view == summary_) {
     csv = to_csv(summary_->summary());
+  } else if (view == compare_) {
+    csv = to_csv(compare_->model());
   } else {
     csv = to_csv(static_cast<StackedBarsView*>(view)->model(), SegmentTableModel::kValueRole);
   }
@@ -293,8 +310,9 @@ bool MainWindow::save_screenshots(const QString& directory, QSize view_size, QSt
 }
 
 void MainWindow::choose_and_open() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario"), {},
-                                                    tr("Scenarios (*.yaml *.yml);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open scenario or result"), {},
+      tr("Scenarios (*.yaml *.yml);;Result JSON (*.json);;All files (*)"));
   if (!path.isEmpty()) open_file(path);
 }
 

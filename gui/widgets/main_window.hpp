@@ -18,6 +18,7 @@ class QTabWidget;
 
 namespace clustersim::gui {
 
+class CompareView;
 class ScenarioEditor;
 class StackedBarsView;
 class SummaryView;
@@ -31,7 +32,8 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // Reads a scenario and runs it at once; false (with the reason shown) when it cannot be read.
+  // Reads a scenario and runs it at once, or a result JSON (.json) into the compare view (as A
+  // when A is empty, else as B); false (with the reason shown) when it cannot be read.
   bool open_file(const QString& path);
   bool save_file(const QString& path);
   // Shows a run's result in every view (what a finished background run does).
@@ -46,9 +48,11 @@ class MainWindow : public QMainWindow {
   StackedBarsView* memory_view() const { return memory_; }
   SummaryView* summary_view() const { return summary_; }
   TopologyView* topology_view() const { return topology_; }
+  CompareView* compare_view() const { return compare_; }
   QString status_text() const;
 
-  // The views by name ("timeline", "breakdown", "memory", "topology", "summary"), in tab order.
+  // The views by name ("timeline", "breakdown", "memory", "topology", "summary", "compare"), in
+  // tab order.
   QList<QPair<QString, QWidget*>> views() const;
   // Exports view `name` by the path's suffix: .png, .svg or .csv (its data).
   bool export_view(const QString& name, const QString& path, QString* error);
@@ -81,6 +85,7 @@ class MainWindow : public QMainWindow {
   StackedBarsView* memory_;
   SummaryView* summary_;
   TopologyView* topology_;
+  CompareView* compare_;
   QLabel* status_;
   QProgressBar* progress_;
   QPushButton* cancel_;

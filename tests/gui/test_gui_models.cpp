@@ -1,11 +1,13 @@
 // gui/models without a display: every expected figure is worked out by hand from the inputs.
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 #include <numeric>
 
 #include "engine/schedule.hpp"
 #include "engine/timeline.hpp"
+#include "gui/models/compare_model.hpp"
 #include "gui/models/csv.hpp"
 #include "gui/models/op_relations.hpp"
 #include "gui/models/prediction_tables.hpp"
@@ -178,6 +180,60 @@ class GuiModelsTest : public QObject {
         QString(",compute,idle,total\nrank 0,0.0015,0.0005,0.002\nrank 1,0.001,0.001,0.002\n"));
     QCOMPARE(format_si(3.4e9, "B"), QString("3.4 GB"));
     QCOMPARE(format_si(0, "s"), QString("0 s"));
+  }
+
+  // Two results written by hand: B runs 1.5 s against A's 2 s, at 0.5 MFU against 0.4, with
+  // 50 GB against 40 GB and a tight verdict; its tokens/s are unknown (null, a Chakra workload).
+  void compare_shows_both_results_and_their_differences() {
+    QTemporaryDir dir;
+    auto write = [&](const QString& name, const char* text) {
+      QFile f(dir.filePath(name));
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(text);
+    };
+    write("a.json",
+          R"({"iteration_time_s": 2.0, "tokens_per_s": 1000, "tflops_per_gpu": 100.0, "mfu": 0.4,
+              "bubble_fraction": 0.1, "exposed_comm_s": {"total": 0.2, "dp": 0.2},
+              "breakdown_s": {"compute": 1.6}, "world_size": 8, "network_model": "flow",
+              "memory": {"peak_bytes_per_gpu": 40e9, "verdict": "fits"}})");
+    write("b.json",
+          R"({"iteration_time_s": 1.5, "tokens_per_s": null, "tflops_per_gpu": 125.0, "mfu": 0.5,
+              "bubble_fraction": 0.1, "exposed_comm_s": {"total": 0.1, "dp": 0.1},
+              "breakdown_s": {"compute": 1.2}, "world_size": 8, "network_model": "flow",
+              "memory": {"peak_bytes_per_gpu": 50e9, "verdict": "tight"}})");
+    write("no-time.json", R"({"tokens_per_s": 1})");
+    CompareModel model;
+    QAbstractItemModelTester tester(&model);
+    model.set_a(read_result_file(dir.filePath("a.json")));
+    model.set_b(read_result_file(dir.filePath("b.json")));
+    using C = CompareModel;
+    QCOMPARE(model.text("iteration time", C::kA), QString("2 s"));
+    QCOMPARE(model.text("iteration time", C::kB), QString("1.5 s"));
+    QCOMPARE(model.text("iteration time", C::kDifference), QString("-500 ms"));
+    QCOMPARE(model.text("iteration time", C::kChange), QString("-25.0 %"));
+    QCOMPARE(model.text("MFU", C::kDifference), QString("+10.0 pp"));
+    QCOMPARE(model.text("MFU", C::kChange), QString("+25.0 %"));
+    QCOMPARE(model.text("TFLOP/s per GPU", C::kDifference), QString("+25.0"));
+    QCOMPARE(model.text("memory per GPU", C::kDifference), QString("+10 GB"));
+    QCOMPARE(model.text("memory verdict", C::kDifference), QString("differs"));
+    QCOMPARE(model.text("network model", C::kDifference), QString("same"));
+    QCOMPARE(model.text("pipeline bubble", C::kChange), QString("0.0 %"));
+    QCOMPARE(model.text("tokens/s", C::kB), QString("unknown"));
+    QCOMPARE(model.text("tokens/s", C::kDifference), QString());
+    QCOMPARE(model.headerData(C::kA, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QString("A: a.json"));
+    // A file that is not a result names the key it lacks; one that is not JSON says so.
+    auto refused = [&](const QString& name, const QString& because) {
+      try {
+        read_result_file(dir.filePath(name));
+      } catch (const ResultFileError& e) {
+        return QString(e.what()).contains(name + because);
+      }
+      return false;
+    };
+    QVERIFY(refused("no-time.json", ": key iteration_time_s is missing"));
+    write("text.json", "iteration: 1");
+    QVERIFY(refused("text.json", ": not JSON"));
   }
 
   void csv_quotes_fields_with_commas_and_quotes() {

@@ -11,6 +11,7 @@
 #include <QXmlStreamReader>
 #include <set>
 
+#include "gui/widgets/compare_view.hpp"
 #include "gui/widgets/main_window.hpp"
 #include "gui/widgets/scenario_editor.hpp"
 #include "gui/widgets/stacked_bars_view.hpp"
@@ -204,6 +205,30 @@ class GuiWidgetsTest : public QObject {
     const auto deps = schedule.dependencies(schedule.ops[all_reduce]);
     QCOMPARE(view.highlighted_ops().size(), deps.size() + 7);
     QVERIFY(view.describe(all_reduce).contains("all_reduce"));
+  }
+
+  // File ▸ Open takes a result JSON into the compare view (A, then B); the run can be pinned
+  // beside it, and a JSON that is not a result is refused with its reason.
+  void compare_opens_result_json_beside_the_run() {
+    MainWindow window;
+    QVERIFY(open_and_wait(window, kScenarios + "/llama2-7b-pcie-pp4.yaml"));
+    QTemporaryDir dir;
+    const QString result = dir.filePath("pp4.json");
+    models::write_result_json(*window.current(), result.toStdString(), true);
+    QVERIFY(window.open_file(result));
+    CompareModel& compare = window.compare_view()->model();
+    QVERIFY(compare.a().has_value());
+    compare.set_b(result_of(*window.current(), "run"));
+    // The same run on both sides: no difference.
+    QCOMPARE(compare.text("iteration time", CompareModel::kA),
+             compare.text("iteration time", CompareModel::kB));
+    QCOMPARE(compare.text("iteration time", CompareModel::kChange), QString("0.0 %"));
+    QFile bad(dir.filePath("bad.json"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write("[1, 2]");
+    bad.close();
+    QVERIFY(!window.open_file(bad.fileName()));
+    QVERIFY(window.status_text().contains("not a result JSON"));
   }
 
   void every_view_exports_png_svg_and_csv() {
