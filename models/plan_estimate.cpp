@@ -149,7 +149,16 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
   e.tp_s = m * tp_mb;
   e.pp_s = m * pp_mb;
   e.ep_s = m * ep_mb;
-  e.bubble_s = (p.pp - 1) / static_cast<double>(p.virtual_stages) * stage_mb;
+  // Zero bubble (Qi et al. 2024): W (a third of the compute, the weight gradients) fills the
+  // bubble: ZB-H1 idles (p − 1)(F + B − W), ZB-H2 (p − 1)(F + B − 2W) in the steady state but
+  // never less than the last stage's start, (p − 1)·F, in one iteration.
+  const double weight_mb = compute_mb / 3;
+  if (p.schedule == PipelineSchedule::zb_h1)
+    e.bubble_s = (p.pp - 1) * (stage_mb - 2 * weight_mb);
+  else if (p.schedule == PipelineSchedule::zb_h2)
+    e.bubble_s = (p.pp - 1) * std::max(stage_mb - 3 * weight_mb, compute_mb / 3);
+  else
+    e.bubble_s = (p.pp - 1) / static_cast<double>(p.virtual_stages) * stage_mb;
 
   // DP: the rank's gradients (its stage's shard of the dense part, experts also split by ep).
   const double rank_params =

@@ -62,6 +62,10 @@ std::vector<Scenario> enumerate_plans(const Scenario& base, int world) {
               for (int v : kVirtualStages)
                 if (shape.blocks % (pp * v) == 0 && micro_batches % pp == 0)
                   schedules.emplace_back(PipelineSchedule::interleaved, v);
+              // Zero bubble where it is modelled: DDP, dense models (docs/parallelism.md).
+              if (strategy == DataParallel::ddp && experts == 1)
+                for (const auto zb : {PipelineSchedule::zb_h1, PipelineSchedule::zb_h2})
+                  schedules.emplace_back(zb, 1);
             }
             for (const auto& [schedule, v] : schedules)
               for (bool sp : tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})
