@@ -16,7 +16,27 @@ std::string describe(const Schedule& s, OpId id) {
          ")";
 }
 
-void match_collectives(const Schedule& s, Rendezvous& r) {
+// Reports `base` + `span` × (ops scanned / ops) every 2^16 ops of a scan.
+class ScanProgress {
+ public:
+  ScanProgress(const std::function<void(double)>& report, std::size_t ops, double base, double span)
+      : report_(report), ops_(ops), base_(base), span_(span) {}
+  void at(std::size_t id) const {
+    if (report_ && id % kEvery == kEvery - 1)
+      report_(base_ + span_ * static_cast<double>(id + 1) / static_cast<double>(ops_));
+  }
+  void done() const {
+    if (report_) report_(base_ + span_);
+  }
+
+ private:
+  static constexpr std::size_t kEvery = std::size_t{1} << 16;
+  const std::function<void(double)>& report_;
+  std::size_t ops_;
+  double base_, span_;
+};
+
+void match_collectives(const Schedule& s, Rendezvous& r, const ScanProgress& progress) {
   // Per group: each member's collective ops in issue order.
   std::vector<std::vector<std::vector<OpId>>> by_member(s.groups.size());
   std::vector<std::vector<std::int32_t>> position(s.groups.size());
@@ -27,6 +47,7 @@ void match_collectives(const Schedule& s, Rendezvous& r) {
       position[g][s.groups[g].ranks[i]] = static_cast<std::int32_t>(i);
   }
   for (OpId id = 0; id < s.ops.size(); ++id) {
+    progress.at(id);
     const Op& op = s.ops[id];
     if (op.kind != OpKind::collective) continue;
     const std::int32_t pos = position[op.group_or_peer][op.rank];
@@ -78,14 +99,16 @@ void match_collectives(const Schedule& s, Rendezvous& r) {
       r.instances.push_back(inst);
     }
   }
+  progress.done();
 }
 
-void match_point_to_point(const Schedule& s, Rendezvous& r) {
+void match_point_to_point(const Schedule& s, Rendezvous& r, const ScanProgress& progress) {
   // (src, dst, tag) -> ops in issue order. std::map keeps the pairing order deterministic.
   using Key = std::tuple<Rank, Rank, std::uint32_t>;
   std::map<Key, std::vector<OpId>> sends;
   std::map<Key, std::vector<OpId>> recvs;
   for (OpId id = 0; id < s.ops.size(); ++id) {
+    progress.at(id);
     const Op& op = s.ops[id];
     if (op.kind == OpKind::send) sends[{op.rank, op.group_or_peer, op.tag}].push_back(id);
     if (op.kind == OpKind::recv) recvs[{op.group_or_peer, op.rank, op.tag}].push_back(id);
@@ -122,15 +145,18 @@ void match_point_to_point(const Schedule& s, Rendezvous& r) {
     const OpId orphan = recvs.begin()->second.front();
     throw SimulationError("schedule: " + describe(s, orphan) + " has no matching send");
   }
+  progress.done();
 }
 
 }  // namespace
 
-Rendezvous match_communication(const Schedule& schedule) {
+Rendezvous match_communication(const Schedule& schedule,
+                               const std::function<void(double)>& progress) {
   Rendezvous r;
   r.instance_of.assign(schedule.ops.size(), kNone);
-  match_collectives(schedule, r);
-  match_point_to_point(schedule, r);
+  const std::size_t n = schedule.ops.size();
+  match_collectives(schedule, r, ScanProgress(progress, n, 0.0, 0.5));
+  match_point_to_point(schedule, r, ScanProgress(progress, n, 0.5, 0.5));
   return r;
 }
 

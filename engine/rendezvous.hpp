@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/schedule.hpp"
@@ -23,6 +24,9 @@ struct Rendezvous {
   std::vector<std::uint32_t> instance_of;  // per OpId; kNone for compute/copy ops
 };
 
-Rendezvous match_communication(const Schedule& schedule);
+// `progress`, when set, gets the share of the matching done (the collective pass ends at 0.5, the
+// point-to-point pass at 1, each reporting every 65,536 ops scanned); it may throw to stop.
+Rendezvous match_communication(const Schedule& schedule,
+                               const std::function<void(double)>& progress = {});
 
 }  // namespace clustersim::engine

@@ -20,7 +20,15 @@ class Run {
  public:
   Run(const Schedule& s, const Topology& topo, NetworkModel& net, const ComputeModel& compute,
       const SimulationOptions& options)
-      : s_(s), topo_(topo), net_(net), options_(options), rendezvous_(match_communication(s)) {
+      : s_(s),
+        topo_(topo),
+        net_(net),
+        options_(options),
+        rendezvous_(match_communication(s, [&options](double f) {
+          if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed))
+            throw Cancelled("simulation cancelled while matching");
+          if (options.matching_progress) options.matching_progress(f);
+        })) {
     if (s.num_ranks > topo.num_gpus())
       throw SimulationError("simulate: the schedule has " + std::to_string(s.num_ranks) +
                             " ranks but the topology only " + std::to_string(topo.num_gpus()) +

@@ -41,6 +41,10 @@ struct SimulationOptions {
   AlgorithmOverrides algorithms = no_overrides();
   // Called now and then with the fraction of ops finished (0..1); may be empty.
   std::function<void(double)> progress;
+  // Called while the communication ops are matched to each other, before the first event, with
+  // the share matched (0..1); may be empty. The matching of a 10-million-op schedule takes
+  // seconds, which used to show as "simulating 0 %".
+  std::function<void(double)> matching_progress;
   // Checked as often as progress is reported; when set, simulate() throws Cancelled.
   const std::atomic<bool>* cancel = nullptr;
   // Record link-rate changes into Timeline::link_rates (for trace counters).

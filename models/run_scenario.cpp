@@ -222,10 +222,16 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   network_options.simgrid = sc.simulation.simgrid;
   auto network = engine::make_network_model(
       kind, out.topology, calibrated ? &calibration.collectives : nullptr, network_options);
-  phase("simulating", 0.0);
+  phase("matching", 0.0);
   engine::SimulationOptions sim;
   sim.algorithms = sc.simulation.algorithms;
-  if (options.progress) sim.progress = [&options](double f) { options.progress("simulating", f); };
+  if (options.progress) {
+    sim.matching_progress = [&options](double f) {
+      options.progress("matching", f);
+      if (f >= 1.0) options.progress("simulating", 0.0);
+    };
+    sim.progress = [&options](double f) { options.progress("simulating", f); };
+  }
   sim.cancel = options.cancel;
   sim.record_link_rates = options.record_link_rates;
   try {

@@ -115,6 +115,31 @@ TEST(EndToEnd, TheBuildPhaseReportsItsShareOfRanks) {
     EXPECT_DOUBLE_EQ(building[k], static_cast<double>(k + 1) / 8);
 }
 
+// Matching pairs the communication ops before the first event: its own phase, between building
+// and simulating, half done after the collectives' scan and done after the point-to-point scan
+// (a pipeline has both); simulating then starts from 0.
+TEST(EndToEnd, MatchingIsAPhaseOfItsOwnBeforeSimulating) {
+  std::vector<std::pair<std::string, double>> seen;
+  RunOptions options;
+  options.network = "analytical";
+  options.progress = [&](std::string_view phase, double f) { seen.emplace_back(phase, f); };
+  run_scenario(load_scenario(kScenarios + "llama2-7b-pcie-pp4.yaml"), options);
+  std::vector<std::pair<std::string, double>> around;  // from the last building report on
+  bool built = false;
+  for (const auto& [phase, f] : seen) {
+    if (phase == "building") {
+      built = true;
+      around.clear();
+      continue;
+    }
+    if (built && around.size() < 4) around.emplace_back(phase, f);
+  }
+  // llama2-7b-pcie-pp4 has fewer than 65,536 ops: only the ends of the two scans report.
+  const std::vector<std::pair<std::string, double>> expected = {
+      {"matching", 0.0}, {"matching", 0.5}, {"matching", 1.0}, {"simulating", 0.0}};
+  EXPECT_EQ(around, expected);
+}
+
 // A pipeline stage holds only its own layers' parameters. By hand: 4 layers of 1e6 parameters on
 // pp = 2 stages of one GPU each (dp = 1) put 2 layers = 2e6 parameters on each GPU: weights and
 // gradients 2e6 × 2 B (bf16) = 4e6 B each, Adam state 2e6 × 12 B (m, v and an fp32 master copy;
