@@ -11,7 +11,7 @@ packages=(
   python3-dev python3-numpy pybind11-dev protobuf-compiler libprotobuf-dev
   libopenmpi-dev openmpi-bin
   libsimgrid-dev
-  qt6-base-dev qt6-charts-dev qt6-svg-dev
+  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev
 )
 
 missing=()

@@ -30,6 +30,7 @@
 #include "gui/widgets/scenario_editor.hpp"
 #include "gui/widgets/stacked_bars_view.hpp"
 #include "gui/widgets/summary_view.hpp"
+#include "gui/widgets/sweep_view.hpp"
 #include "gui/widgets/timeline_view.hpp"
 #include "gui/widgets/topology_view.hpp"
 
@@ -52,6 +53,7 @@ MainWindow::MainWindow(QWidget* parent)
       summary_(new SummaryView(this)),
       topology_(new TopologyView(this)),
       compare_(new CompareView(this)),
+      sweep_(new SweepView(this)),
       status_(new QLabel(this)),
       progress_(new QProgressBar(this)),
       cancel_(new QPushButton(tr("Cancel"), this)) {
@@ -63,8 +65,19 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(topology_, tr("Topology"));
   tabs_->addTab(summary_, tr("Summary"));
   tabs_->addTab(compare_, tr("Compare"));
+  tabs_->addTab(sweep_, tr("Sweep"));
   setCentralWidget(tabs_);
   connect(compare_, &CompareView::message, this, [this](const QString& m) { status_->setText(m); });
+  connect(sweep_, &SweepView::message, this, [this](const QString& m) { status_->setText(m); });
+  sweep_->set_input_source([this] { return editor_->input(); });
+  // A clicked sweep point becomes the form's overrides, which re-runs the scenario with them.
+  connect(sweep_, &SweepView::open_point, this, [this](const QStringList& overrides) {
+    for (const QString& o : overrides) {
+      const auto eq = o.indexOf('=');
+      editor_->set_override(o.left(eq), o.mid(eq + 1));
+    }
+    status_->setText(tr("opened %1").arg(overrides.join(QStringLiteral(", "))));
+  });
 
   auto* dock = new QDockWidget(tr("Scenario"), this);
   dock->setObjectName(QStringLiteral("scenario_dock"));
@@ -240,10 +253,11 @@ void MainWindow::on_finished(quint64, PresentationPtr presentation) {
   editor_->clear_error();
   show_presentation(std::move(presentation));
   const auto& r = current_->output.result;
-  status_->setText(tr("%1: iteration %2, MFU %3 % (simulated in %4)")
-                       .arg(QString::fromStdString(r.scenario), format_si(r.iteration_time_s, "s"))
-                       .arg(r.mfu * 100, 0, 'f', 1)
-                       .arg(format_si(r.wall_s, "s")));
+  // A Chakra workload has no MFU: the status names only what is known.
+  const QString mfu = r.from_traces ? QString() : tr(", MFU %1 %").arg(r.mfu * 100, 0, 'f', 1);
+  status_->setText(tr("%1: iteration %2%3 (simulated in %4)")
+                       .arg(QString::fromStdString(r.scenario), format_si(r.iteration_time_s, "s"),
+                            mfu, format_si(r.wall_s, "s")));
 }
 
 void MainWindow::on_failed(quint64, const QString& message) {
@@ -253,7 +267,8 @@ void MainWindow::on_failed(quint64, const QString& message) {
 
 QList<QPair<QString, QWidget*>> MainWindow::views() const {
   return {{"timeline", timeline_}, {"breakdown", breakdown_}, {"memory", memory_},
-          {"topology", topology_}, {"summary", summary_},     {"compare", compare_}};
+          {"topology", topology_}, {"summary", summary_},     {"compare", compare_},
+          {"sweep", sweep_}};
 }
 
 bool MainWindow::export_view(const QString& name, const QString& path, QString* error) {
@@ -280,6 +295,8 @@ bool MainWindow::export_view(const QString& name, const QString& path, QString* 
     csv = to_csv(summary_->summary());
   } else if (view == compare_) {
     csv = to_csv(compare_->model());
+  } else if (view == sweep_) {
+    csv = to_csv(sweep_->table_model());
   } else {
     csv = to_csv(static_cast<StackedBarsView*>(view)->model(), SegmentTableModel::kValueRole);
   }

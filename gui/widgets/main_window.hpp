@@ -20,6 +20,7 @@ namespace clustersim::gui {
 
 class CompareView;
 class ScenarioEditor;
+class SweepView;
 class StackedBarsView;
 class SummaryView;
 class TimelineView;
@@ -49,10 +50,11 @@ class MainWindow : public QMainWindow {
   SummaryView* summary_view() const { return summary_; }
   TopologyView* topology_view() const { return topology_; }
   CompareView* compare_view() const { return compare_; }
+  SweepView* sweep_view() const { return sweep_; }
   QString status_text() const;
 
-  // The views by name ("timeline", "breakdown", "memory", "topology", "summary", "compare"), in
-  // tab order.
+  // The views by name ("timeline", "breakdown", "memory", "topology", "summary", "compare",
+  // "sweep"), in tab order.
   QList<QPair<QString, QWidget*>> views() const;
   // Exports view `name` by the path's suffix: .png, .svg or .csv (its data).
   bool export_view(const QString& name, const QString& path, QString* error);
@@ -86,6 +88,7 @@ class MainWindow : public QMainWindow {
   SummaryView* summary_;
   TopologyView* topology_;
   CompareView* compare_;
+  SweepView* sweep_;
   QLabel* status_;
   QProgressBar* progress_;
   QPushButton* cancel_;

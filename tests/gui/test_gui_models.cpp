@@ -16,6 +16,7 @@
 #include "gui/models/run_controller.hpp"
 #include "gui/models/segment_table.hpp"
 #include "gui/models/summary_model.hpp"
+#include "gui/models/sweep_table.hpp"
 #include "gui/models/time_axis.hpp"
 #include "gui/models/timeline_store.hpp"
 #include "gui/models/topology_layout.hpp"
@@ -234,6 +235,69 @@ class GuiModelsTest : public QObject {
     QVERIFY(refused("no-time.json", ": key iteration_time_s is missing"));
     write("text.json", "iteration: 1");
     QVERIFY(refused("text.json", ": not JSON"));
+  }
+
+  // Two axes, 3 × 2 points, one invalid: a curve per value of the second axis, by the first's
+  // numeric value (given out of order), the invalid point left out but listed with its reason.
+  void sweep_curves_group_by_the_second_key() {
+    models::SweepResult r;
+    r.axes = {{"parallel.bucket_mb", {"100", "1", "25"}}, {"parallel.tp", {"1", "2"}}};
+    auto row = [](std::size_t i, std::string a, std::string b, double t) {
+      models::SweepRow x;
+      x.index = i;
+      x.values = {std::move(a), std::move(b)};
+      x.result = {{"iteration_time_s", t}, {"memory.fits", true}};
+      return x;
+    };
+    r.rows = {row(0, "100", "1", 3.0), row(1, "100", "2", 2.0), row(2, "1", "1", 5.0),
+              row(3, "1", "2", 4.0),   row(4, "25", "1", 1.0),  row(5, "25", "2", 0.5)};
+    r.rows[4].status = models::SweepStatus::invalid;
+    r.rows[4].reason = "tp 1 does not fit";
+    const auto series = sweep_series(r, "iteration_time_s");
+    QCOMPARE(series.size(), std::size_t{2});
+    QCOMPARE(series[0].name, QString("parallel.tp=1"));
+    QCOMPARE(series[0].points, (QVector<QPointF>{{1, 5.0}, {100, 3.0}}));
+    QCOMPARE(series[0].rows, (std::vector<std::size_t>{2, 0}));
+    QCOMPARE(series[1].points, (QVector<QPointF>{{1, 4.0}, {25, 0.5}, {100, 2.0}}));
+    // Values that are not all numbers plot at their positions.
+    r.axes[0].values = {"ddp", "zero1", "fsdp"};
+    for (auto& x : r.rows)
+      x.values[0] = x.values[0] == "100" ? "ddp" : x.values[0] == "1" ? "zero1" : "fsdp";
+    QCOMPARE(sweep_series(r, "iteration_time_s")[0].points, (QVector<QPointF>{{0, 3.0}, {1, 5.0}}));
+
+    SweepTableModel table;
+    QAbstractItemModelTester tester(&table);
+    table.set_result(std::make_shared<const models::SweepResult>(r));
+    QCOMPARE(table.rowCount(), 6);
+    QCOMPARE(table.headerData(0, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QString("parallel.bucket_mb"));
+    QCOMPARE(table.index(4, 2).data().toString(), QString("invalid"));
+    QCOMPARE(table.index(4, 3).data().toString(), QString("tp 1 does not fit"));
+    QCOMPARE(table.index(0, 3).data().toString(), QString("3 s"));
+    QCOMPARE(table.overrides(3), (QStringList{"parallel.bucket_mb=zero1", "parallel.tp=2"}));
+  }
+
+  // The DDP scenario worked out by hand (tests/models/test_ddp.cpp) on the ideal network: the
+  // backward of 240 us per micro-batch and the 42 us Adam step, so m micro-batches per GPU take
+  // m × 240 + 42 us: global batches 4, 8, 16 on 4 GPUs are 282, 522 and 1002 us.
+  void sweep_runs_in_the_background_as_worked_out_by_hand() {
+    SweepController controller;
+    QSignalSpy finished(&controller, &SweepController::finished);
+    RunInput input{QStringLiteral(CLUSTERSIM_TEST_DATA "/ddp-by-hand.yaml"),
+                   {},
+                   {"simulation.network_model=ideal"}};
+    QString error;
+    QVERIFY(!controller.start(input, {"training.global_batch"}, &error));
+    QVERIFY2(error.contains("training.global_batch"), qPrintable(error));
+    QVERIFY2(controller.start(input, {"training.global_batch=4,8,16"}, &error), qPrintable(error));
+    QVERIFY(finished.wait(60000));
+    const auto result = finished.at(0).at(0).value<SweepResultPtr>();
+    const auto series = sweep_series(*result, "iteration_time_s");
+    QCOMPARE(series.size(), std::size_t{1});
+    const QVector<double> expected = {282e-6, 522e-6, 1002e-6};
+    QCOMPARE(series[0].points.size(), expected.size());
+    for (qsizetype i = 0; i < expected.size(); ++i)
+      QVERIFY(std::abs(series[0].points[i].y() - expected[i]) < 1e-11);
   }
 
   void csv_quotes_fields_with_commas_and_quotes() {

@@ -1,5 +1,7 @@
 // The widgets on the offscreen platform: the window runs shipped scenarios, re-runs on edits,
 // shows the CLI's errors, cancels, and every view exports.
+#include <QChart>
+#include <QChartView>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QSignalSpy>
@@ -16,6 +18,7 @@
 #include "gui/widgets/scenario_editor.hpp"
 #include "gui/widgets/stacked_bars_view.hpp"
 #include "gui/widgets/summary_view.hpp"
+#include "gui/widgets/sweep_view.hpp"
 #include "gui/widgets/timeline_view.hpp"
 
 using namespace clustersim;
@@ -231,9 +234,38 @@ class GuiWidgetsTest : public QObject {
     QVERIFY(window.status_text().contains("not a result JSON"));
   }
 
+  // The sweep view sweeps the open scenario with the form's overrides (the hand DDP scenario on
+  // the ideal network: 282, 522 and 1002 us for global batches 4, 8, 16), draws one curve of
+  // three points, and a point opened from the table becomes the form's override.
+  void sweep_view_sweeps_the_open_scenario_and_opens_a_point() {
+    MainWindow window;
+    QVERIFY(open_and_wait(window, QStringLiteral(CLUSTERSIM_TEST_DATA "/ddp-by-hand.yaml")));
+    window.editor()->set_override("simulation.network_model", "ideal");
+    SweepView* view = window.sweep_view();
+    QSignalSpy finished(&view->controller(), &SweepController::finished);
+    QVERIFY(view->run("training.global_batch=4,8,16"));
+    QVERIFY(finished.wait(kRunTimeoutMs));
+    QCOMPARE(view->series().size(), std::size_t{1});
+    QCOMPARE(view->series()[0].points.size(), 3);
+    QVERIFY(std::abs(view->series()[0].points[1].y() - 522e-6) < 1e-11);
+    QCOMPARE(view->chart_view()->chart()->series().size(), 2);  // the line and its points
+    QCOMPARE(view->table_model().rowCount(), 3);
+    emit view->open_point(view->table_model().overrides(1));
+    QCOMPARE(window.editor()->overrides().value("training.global_batch"), QString("8"));
+    // A key without values is refused with the CLI's reason, and nothing starts.
+    QVERIFY(!view->run("training.global_batch"));
+    QVERIFY2(window.status_text().contains("training.global_batch"),
+             qPrintable(window.status_text()));
+    window.runner().wait_idle();
+  }
+
   void every_view_exports_png_svg_and_csv() {
     MainWindow window;
     QVERIFY(open_and_wait(window, kScenarios + "/llama2-7b-pcie-pp4.yaml"));
+    // The sweep view exports its curve and rows once a sweep ran.
+    QSignalSpy swept(&window.sweep_view()->controller(), &SweepController::finished);
+    QVERIFY(window.sweep_view()->run("parallel.bucket_mb=25,100"));
+    QVERIFY(swept.wait(kRunTimeoutMs));
     QTemporaryDir dir;
     QString error;
     QVERIFY2(window.save_screenshots(dir.path(), QSize(800, 500), &error), qPrintable(error));
