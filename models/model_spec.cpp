@@ -154,6 +154,18 @@ class HfConfig {
     return *v;
   }
 
+  // Whether `key` is present and not null.
+  bool has(const char* key) const {
+    std::string found;
+    return find({key}, &found) != nullptr;
+  }
+  // Whether `key` is an empty list (or absent).
+  bool empty_list(const char* key) const {
+    std::string found;
+    const json* v = find({key}, &found);
+    return v == nullptr || (v->is_array() && v->empty());
+  }
+
   std::optional<std::string> optional_string(const char* key) const {
     std::string found;
     const json* v = find({key}, &found);
@@ -256,6 +268,22 @@ ModelSpec read_hf_config(const std::string& path) {
     cfg.fail("key 'num_key_value_heads' (" + std::to_string(t.num_kv_heads) +
              ") must divide the number of attention heads (" + std::to_string(t.num_heads) + ")");
 
+  // Architectures the transformer map cannot describe are refused, never read as something else
+  // (a DeepSeek-V3 config read as a dense model of 18432-wide MLPs would be 4x off, silently).
+  for (const char* key : {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"})
+    if (cfg.has(key))
+      cfg.fail("key '" + std::string(key) +
+               "': multi-head latent attention (DeepSeek-V2/V3) is not modelled; allowed: "
+               "configs with multi-head or grouped-query attention (docs/scenario.md)");
+  if (cfg.has("n_routed_experts"))
+    cfg.fail(
+        "key 'n_routed_experts': DeepSeek's MoE layout is not read; allowed: "
+        "'num_local_experts' or 'num_experts' with 'num_experts_per_tok'");
+  if (cfg.has("mlp_only_layers") && !cfg.empty_list("mlp_only_layers"))
+    cfg.fail(
+        "key 'mlp_only_layers': dense layers at listed positions are not modelled; "
+        "allowed: an empty list (first dense layers and every n-th MoE layer are)");
+
   if (auto experts = cfg.optional_int({"num_local_experts", "num_experts"})) {
     MoeSpec moe;
     moe.num_experts = static_cast<int>(*experts);
@@ -265,6 +293,17 @@ ModelSpec read_hf_config(const std::string& path) {
                ") exceeds the number of experts (" + std::to_string(moe.num_experts) + ")");
     moe.expert_ffn_hidden_size =
         cfg.optional_int({"moe_intermediate_size"}).value_or(t.ffn_hidden_size);
+    // Qwen2-MoE: one shared expert of shared_expert_intermediate_size, as that many routed-size
+    // experts (the same weights and FLOPs); and an MoE block every decoder_sparse_step blocks.
+    if (auto shared = cfg.optional_int({"shared_expert_intermediate_size"})) {
+      if (*shared % moe.expert_ffn_hidden_size != 0)
+        cfg.fail("key 'shared_expert_intermediate_size' (" + std::to_string(*shared) +
+                 ") is not a multiple of 'moe_intermediate_size' (" +
+                 std::to_string(moe.expert_ffn_hidden_size) +
+                 "); allowed: a multiple (shared experts are modelled in routed-expert units)");
+      moe.shared_experts = static_cast<int>(*shared / moe.expert_ffn_hidden_size);
+    }
+    if (auto step = cfg.optional_int({"decoder_sparse_step"})) moe.every = static_cast<int>(*step);
     t.moe = moe;
   }
 

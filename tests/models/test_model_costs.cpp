@@ -294,6 +294,51 @@ TEST_F(HfConfigTest, MixtralStyle) {
   EXPECT_DOUBLE_EQ(total_params(expand_model(m, 128)), 46'702'792'704.0);
 }
 
+// A DeepSeek-V3 config (deepseek-ai/DeepSeek-V3 config.json, the keys that matter): multi-head
+// latent attention is not modelled, so the config is refused instead of read as a dense model.
+TEST_F(HfConfigTest, LatentAttentionIsRefusedNotMisread) {
+  const auto path = write("config.json", R"({
+    "model_type": "deepseek_v3", "hidden_act": "silu", "hidden_size": 7168,
+    "intermediate_size": 18432, "num_attention_heads": 128, "num_hidden_layers": 61,
+    "num_key_value_heads": 128, "vocab_size": 129280, "q_lora_rank": 1536, "kv_lora_rank": 512,
+    "qk_rope_head_dim": 64, "n_routed_experts": 256, "num_experts_per_tok": 8})");
+  expect_error(path, {path, "q_lora_rank", "multi-head latent attention"});
+  const auto qwen = write("qwen.json", R"({"model_type": "qwen2_moe", "hidden_size": 64,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "num_experts": 4,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 16, "mlp_only_layers": [1]})");
+  expect_error(qwen, {qwen, "mlp_only_layers"});
+}
+
+// Qwen/Qwen1.5-MoE-A2.7B config.json: 60 experts of 1408, top 4, a shared expert of 5632 = four
+// routed-size experts. By hand, per block: attention 4·2048² = 16,777,216 (plus q, k, v biases,
+// 3·2048, which the transformer map does not count: docs/scenario.md), router 60·2048, 64
+// expert-sized MLPs of 3·2048·1408 (8,650,752 each), two RMSNorms of 2048: 16,777,216 + 122,880
+// + 553,648,128 + 4,096 = 570,552,320; 24 blocks 13,693,255,680; untied embedding and head
+// 2·151936·2048 = 622,329,856 and the final norm 2048: 14,315,587,584, the model card's "14.3B
+// parameters in total" (huggingface.co/Qwen/Qwen1.5-MoE-A2.7B, README); the q, k, v biases and
+// the shared expert's gate the map leaves out are 24·(3·2048 + 2048) = 196,608 more.
+TEST_F(HfConfigTest, QwenMoeSharedExpert) {
+  const auto path = write("config.json", R"({
+    "model_type": "qwen2_moe", "hidden_act": "silu", "hidden_size": 2048,
+    "intermediate_size": 5632, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "num_hidden_layers": 24, "vocab_size": 151936, "num_experts": 60, "num_experts_per_tok": 4,
+    "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
+    "decoder_sparse_step": 1, "mlp_only_layers": [], "tie_word_embeddings": false})");
+  const ModelSpec m = read_hf_config(path);
+  const auto& t = std::get<TransformerSpec>(m.body);
+  ASSERT_TRUE(t.moe.has_value());
+  EXPECT_EQ(t.moe->num_experts, 60);
+  EXPECT_EQ(t.moe->shared_experts, 4);
+  EXPECT_EQ(t.moe->every, 1);
+  const double params = total_params(expand_model(m, 128));
+  EXPECT_DOUBLE_EQ(params, 14'315'587'584.0);
+  EXPECT_NEAR(params / 1e9, 14.3, 0.05);  // as published, to its one decimal
+  const auto odd = write("odd.json", R"({"model_type": "qwen2_moe", "hidden_size": 64,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "num_experts": 4,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 16, "shared_expert_intermediate_size": 24})");
+  expect_error(odd, {odd, "shared_expert_intermediate_size", "multiple"});
+}
+
 TEST_F(HfConfigTest, MissingKeyNamesFileAndKey) {
   const auto path = write(
       "no_hidden.json", R"({"num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})");
