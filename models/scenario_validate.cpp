@@ -313,12 +313,15 @@ void validate(Scenario& s) {
   } else if (splits_backward(p.schedule)) {
     const std::string name(kPipelineScheduleNames.name(p.schedule));
     if (p.pp < 2) s.fail("parallel.pp", "schedule " + name + " needs pp >= 2");
-    // The W pass moves each layer's weight gradients after other micro-batches' work: what the
-    // sharded strategies gather and reduce around it, context parallelism's KV exchange and the
-    // MoE experts' split are not modelled with it.
-    if (p.data_parallel != DataParallel::ddp)
+    // The W pass moves each layer's weight gradients after other micro-batches' work: DDP's and
+    // ZeRO-1/2's reductions wait for it; what ZeRO-3/FSDP gather and reshard around it, context
+    // parallelism's KV exchange and the MoE experts' split are not modelled with it.
+    if (p.data_parallel != DataParallel::ddp && p.data_parallel != DataParallel::zero1 &&
+        p.data_parallel != DataParallel::zero2)
       s.fail("parallel.data_parallel",
-             "schedule " + name + " is modelled with DDP only; allowed: ddp, or schedule: 1f1b");
+             "schedule " + name +
+                 " is modelled with unsharded parameters only; allowed: ddp, zero1, zero2, or "
+                 "schedule: 1f1b");
     if (p.cp > 1)
       s.fail("parallel.cp", "schedule " + name +
                                 " is modelled without context parallelism; allowed: cp 1, or "

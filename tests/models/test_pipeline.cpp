@@ -460,9 +460,31 @@ TEST(ZeroBubble, WeightGradientOpsSplitTheBackwardsFlops) {
   EXPECT_NEAR(zb, one, 1e-9 * one);
 }
 
+// ZeRO-1 (Megatron's distributed optimizer) reduce-scatters each layer's gradients once its last
+// micro-batch's W ran: every reduction waits for a W op, none for a B op.
+TEST(ZeroBubble, ZeroOneReducesAfterTheWeightGradients) {
+  const auto out = run_scenario(
+      parse_scenario(gpt("{pp: 2, schedule: zb-h1, data_parallel: zero1}", 16), "test"));
+  const engine::Schedule& s = out.built.schedule;
+  int reductions = 0;
+  for (const auto& op : s.ops) {
+    if (op.category != engine::Category::dp_comm ||
+        op.collective != engine::CollectiveType::reduce_scatter)
+      continue;
+    ++reductions;
+    for (const engine::OpId d : s.dependencies(op)) {
+      const std::string& name = s.name_of(s.ops[d]);
+      if (s.ops[d].category == engine::Category::backward) {
+        EXPECT_TRUE(name.ends_with("bwd-w")) << name;
+      }
+    }
+  }
+  EXPECT_GT(reductions, 0);
+}
+
 TEST(ZeroBubble, PlansItDoesNotModelNameTheKey) {
-  expect_scenario_error(gpt("{pp: 2, schedule: zb-h1, data_parallel: zero1}"),
-                        "parallel.data_parallel", "modelled with DDP only");
+  expect_scenario_error(gpt("{pp: 2, schedule: zb-h1, data_parallel: fsdp}"),
+                        "parallel.data_parallel", "modelled with unsharded parameters only");
   std::string one = uniform_pipeline("zb-h2", 1, 4, 1);
   expect_scenario_error(one, "parallel.pp", "schedule zb-h2 needs pp >= 2");
   expect_scenario_error(gpt("{pp: 2, schedule: zb-h1, virtual_stages: 2}"),
