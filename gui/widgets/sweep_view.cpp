@@ -166,9 +166,11 @@ void SweepView::redraw() {
   const double dy = y_max > y_min ? (y_max - y_min) * 0.1 : std::max(1e-12, y_max * 0.1);
   x->setRange(x_min - dx, x_max + dx);
   y->setRange(std::max(0.0, y_min - dy), y_max + dy);
+  // The dots repeat their line's legend entry: only the lines are named.
   for (QAbstractSeries* s : chart->series())
     if (auto* dots = qobject_cast<QScatterSeries*>(s))
-      chart->legend()->markers(dots).first()->setVisible(false);
+      for (QLegendMarker* marker : chart->legend()->markers(dots))
+        marker->setVisible(false);
 }
 
 }  // namespace clustersim::gui
