@@ -339,6 +339,30 @@ TEST_F(HfConfigTest, QwenMoeSharedExpert) {
   expect_error(odd, {odd, "shared_expert_intermediate_size", "multiple"});
 }
 
+// google-bert/bert-large-uncased config.json: an encoder (attends both ways), GELU, LayerNorm,
+// biases, 512 learned positions, the MLM head tied to the word embeddings. Hugging Face's
+// BertModel has 335,141,888 parameters; the pooler (1024² + 1024) and the 2 × 1024 token-type
+// table train no MLM token, so the map leaves them out: 335,141,888 − 1,049,600 − 2,048 =
+// 334,090,240, the bert-large preset's count (docs/presets.md).
+TEST_F(HfConfigTest, BertStyle) {
+  const auto path = write("config.json", R"({
+    "architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_act": "gelu",
+    "hidden_size": 1024, "intermediate_size": 4096, "max_position_embeddings": 512,
+    "num_attention_heads": 16, "num_hidden_layers": 24, "type_vocab_size": 2,
+    "vocab_size": 30522})");
+  const ModelSpec m = read_hf_config(path);
+  const auto& t = std::get<TransformerSpec>(m.body);
+  EXPECT_FALSE(t.causal);
+  EXPECT_EQ(t.activation, Activation::gelu);
+  EXPECT_EQ(t.norm, Norm::layernorm);
+  EXPECT_TRUE(t.bias);
+  EXPECT_TRUE(t.tied_embeddings);
+  EXPECT_EQ(t.max_positions, 512);
+  EXPECT_DOUBLE_EQ(total_params(expand_model(m, 512)), 335'141'888.0 - 1'049'600.0 - 2'048.0);
+  EXPECT_DOUBLE_EQ(total_params(expand_model(*find_model("bert-large"), 512)),
+                   total_params(expand_model(m, 512)));
+}
+
 TEST_F(HfConfigTest, MissingKeyNamesFileAndKey) {
   const auto path = write(
       "no_hidden.json", R"({"num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})");
