@@ -12,6 +12,8 @@
 
 #include "engine/network/network_model.hpp"
 #include "gui/widgets/yaml_highlighter.hpp"
+#include "models/hardware.hpp"
+#include "models/model_spec.hpp"
 #include "models/scenario.hpp"
 
 namespace clustersim::gui {
@@ -81,6 +83,26 @@ QWidget* ScenarioEditor::build_form() {
     connect(box, &QComboBox::currentTextChanged, this,
             [this, key](const QString& value) { form_changed(key, value); });
   };
+  // Presets pickers (`clustersim presets`): a preset replaces what the file says for that key.
+  auto add_preset = [&](const QString& key, const std::vector<std::string>& names) {
+    auto* box = new QComboBox(form_widget);
+    box->addItem(QString::fromLatin1(kAsInFile));
+    for (const std::string& n : names)
+      box->addItem(QString::fromStdString(n));
+    preset_boxes_[key] = box;
+    form->addRow(key, box);
+    connect(box, &QComboBox::currentTextChanged, this, [this, key](const QString& value) {
+      if (value != QLatin1String(kAsInFile)) {
+        form_changed(key, value);
+      } else if (!populating_ && overrides_.remove(key) > 0) {
+        refresh_overrides_label();
+        emit edited();
+      }
+    });
+  };
+  add_preset(QStringLiteral("model"), models::model_names());
+  add_preset(QStringLiteral("cluster.node"), models::node_names());
+  add_preset(QStringLiteral("cluster.gpu"), models::gpu_names());
   add_spin(QStringLiteral("cluster.nodes"), 65536);
   add_spin(QStringLiteral("parallel.tp"), 1024);
   add_spin(QStringLiteral("parallel.pp"), 1024);
@@ -116,6 +138,8 @@ void ScenarioEditor::set_document(const QString& path, const QString& text) {
   populating_ = true;
   path_ = path;
   text_edit_->setPlainText(text);
+  for (QComboBox* box : preset_boxes_)
+    box->setCurrentIndex(0);  // a new file: its own model and cluster
   overrides_.clear();
   refresh_overrides_label();
   clear_error();
@@ -156,6 +180,8 @@ void ScenarioEditor::set_override(const QString& key, const QString& value) {
     spin->setValue(value.toInt());
   } else if (auto* combo = combo_boxes_.value(key)) {
     combo->setCurrentText(value);
+  } else if (auto* preset = preset_boxes_.value(key)) {
+    preset->setCurrentText(value);
   }
   form_changed(key, value);  // also when the box already showed it, or it has no box
 }

@@ -31,8 +31,12 @@ class ScenarioEditor : public QWidget {
   RunInput input() const;
   // The form shows what a run used (the loaded scenario), without turning it into overrides.
   void show_scenario(const models::Scenario& scenario);
-  // Sets one form key as if the user had edited it ("parallel.tp", "4").
+  // Sets one form key as if the user had edited it ("parallel.tp", "4"; "model", "llama2-7b").
   void set_override(const QString& key, const QString& value);
+  // The presets pickers ("model", "cluster.node", "cluster.gpu"): their first entry,
+  // kAsInFile, keeps what the scenario says (no override).
+  static constexpr const char* kAsInFile = "(as in the file)";
+  QComboBox* preset_box(const QString& key) const { return preset_boxes_.value(key); }
   QMap<QString, QString> overrides() const { return overrides_; }
   void show_error(const QString& message);
   void clear_error();
@@ -55,6 +59,7 @@ class ScenarioEditor : public QWidget {
   QMap<QString, QString> overrides_;
   QMap<QString, QSpinBox*> spin_boxes_;
   QMap<QString, QComboBox*> combo_boxes_;
+  QMap<QString, QComboBox*> preset_boxes_;
   QDoubleSpinBox* bucket_mb_ = nullptr;
   bool populating_ = false;
 };

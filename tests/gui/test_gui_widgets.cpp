@@ -2,6 +2,7 @@
 // shows the CLI's errors, cancels, and every view exports.
 #include <QChart>
 #include <QChartView>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QSignalSpy>
@@ -257,6 +258,29 @@ class GuiWidgetsTest : public QObject {
     QVERIFY2(window.status_text().contains("training.global_batch"),
              qPrintable(window.status_text()));
     window.runner().wait_idle();
+  }
+
+  // The presets pickers: choosing GPT-2 XL for the model re-runs with `--set model=gpt2-xl`
+  // (another iteration time); choosing "(as in the file)" drops the override again.
+  void presets_picker_overrides_the_model_and_gives_it_back() {
+    MainWindow window;
+    QVERIFY(open_and_wait(window, kScenarios + "/llama2-7b-pcie-pp4.yaml"));
+    const double llama = window.current()->output.result.iteration_time_s;
+    QComboBox* models = window.editor()->preset_box("model");
+    QVERIFY(models != nullptr);
+    QCOMPARE(models->currentText(), QString(ScenarioEditor::kAsInFile));
+    QVERIFY(models->findText("gpt2-xl") > 0);
+    QSignalSpy finished(&window.runner(), &RunController::finished);
+    models->setCurrentText("gpt2-xl");
+    QCOMPARE(window.editor()->overrides().value("model"), QString("gpt2-xl"));
+    QVERIFY(finished.wait(kRunTimeoutMs));
+    QCOMPARE(QString::fromStdString(window.current()->scenario.model.name), QString("gpt2-xl"));
+    QVERIFY(window.current()->output.result.iteration_time_s != llama);
+    models->setCurrentIndex(0);
+    QVERIFY(!window.editor()->overrides().contains("model"));
+    QVERIFY(finished.wait(kRunTimeoutMs));
+    QCOMPARE(window.current()->output.result.iteration_time_s, llama);
+    QVERIFY(window.editor()->preset_box("cluster.gpu")->findText("H100-SXM5-80GB") > 0);
   }
 
   void every_view_exports_png_svg_and_csv() {
