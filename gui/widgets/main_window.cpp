@@ -25,6 +25,7 @@
 #include "gui/models/csv.hpp"
 #include "gui/models/presentation.hpp"
 #include "gui/models/rank_filter.hpp"
+#include "gui/widgets/calibration_view.hpp"
 #include "gui/widgets/compare_view.hpp"
 #include "gui/widgets/export.hpp"
 #include "gui/widgets/scenario_editor.hpp"
@@ -54,6 +55,7 @@ MainWindow::MainWindow(QWidget* parent)
       topology_(new TopologyView(this)),
       compare_(new CompareView(this)),
       sweep_(new SweepView(this)),
+      calibration_(new CalibrationView(this)),
       status_(new QLabel(this)),
       progress_(new QProgressBar(this)),
       cancel_(new QPushButton(tr("Cancel"), this)) {
@@ -66,9 +68,12 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(summary_, tr("Summary"));
   tabs_->addTab(compare_, tr("Compare"));
   tabs_->addTab(sweep_, tr("Sweep"));
+  tabs_->addTab(calibration_, tr("Calibration"));
   setCentralWidget(tabs_);
   connect(compare_, &CompareView::message, this, [this](const QString& m) { status_->setText(m); });
   connect(sweep_, &SweepView::message, this, [this](const QString& m) { status_->setText(m); });
+  connect(calibration_, &CalibrationView::message, this,
+          [this](const QString& m) { status_->setText(m); });
   sweep_->set_input_source([this] { return editor_->input(); });
   // A clicked sweep point becomes the form's overrides, which re-runs the scenario with them.
   connect(sweep_, &SweepView::open_point, this, [this](const QStringList& overrides) {
@@ -193,6 +198,17 @@ void MainWindow::apply_rank_filter() {
 }
 
 bool MainWindow::open_file(const QString& path) {
+  if (QFileInfo(path).suffix().toLower() == QLatin1String("json") && is_calibration_profile(path)) {
+    QString error;
+    if (!calibration_->open_profile(path, &error)) {
+      status_->setText(error);
+      return false;
+    }
+    tabs_->setCurrentWidget(calibration_);
+    add_recent(path);
+    status_->setText(tr("%1 opened in Calibration").arg(QFileInfo(path).fileName()));
+    return true;
+  }
   if (QFileInfo(path).suffix().toLower() == QLatin1String("json")) {
     QString error;
     if (!compare_->open_result(path, compare_->model().a().has_value(), &error)) {
@@ -266,9 +282,9 @@ void MainWindow::on_failed(quint64, const QString& message) {
 }
 
 QList<QPair<QString, QWidget*>> MainWindow::views() const {
-  return {{"timeline", timeline_}, {"breakdown", breakdown_}, {"memory", memory_},
-          {"topology", topology_}, {"summary", summary_},     {"compare", compare_},
-          {"sweep", sweep_}};
+  return {{"timeline", timeline_}, {"breakdown", breakdown_},    {"memory", memory_},
+          {"topology", topology_}, {"summary", summary_},        {"compare", compare_},
+          {"sweep", sweep_},       {"calibration", calibration_}};
 }
 
 bool MainWindow::export_view(const QString& name, const QString& path, QString* error) {
@@ -297,6 +313,10 @@ bool MainWindow::export_view(const QString& name, const QString& path, QString* 
     csv = to_csv(compare_->model());
   } else if (view == sweep_) {
     csv = to_csv(sweep_->table_model());
+  } else if (view == calibration_) {
+    const int shown = calibration_->current_curve();
+    csv = shown >= 0 ? curve_csv(calibration_->data().curves[static_cast<std::size_t>(shown)])
+                     : QString();
   } else {
     csv = to_csv(static_cast<StackedBarsView*>(view)->model(), SegmentTableModel::kValueRole);
   }
@@ -329,7 +349,7 @@ bool MainWindow::save_screenshots(const QString& directory, QSize view_size, QSt
 void MainWindow::choose_and_open() {
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open scenario or result"), {},
-      tr("Scenarios (*.yaml *.yml);;Result JSON (*.json);;All files (*)"));
+      tr("Scenarios (*.yaml *.yml);;Result JSON or calibration profiles (*.json);;All files (*)"));
   if (!path.isEmpty()) open_file(path);
 }
 

@@ -18,6 +18,7 @@ class QTabWidget;
 
 namespace clustersim::gui {
 
+class CalibrationView;
 class CompareView;
 class ScenarioEditor;
 class SweepView;
@@ -33,8 +34,9 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // Reads a scenario and runs it at once, or a result JSON (.json) into the compare view (as A
-  // when A is empty, else as B); false (with the reason shown) when it cannot be read.
+  // Reads a scenario and runs it at once, a calibration profile (.json) into the calibration
+  // view, or a result JSON (.json) into the compare view (as A when A is empty, else as B); false
+  // (with the reason shown) when it cannot be read.
   bool open_file(const QString& path);
   bool save_file(const QString& path);
   // Shows a run's result in every view (what a finished background run does).
@@ -51,10 +53,11 @@ class MainWindow : public QMainWindow {
   TopologyView* topology_view() const { return topology_; }
   CompareView* compare_view() const { return compare_; }
   SweepView* sweep_view() const { return sweep_; }
+  CalibrationView* calibration_view() const { return calibration_; }
   QString status_text() const;
 
   // The views by name ("timeline", "breakdown", "memory", "topology", "summary", "compare",
-  // "sweep"), in tab order.
+  // "sweep", "calibration"), in tab order.
   QList<QPair<QString, QWidget*>> views() const;
   // Exports view `name` by the path's suffix: .png, .svg or .csv (its data).
   bool export_view(const QString& name, const QString& path, QString* error);
@@ -89,6 +92,7 @@ class MainWindow : public QMainWindow {
   TopologyView* topology_;
   CompareView* compare_;
   SweepView* sweep_;
+  CalibrationView* calibration_;
   QLabel* status_;
   QProgressBar* progress_;
   QPushButton* cancel_;

@@ -5,8 +5,10 @@
 #include <QTest>
 #include <numeric>
 
+#include "calibrate/profile.hpp"
 #include "engine/schedule.hpp"
 #include "engine/timeline.hpp"
+#include "gui/models/calibration_curves.hpp"
 #include "gui/models/compare_model.hpp"
 #include "gui/models/csv.hpp"
 #include "gui/models/op_relations.hpp"
@@ -298,6 +300,55 @@ class GuiModelsTest : public QObject {
     QCOMPARE(series[0].points.size(), expected.size());
     for (qsizetype i = 0; i < expected.size(); ++i)
       QVERIFY(std::abs(series[0].points[i].y() - expected[i]) < 1e-11);
+  }
+
+  // A profile written by hand: an 8-GPU all-reduce fit (bus factor 1.75; α 20 us and 10 GB/s up
+  // to 64 KiB, α 30 us and 200 GB/s above) and two measurements. At 1 MiB the fit gives
+  // 1 MiB·1.75 / (30 us + 1 MiB·1.75 / 200 GB/s) = 1,835,008 B / 39.17504 us = 46.84 GB/s.
+  void calibration_curves_put_measurements_beside_the_fit() {
+    QTemporaryDir dir;
+    calibrate::Profile p;
+    p.provenance.gpu = "NVIDIA A100-SXM4-80GB";
+    p.provenance.backend = "nccl-tests";
+    p.provenance.ranks = 8;
+    engine::CollectiveFit fit;
+    fit.shape = {8, 1};
+    fit.bus_factor = 1.75;
+    fit.ranges = {{8, 65536, 20e-6, 10e9, 0.02}, {131072, 1073741824, 30e-6, 200e9, 0.01}};
+    p.collectives = engine::CollectiveProfile({fit});
+    auto row = [](double bytes, double busbw) {
+      calibrate::CollectiveMeasurement m;
+      m.collective = "all_reduce";
+      m.ranks = 8;
+      m.bytes = bytes;
+      m.count = static_cast<std::uint64_t>(bytes / 4);
+      m.dtype = "float";
+      m.busbw = busbw;
+      m.algbw = busbw / 1.75;
+      m.seconds = bytes / m.algbw;
+      return m;
+    };
+    p.measurements.collectives = {row(1048576, 45e9), row(65536, 5e9)};
+    p.measurements.gemms = {{8192, 8192, 8192, "bf16", 4e-3}};
+    const QString path = dir.filePath("p.json");
+    calibrate::write_profile(p, path.toStdString());
+    QVERIFY(is_calibration_profile(path));
+    const CalibrationData d = read_calibration_data(path);
+    QCOMPARE(d.curves.size(), std::size_t{1});
+    QCOMPARE(d.curves[0].name, QString("all_reduce, 8 ranks on 1 node"));
+    QCOMPARE(d.curves[0].measured, (QVector<QPointF>{{65536, 5e9}, {1048576, 45e9}}));
+    QCOMPARE(d.curves[0].fitted.size(), 48);
+    QCOMPARE(d.curves[0].fitted.front().x(), 8.0);
+    QVERIFY(std::abs(d.curves[0].fitted.back().x() - 1073741824.0) < 1e-3);
+    const double expected = 1048576 * 1.75 / (30e-6 + 1048576 * 1.75 / 200e9);
+    QVERIFY(std::abs(fitted_busbw(fit, 1048576) - expected) < 1e-6 * expected);
+    QVERIFY(std::abs(expected - 46.84e9) < 0.01e9);
+    // The GEMM: 2·8192³ FLOPs in 4 ms = 274.9 TFLOP/s.
+    GemmTableModel gemms;
+    QAbstractItemModelTester tester(&gemms);
+    gemms.set_gemms(d.gemms);
+    QCOMPARE(gemms.index(0, 5).data().toString(), QString("274.9"));
+    QCOMPARE(curve_csv(d.curves[0]).count('\n'), 1 + 2 + 48);
   }
 
   void csv_quotes_fields_with_commas_and_quotes() {

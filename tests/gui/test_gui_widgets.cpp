@@ -14,6 +14,8 @@
 #include <QXmlStreamReader>
 #include <set>
 
+#include "calibrate/profile.hpp"
+#include "gui/widgets/calibration_view.hpp"
 #include "gui/widgets/compare_view.hpp"
 #include "gui/widgets/main_window.hpp"
 #include "gui/widgets/scenario_editor.hpp"
@@ -286,6 +288,22 @@ class GuiWidgetsTest : public QObject {
   void every_view_exports_png_svg_and_csv() {
     MainWindow window;
     QVERIFY(open_and_wait(window, kScenarios + "/llama2-7b-pcie-pp4.yaml"));
+    // The calibration view draws a profile once one is open (File ▸ Open tells it from results).
+    QTemporaryDir profiles;
+    {
+      calibrate::Profile p;
+      p.provenance.gpu = "NVIDIA A100-SXM4-80GB";
+      p.provenance.backend = "nccl-tests";
+      engine::CollectiveFit fit;
+      fit.shape = {8, 1};
+      fit.bus_factor = 1.75;
+      fit.ranges = {{8, 1073741824, 20e-6, 200e9, 0.01}};
+      p.collectives = engine::CollectiveProfile({fit});
+      calibrate::write_profile(p, profiles.filePath("p.json").toStdString());
+    }
+    QVERIFY(window.open_file(profiles.filePath("p.json")));
+    QCOMPARE(window.calibration_view()->current_curve(), 0);
+    QCOMPARE(window.calibration_view()->chart_view()->chart()->series().size(), 2);
     // The sweep view exports its curve and rows once a sweep ran.
     QSignalSpy swept(&window.sweep_view()->controller(), &SweepController::finished);
     QVERIFY(window.sweep_view()->run("parallel.bucket_mb=25,100"));
