@@ -198,26 +198,21 @@ void MainWindow::apply_rank_filter() {
 }
 
 bool MainWindow::open_file(const QString& path) {
-  if (QFileInfo(path).suffix().toLower() == QLatin1String("json") && is_calibration_profile(path)) {
-    QString error;
-    if (!calibration_->open_profile(path, &error)) {
-      status_->setText(error);
-      return false;
-    }
-    tabs_->setCurrentWidget(calibration_);
-    add_recent(path);
-    status_->setText(tr("%1 opened in Calibration").arg(QFileInfo(path).fileName()));
-    return true;
-  }
+  // A JSON file goes to the view that reads it: a calibration profile, else a result to compare.
   if (QFileInfo(path).suffix().toLower() == QLatin1String("json")) {
+    const bool profile = is_calibration_profile(path);
     QString error;
-    if (!compare_->open_result(path, compare_->model().a().has_value(), &error)) {
+    const bool opened =
+        profile ? calibration_->open_profile(path, &error)
+                : compare_->open_result(path, compare_->model().a().has_value(), &error);
+    if (!opened) {
       status_->setText(error);
       return false;
     }
-    tabs_->setCurrentWidget(compare_);
+    tabs_->setCurrentWidget(profile ? static_cast<QWidget*>(calibration_) : compare_);
     add_recent(path);
-    status_->setText(tr("%1 opened in Compare").arg(QFileInfo(path).fileName()));
+    status_->setText((profile ? tr("%1 opened in Calibration") : tr("%1 opened in Compare"))
+                         .arg(QFileInfo(path).fileName()));
     return true;
   }
   QFile file(path);

@@ -97,14 +97,20 @@ TEST(EndToEnd, AFoldedRunGivesTheFiguresOfTheWholeRunUnderTheAnalyticalModel) {
   }
 }
 
-// Progress (issue 10): after the set-up (unknown share), the build reports the share of ranks whose
-// ops are built, k/8 for the 8 ranks of a PCIe server (no folding there), before the simulation.
-TEST(EndToEnd, TheBuildPhaseReportsItsShareOfRanks) {
+// Every (phase, share) a run of a shipped scenario reports, in order, under the analytical model.
+std::vector<std::pair<std::string, double>> progress_reports(const std::string& scenario) {
   std::vector<std::pair<std::string, double>> seen;
   RunOptions options;
   options.network = "analytical";
   options.progress = [&](std::string_view phase, double f) { seen.emplace_back(phase, f); };
-  run_scenario(load_scenario(kScenarios + "llama2-7b-pcie-pp4.yaml"), options);
+  run_scenario(load_scenario(kScenarios + scenario), options);
+  return seen;
+}
+
+// Progress (issue 10): after the set-up (unknown share), the build reports the share of ranks whose
+// ops are built, k/8 for the 8 ranks of a PCIe server (no folding there), before the simulation.
+TEST(EndToEnd, TheBuildPhaseReportsItsShareOfRanks) {
+  const auto seen = progress_reports("llama2-7b-pcie-pp4.yaml");
   std::vector<double> building;
   for (const auto& [phase, f] : seen) {
     if (phase == "simulating") break;
@@ -119,11 +125,7 @@ TEST(EndToEnd, TheBuildPhaseReportsItsShareOfRanks) {
 // and simulating, half done after the collectives' scan and done after the point-to-point scan
 // (a pipeline has both); simulating then starts from 0.
 TEST(EndToEnd, MatchingIsAPhaseOfItsOwnBeforeSimulating) {
-  std::vector<std::pair<std::string, double>> seen;
-  RunOptions options;
-  options.network = "analytical";
-  options.progress = [&](std::string_view phase, double f) { seen.emplace_back(phase, f); };
-  run_scenario(load_scenario(kScenarios + "llama2-7b-pcie-pp4.yaml"), options);
+  const auto seen = progress_reports("llama2-7b-pcie-pp4.yaml");
   std::vector<std::pair<std::string, double>> around;  // from the last building report on
   bool built = false;
   for (const auto& [phase, f] : seen) {
