@@ -9,6 +9,12 @@ namespace clustersim::models {
 
 namespace {
 
+// Progress through compute_metrics: each step's share of its time on the GPT-3 175B scenario
+// (0.15 s in all: the FLOP sum 24 %, the critical rank 31 %, its sweep 20 %, the memory estimate
+// 4 %, the memory timeline 21 %, the busiest links ≈ 0).
+constexpr double kMetricsAfterFlops = 0.24, kMetricsAfterCriticalRank = 0.55,
+                 kMetricsAfterSweep = 0.75, kMetricsAfterMemoryEstimate = 0.79;
+
 using engine::Category;
 using engine::Time;
 
@@ -136,7 +142,12 @@ std::vector<std::pair<engine::LinkId, double>> busiest_links(const engine::Timel
 }  // namespace
 
 Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const engine::Timeline& tl,
-                       const engine::Topology& topo, std::size_t max_links) {
+                       const engine::Topology& topo, std::size_t max_links,
+                       const std::function<void(double)>& progress) {
+  auto done = [&progress](double fraction) {
+    if (progress) progress(fraction);
+  };
+  done(0.0);
   const auto& s = built.schedule;
   const double iterations = sc.simulation.iterations;
   Result r;
@@ -168,8 +179,11 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
     if (!r.from_traces) r.mfu = model_flops / per_gpu_second / peak;
   }
 
+  done(kMetricsAfterFlops);
   r.critical_rank = critical_rank(s, tl);
+  done(kMetricsAfterCriticalRank);
   const Sweep sweep = sweep_rank(s, tl, ops_of_rank(s, r.critical_rank));
+  done(kMetricsAfterSweep);
   const TimeBreakdown b = per_iteration(sweep.breakdown, iterations);
   r.breakdown_s = b;
   r.exposed_comm_s = {b.dp_comm, b.tp_comm,
@@ -184,6 +198,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
 
   if (!r.from_traces) {
     r.memory = estimate_memory(sc, built);
+    done(kMetricsAfterMemoryEstimate);
     r.memory.timeline = memory_timeline(sc, built, tl, r.memory.peak_rank);
   }
 
@@ -196,6 +211,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
                        link.bandwidth.bytes_per_second(), util});
     r.busiest_link_ids.push_back(id);
   }
+  done(1.0);
   return r;
 }
 

@@ -3,6 +3,7 @@
 // pipeline bubble, the busiest links and memory.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,8 @@ struct Result {
 
 Result compute_metrics(const Scenario& scenario, const BuiltSchedule& built,
                        const engine::Timeline& timeline, const engine::Topology& topology,
-                       std::size_t max_links = 10);
+                       std::size_t max_links = 10,
+                       const std::function<void(double)>& progress = {});
 
 // Every rank's iteration attributed as breakdown_s is for the critical rank (index: rank); the
 // GUI's breakdown view draws it.

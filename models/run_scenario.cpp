@@ -193,7 +193,7 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   const std::string kind = options.network.value_or(sc.simulation.network_model);
   const bool traces = sc.workload.from_chakra();
   const bool fold = !traces && !options.every_rank && folds_data_parallel(sc, kind);
-  if (!traces) check_memory_budget(sc, options.max_memory, options.max_memory_origin, fold);
+  if (!traces) check_memory_budget(sc, options.max_memory, options.max_memory_origin, fold, kind);
   const Calibration calibration = load_calibration(sc);
   const bool calibrated = !sc.simulation.calibration.empty();
   engine::Topology topology = build_topology(sc);
@@ -243,8 +243,9 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
     if (!traces) throw;
     sc.fail("workload.chakra", std::string("the traces cannot run: ") + e.what());
   }
-  phase("metrics", kUnknownFraction);
-  out.result = compute_metrics(sc, out.built, out.timeline, out.topology);
+  phase("metrics", 0.0);
+  out.result = compute_metrics(sc, out.built, out.timeline, out.topology, 10,
+                               [&](double f) { phase("metrics", f); });
   out.result.network_model = kind;
   out.result.notes = traces ? std::move(workload_notes) : plan_warnings(sc);
   if (out.built.folded_replicas > 1) {

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <variant>
 
+#include "engine/network/network_model.hpp"
+
 namespace clustersim::models {
 namespace {
 
@@ -19,9 +21,53 @@ std::string gigabytes(std::int64_t bytes) {
   return s;
 }
 
+// The largest group that runs a collective with all-pairs flows (n · (n − 1) at once): the expert
+// all-to-all (direct unless overridden), and any collective the scenario forces to `direct` on
+// the groups that certainly run it.
+struct AllPairsGroup {
+  std::int64_t size = 1;
+  std::string key;
+  std::string what;
+};
+
+AllPairsGroup largest_all_pairs_group(const Scenario& s) {
+  using engine::Algorithm;
+  using engine::CollectiveType;
+  AllPairsGroup best;
+  auto consider = [&](std::int64_t group, CollectiveType type, const std::string& group_key) {
+    const Algorithm a = s.simulation.algorithms[static_cast<std::size_t>(type)];
+    const bool all_pairs =
+        a == Algorithm::direct || (a == Algorithm::automatic && type == CollectiveType::all_to_all);
+    if (!all_pairs || group <= best.size) return;
+    const std::string name(engine::to_string(type));
+    best = {group, a == Algorithm::automatic ? group_key : "simulation.algorithms." + name,
+            group_key + " " + str(group) + ", " + name + " direct"};
+  };
+  const ParallelConfig& p = s.parallel;
+  consider(p.ep, CollectiveType::all_to_all, "parallel.ep");
+  // Tensor parallelism all-reduces activations (or all-gathers and reduce-scatters them with
+  // sequence parallelism); data parallelism all-reduces gradients (DDP) or reduce-scatters them
+  // and all-gathers parameters (ZeRO, FSDP; HSDP within its shard group).
+  consider(p.tp, p.sequence_parallel ? CollectiveType::all_gather : CollectiveType::all_reduce,
+           "parallel.tp");
+  consider(p.tp, p.sequence_parallel ? CollectiveType::reduce_scatter : CollectiveType::all_reduce,
+           "parallel.tp");
+  const std::int64_t replicas = p.replicas();
+  if (p.data_parallel == DataParallel::ddp) {
+    consider(replicas, CollectiveType::all_reduce, "data parallelism");
+  } else {
+    const std::int64_t shard = p.data_parallel == DataParallel::hsdp && p.fsdp.shard_group > 0
+                                   ? p.fsdp.shard_group
+                                   : replicas;
+    consider(shard, CollectiveType::all_gather, "data parallelism");
+    consider(shard, CollectiveType::reduce_scatter, "data parallelism");
+  }
+  return best;
+}
+
 }  // namespace
 
-SizeEstimate estimate_size(const Scenario& s, bool folded) {
+SizeEstimate estimate_size(const Scenario& s, bool folded, std::string_view network_model) {
   std::int64_t layers = 0;  // transformer blocks or list layers, repeats included
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body))
     layers = t->num_layers + 2;  // the embedding and the head
@@ -34,7 +80,17 @@ SizeEstimate estimate_size(const Scenario& s, bool folded) {
   const std::int64_t ranks = s.world_size() / replicas;
   SizeEstimate e;
   e.ops = ranks * s.simulation.iterations * micro * 2 * per_stage;
-  e.bytes = e.ops * kBytesPerOp;
+  const std::string_view kind =
+      network_model.empty() ? std::string_view(s.simulation.network_model) : network_model;
+  const auto* entry = engine::find_network_model(kind);
+  const AllPairsGroup group = largest_all_pairs_group(s);
+  if (entry != nullptr && !entry->contention_free && group.size > 1) {
+    e.flows = ranks * (group.size - 1);
+    e.flow_key = group.key;
+    e.flow_factors = str(ranks) + " ranks · " + str(group.size - 1) + " peers (" + group.what + ")";
+  }
+  e.events = 2 * (e.ops + e.flows);
+  e.bytes = e.ops * kBytesPerOp + e.flows * kBytesPerFlow;
   e.key = s.simulation.iterations > 1 ? "simulation.iterations"
           : micro >= per_stage        ? "training.global_batch"
                                       : "model";
@@ -52,13 +108,22 @@ std::int64_t default_memory_budget() {
 }
 
 void check_memory_budget(const Scenario& s, std::int64_t max_bytes, const std::string& budget,
-                         bool folded) {
-  const SizeEstimate e = estimate_size(s, folded);
+                         bool folded, std::string_view network_model) {
+  const SizeEstimate e = estimate_size(s, folded, network_model);
   if (max_bytes <= 0 || e.bytes <= max_bytes) return;
-  s.fail(e.key, "simulating it needs at least " + gigabytes(e.bytes) + " (" + str(e.ops) +
-                    " ops, " + e.factors + ", about " + str(kBytesPerOp) +
-                    " bytes each), more than " + budget + " (" + gigabytes(max_bytes) +
-                    "); allowed: fewer iterations (--set simulation.iterations=1), micro-batches "
+  const std::string ops =
+      str(e.ops) + " ops, " + e.factors + ", about " + str(kBytesPerOp) + " bytes each";
+  const std::string over = "more than " + budget + " (" + gigabytes(max_bytes) + ")";
+  // Blame whichever part is the larger: the flows of one all-pairs collective, or the ops.
+  if (e.flows * kBytesPerFlow > e.ops * kBytesPerOp)
+    s.fail(e.flow_key, "simulating it needs at least " + gigabytes(e.bytes) + " (" + str(e.flows) +
+                           " flows in flight at once, " + e.flow_factors + ", about " +
+                           str(kBytesPerFlow) + " bytes each; and " + ops + "), " + over +
+                           "; allowed: a smaller group, a ring algorithm "
+                           "(simulation.algorithms), network_model: analytical, or a larger "
+                           "--max-memory");
+  s.fail(e.key, "simulating it needs at least " + gigabytes(e.bytes) + " (" + ops + "), " + over +
+                    "; allowed: fewer iterations (--set simulation.iterations=1), micro-batches "
                     "(a smaller training.global_batch) or ranks, or a larger --max-memory");
 }
 

@@ -3,6 +3,7 @@
 // contention-free scenario they agree within 2 %; `ideal` makes communication free.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -140,6 +141,27 @@ TEST(EndToEnd, MatchingIsAPhaseOfItsOwnBeforeSimulating) {
   const std::vector<std::pair<std::string, double>> expected = {
       {"matching", 0.0}, {"matching", 0.5}, {"matching", 1.0}, {"simulating", 0.0}};
   EXPECT_EQ(around, expected);
+}
+
+// The metrics phase reports its share: from 0 to 1, rising, after the simulation and last of all
+// (a transformer run: the FLOP sum, the critical rank, its sweep and the memory each report).
+TEST(EndToEnd, MetricsAreAPhaseWithAShareFromZeroToOne) {
+  const auto seen = progress_reports("llama2-7b-pcie-pp4.yaml");
+  std::vector<double> metrics;
+  bool after_simulating = false;
+  for (const auto& [phase, f] : seen) {
+    if (phase == "simulating") after_simulating = true;
+    if (phase == "metrics") {
+      EXPECT_TRUE(after_simulating);
+      metrics.push_back(f);
+    } else {
+      EXPECT_TRUE(metrics.empty()) << phase << " after metrics";
+    }
+  }
+  ASSERT_GE(metrics.size(), 6u);  // the phase's start, four steps, the end
+  EXPECT_EQ(metrics.front(), 0.0);
+  EXPECT_EQ(metrics.back(), 1.0);
+  EXPECT_TRUE(std::is_sorted(metrics.begin(), metrics.end()));
 }
 
 // A pipeline stage holds only its own layers' parameters. By hand: 4 layers of 1e6 parameters on

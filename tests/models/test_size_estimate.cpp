@@ -48,6 +48,54 @@ TEST(SizeEstimate, ARunPastTheBudgetIsRefusedOnItsKey) {
   }
 }
 
+const std::string kDeepSeek =
+    std::string(CLUSTERSIM_SCENARIOS_DIR) + "/deepseek-moe-16b-ep16-4xdgx-h100.yaml";
+
+// Flows in flight (issue 10): the expert all-to-all runs direct, every rank sending to each of the
+// 15 others of its EP group at once, all 32 ranks together: 32 · 15 = 480 flows, 480 bytes each,
+// and two events per op and per flow. Under the analytical model no flow is kept; forced to a
+// ring, an all-to-all keeps one flow per rank, not counted.
+TEST(SizeEstimate, AnExpertAllToAllKeepsRanksTimesPeersFlowsInFlight) {
+  const Scenario sc = load_scenario(kDeepSeek);
+  const SizeEstimate e = estimate_size(sc);
+  EXPECT_EQ(e.flows, 32 * 15);
+  EXPECT_EQ(e.events, 2 * (e.ops + 32 * 15));
+  EXPECT_EQ(e.bytes, e.ops * 150 + 32 * 15 * 480);
+  EXPECT_EQ(e.flow_key, "parallel.ep");
+  EXPECT_EQ(e.flow_factors, "32 ranks · 15 peers (parallel.ep 16, all_to_all direct)");
+  EXPECT_EQ(estimate_size(sc, false, "analytical").flows, 0);
+  EXPECT_EQ(
+      estimate_size(load_scenario(kDeepSeek, {"simulation.algorithms.all_to_all=ring"})).flows, 0);
+  // A data-parallel all-reduce forced to direct: 16 ranks · 15 peers, blamed on the override.
+  const SizeEstimate direct =
+      estimate_size(load_scenario(kLlama, {"simulation.algorithms.all_reduce=direct"}));
+  EXPECT_EQ(direct.flows, 16 * 15);
+  EXPECT_EQ(direct.flow_key, "simulation.algorithms.all_reduce");
+  EXPECT_EQ(estimate_size(load_scenario(kLlama)).flows, 0);  // ring/tree: no all-pairs flows
+}
+
+// 4,096 ranks in one EP group: 4096 · 4095 flows · 480 B = 8.051 GB, far more than the ops
+// (4096 ranks · 1 micro-batch · 2 · 30 layers = 245,760 ops · 150 B = 0.037 GB), 8.09 GB in all:
+// the budget error blames parallel.ep and offers a ring or the analytical model.
+TEST(SizeEstimate, AllPairsFlowsPastTheBudgetBlameTheGroup) {
+  const Scenario sc =
+      load_scenario(kDeepSeek, {"cluster.nodes=512", "parallel.ep=4096",
+                                "model.moe.num_experts=4096", "training.global_batch=4096"});
+  EXPECT_EQ(estimate_size(sc).flows, 4096LL * 4095);
+  try {
+    check_memory_budget(sc, 4'000'000'000, "--max-memory 4GB");
+    FAIL() << "accepted 16.8 M flows in 4 GB";
+  } catch (const ScenarioError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("parallel.ep: simulating it needs at least 8.09 GB (16773120 flows in flight "
+                     "at once, 4096 ranks · 4095 peers"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("network_model: analytical"), std::string::npos) << m;
+  }
+  EXPECT_NO_THROW(check_memory_budget(sc, 4'000'000'000, "--max-memory 4GB", false, "analytical"));
+}
+
 TEST(SizeEstimate, TheDefaultBudgetIsHalfTheMachine) {
   // /proc/meminfo's MemTotal is in KiB; sysconf rounds to whole pages, so allow a page.
   std::ifstream meminfo("/proc/meminfo");
