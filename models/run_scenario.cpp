@@ -42,8 +42,9 @@ namespace {
 struct Calibration {
   engine::CollectiveProfile collectives;
   ComputeProfile compute;
-  std::string name;  // the profile's file name, for notes
-  std::string gpu;   // the GPU it was measured on (provenance), "cpu" for the MPI backend
+  std::string name;          // the profile's file name, for notes
+  std::string gpu;           // the GPU it was measured on (provenance), "cpu" for the MPI backend
+  std::string nccl_version;  // the NCCL it was measured with (provenance), else empty
 };
 
 // The GPU family a device or preset name belongs to ("NVIDIA H100 80GB HBM3" and
@@ -69,6 +70,28 @@ void check_gpu_match(const Scenario& sc, const Calibration& c, bool strict,
   notes.push_back(what + ": its figures may not hold for this GPU");
 }
 
+// "2.21" of "2.21.5": NCCL's algorithms, protocols and tuning change between minor versions.
+std::string major_minor(const std::string& version) {
+  const auto first = version.find('.');
+  if (first == std::string::npos) return version;
+  return version.substr(0, version.find('.', first + 1));
+}
+
+// A profile measured with another NCCL than the one the scenario says the cluster runs: a note,
+// or with `strict` bad input. Nothing to compare when either is unknown.
+void check_nccl_match(const Scenario& sc, const Calibration& c, bool strict,
+                      std::vector<std::string>& notes) {
+  const std::string& ours = sc.simulation.nccl_version;
+  if (ours.empty() || c.nccl_version.empty() || major_minor(ours) == major_minor(c.nccl_version))
+    return;
+  const std::string what = "profile " + c.name + " was measured with NCCL " + c.nccl_version +
+                           ", not the scenario's " + ours;
+  if (strict)
+    sc.fail("simulation.nccl.version",
+            what + " (--strict); allowed: a profile measured with NCCL " + major_minor(ours));
+  notes.push_back(what + " (simulation.nccl.version): its collective figures may not hold");
+}
+
 Calibration load_calibration(const Scenario& sc) {
   Calibration c;
   const std::string& path = sc.simulation.calibration;
@@ -78,6 +101,7 @@ Calibration load_calibration(const Scenario& sc) {
     c.collectives = std::move(profile.collectives);
     c.compute = std::move(profile.compute);
     c.gpu = profile.provenance.gpu;
+    c.nccl_version = profile.provenance.nccl_version;
   } catch (const engine::ProfileError& e) {
     sc.fail("simulation.calibration", e.what());
   }
@@ -203,6 +227,7 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
     check_profile_plausible(sc, sc.simulation.calibration, calibration.gpu, calibration.compute,
                             calibration.collectives, topology);
     check_gpu_match(sc, calibration, options.strict, calibration_notes);
+    check_nccl_match(sc, calibration, options.strict, calibration_notes);
   }
   RunOutput out{std::move(topology), {}, {}, {}};
   const RooflineComputeModel roofline(sc.cluster.gpu, calibrated ? &calibration.compute : nullptr);

@@ -245,6 +245,9 @@ struct SimulationConfig {
   // simulation.nccl.channels: collective channels for every group; 0 = NCCL's rule
   // (engine::collective_channels). build_topology passes it as ClusterTopologySpec::channels.
   int nccl_channels = 0;
+  // simulation.nccl.version: the NCCL the cluster runs ("2.21.5"); empty = not stated. Compared
+  // with a calibration profile's (a note, or with --strict an error, when MAJOR.MINOR differ).
+  std::string nccl_version;
   Fold fold = Fold::automatic;
   MemoryOptions memory;
   // simulation.simgrid: SimGrid's network model and factors for network_model: simgrid.

@@ -1,6 +1,7 @@
 // The `training`, `parallel` and `simulation` sections, and file references.
 #include <algorithm>
 #include <array>
+#include <regex>
 
 #include "models/scenario_detail.hpp"
 
@@ -174,6 +175,14 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
     yaml::MapReader nccl = x->map();
     // Collective channels (NCCL_MIN/MAX_NCHANNELS); unset: NCCL's rule from the topology.
     if (auto c = nccl.get("channels")) s.nccl_channels = c->count(1, 64);
+    // The NCCL the cluster runs, to compare with a calibration profile's.
+    if (auto v = nccl.get("version")) {
+      s.nccl_version = v->text();
+      static const std::regex kVersion(R"(\d{1,3}\.\d{1,3}(\.\d{1,3})?)");
+      if (!std::regex_match(s.nccl_version, kVersion))
+        v->fail("'" + s.nccl_version +
+                "' is not an NCCL version; allowed: MAJOR.MINOR[.PATCH], e.g. 2.21.5");
+    }
     nccl.finish();
   }
   if (auto x = m.get("memory")) {

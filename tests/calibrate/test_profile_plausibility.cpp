@@ -32,12 +32,13 @@ class EditedProfile : public ::testing::Test {
 
   // Runs ddp_a100x8.yaml (8 × A100-SXM4-80GB on NVSwitch) with the edited profile; "" when it
   // runs, else the error.
-  std::string run(bool strict = false) {
+  std::string run(bool strict = false, const std::string& set = "") {
     const std::string path = (dir_ / "p.json").string();
     std::ofstream(path) << profile_.dump();
     try {
-      const models::Scenario sc =
-          models::load_scenario(kData + "ddp_a100x8.yaml", {"simulation.calibration=" + path});
+      std::vector<std::string> overrides = {"simulation.calibration=" + path};
+      if (!set.empty()) overrides.push_back(set);
+      const models::Scenario sc = models::load_scenario(kData + "ddp_a100x8.yaml", overrides);
       models::RunOptions options;
       options.strict = strict;
       const models::RunOutput out = models::run_scenario(sc, options);
@@ -113,6 +114,35 @@ TEST_F(EditedProfile, AnotherGpuIsANoteOrWithStrictAnError) {
   EXPECT_TRUE(contains(m, "simulation.calibration: profile p.json was measured on NVIDIA H100"))
       << m;
   EXPECT_TRUE(contains(m, "(--strict)")) << m;
+}
+
+// The scenario's simulation.nccl.version against the profile's: NCCL 2.18.3 and 2.21.5 differ in
+// minor version (a note, or with --strict an error on the key); 2.21.1 and 2.21.5 only in patch,
+// and a profile or scenario that names no version has nothing to compare.
+TEST_F(EditedProfile, AnotherNcclIsANoteOrWithStrictAnError) {
+  auto noted = [this] {
+    return std::any_of(notes_.begin(), notes_.end(), [](const std::string& n) {
+      return contains(n, "was measured with NCCL 2.18.3, not the scenario's 2.21.5");
+    });
+  };
+  profile_["provenance"]["nccl_version"] = "2.18.3";
+  EXPECT_EQ(run(false, "simulation.nccl.version=2.21.5"), "");
+  EXPECT_TRUE(noted());
+  const std::string m = run(true, "simulation.nccl.version=2.21.5");
+  EXPECT_TRUE(contains(m,
+                       "simulation.nccl.version: profile p.json was measured with NCCL 2.18.3, "
+                       "not the scenario's 2.21.5 (--strict); allowed: a profile measured with "
+                       "NCCL 2.21"))
+      << m;
+  EXPECT_EQ(run(true), "");  // the scenario names no NCCL
+  EXPECT_FALSE(noted());
+  profile_["provenance"]["nccl_version"] = "2.21.1";
+  EXPECT_EQ(run(true, "simulation.nccl.version=2.21.5"), "");
+  profile_["provenance"]["nccl_version"] = "";
+  EXPECT_EQ(run(true, "simulation.nccl.version=2.21.5"), "");
+  EXPECT_TRUE(contains(run(false, "simulation.nccl.version=latest"),
+                       "simulation.nccl.version: 'latest' is not an NCCL version; allowed: "
+                       "MAJOR.MINOR[.PATCH]"));
 }
 
 }  // namespace
