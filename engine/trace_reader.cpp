@@ -203,8 +203,15 @@ class Reader {
       keys.push_back({{key.second, key.first}, &name});
     std::sort(keys.begin(), keys.end());
     std::map<std::pair<std::uint32_t, std::uint32_t>, StreamId> stream_of;  // (pid, tid)
-    for (const auto& [tid_pid, name] : keys)
+    for (const auto& [tid_pid, name] : keys) {
+      // StreamId is 16 bits: a trace naming more streams cannot be held (nor drawn usefully).
+      if (b.peek().stream_names.size() == kMaxStreams &&
+          std::find(b.peek().stream_names.begin(), b.peek().stream_names.end(), *name) ==
+              b.peek().stream_names.end())
+        throw TraceError(source_ + ": more than " + std::to_string(kMaxStreams) +
+                         " distinct stream (thread) names");
       stream_of[{tid_pid.second, tid_pid.first}] = b.stream(*name);
+    }
     for (ProcessGroup& g : groups_) {
       std::sort(g.ranks.begin(), g.ranks.end());
       g.ranks.erase(std::unique(g.ranks.begin(), g.ranks.end()), g.ranks.end());
@@ -306,7 +313,7 @@ TraceContents read_trace(std::istream& in, const std::string& source,
     const json top = json::parse(in, callback);
     if (!top.is_object() || !has_events)
       throw TraceError(source + ": not a Chrome trace: expected {\"traceEvents\": [...]}");
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number past a double (1e400)
     throw TraceError(source + ": not valid JSON: " + e.what());
   } catch (const ProfileError& e) {  // the JSON helpers' message: file, path and what is wrong
     throw TraceError(e.what());

@@ -121,6 +121,7 @@ TEST(TraceReader, RefusesWhatIsNotSuchATrace) {
   };
   const std::vector<Case> cases = {
       {R"({"traceEvents":[)", "not valid JSON"},
+      {R"({"traceEvents":[{"ts":1e400}]})", "not valid JSON"},  // past a double (fuzzing)
       {"[]", "a JSON array; expected the object"},
       {R"({"events":[]})", "not a Chrome trace"},
       {R"({"traceEvents":{}})", "not a Chrome trace"},
