@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "engine/event_queue.hpp"
+#include "engine/network/op_transfer.hpp"
 #include "engine/rendezvous.hpp"
 
 namespace clustersim::engine {
@@ -225,19 +226,14 @@ class Run {
 
   std::pair<const TransferPlan*, Algorithm> resolve(const Rendezvous::Instance& instance,
                                                     const Op& op, bool p2p) {
-    std::vector<EndpointId> members;
+    // Members, type and root as op_transfer.hpp defines them (any member op gives the same).
+    const TransferCall call = transfer_call(s_, op);
+    const std::vector<EndpointId>& members = call.members;
+    const CollectiveType type = call.type;
+    const std::uint32_t root = call.root;
     Algorithm algorithm = Algorithm::direct;
     Protocol protocol = Protocol::simple;
-    CollectiveType type = CollectiveType::send_recv;
-    std::uint32_t root = 0;
-    if (p2p) {
-      const Op& snd = s_.ops[rendezvous_.ops[instance.ops_begin]];
-      members = {snd.rank, snd.group_or_peer};
-    } else {
-      const auto& ranks = s_.groups[instance.group].ranks;
-      members.assign(ranks.begin(), ranks.end());
-      type = op.collective;
-      root = op.tag;
+    if (!p2p) {
       algorithm = op.algorithm;
       if (algorithm == Algorithm::automatic)
         algorithm = options_.algorithms[static_cast<std::size_t>(type)];

@@ -49,7 +49,10 @@ int main(int argc, char** argv) {
       QStringLiteral("screenshot"), QStringLiteral("Render every view of FILE to DIR/<view>.png."),
       QStringLiteral("DIR"));
   parser.addOption(screenshot_option);
-  parser.addPositionalArgument(QStringLiteral("FILE"), QStringLiteral("A scenario to open."),
+  parser.addPositionalArgument(QStringLiteral("FILE"),
+                               QStringLiteral("A scenario to open and run, or a trace it wrote "
+                                              "(clustersim run --trace t.json), a result JSON or "
+                                              "a calibration profile."),
                                QStringLiteral("[FILE]"));
   parser.process(app);
   const QStringList files = parser.positionalArguments();

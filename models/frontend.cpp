@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "engine/io/atomic_file.hpp"
 #include "engine/trace.hpp"
@@ -190,6 +191,37 @@ void write_trace(const Prediction& p, const std::string& path, const ProgressFn&
     else
       engine::write_trace(os, p.output.built.schedule, p.output.timeline, p.output.topology, trace);
   });
+}
+
+engine::TraceContents read_trace(const std::string& path, const ProgressFn& progress,
+                                 const std::atomic<bool>* cancel) {
+  if (is_perfetto_path(path))
+    throw engine::TraceError(path +
+                             ": a Perfetto protobuf trace, which keeps no categories or "
+                             "arguments; write the trace as .json (--trace t.json) to open it");
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!in || ec)
+    throw engine::TraceError(path + ": cannot open the trace: " +
+                             (ec ? ec.message() : std::string(std::strerror(errno))));
+  engine::TraceReadOptions options;
+  options.size_bytes = size;
+  options.progress = [&](double fraction) {
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed))
+      throw Cancelled("reading the trace cancelled");
+    if (progress) progress("reading trace", fraction < 0 ? kUnknownFraction : fraction);
+  };
+  return engine::read_trace(in, path, options);
+}
+
+bool is_trace_path(const std::string& path) {
+  if (is_perfetto_path(path)) return true;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("\"traceEvents\"") != std::string::npos;
 }
 
 }  // namespace clustersim::models

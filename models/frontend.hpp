@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "engine/trace.hpp"
+#include "engine/trace_reader.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
 
@@ -81,6 +82,16 @@ void write_trace(const Prediction& prediction, const std::string& path);
 void write_trace(const Prediction& prediction, const std::string& path, const ProgressFn& progress,
                  const engine::TraceFilter& filter = {});
 bool is_perfetto_path(const std::string& path);
+// Reads back a Chrome trace JSON that write_trace wrote (engine/trace_reader.hpp), to show a run
+// without simulating it again; reports phase "reading trace" with the share of the file read, and
+// stops when `cancel` is set (Cancelled). Throws engine::TraceError naming the file and what is
+// wrong: it cannot be read, is not such a trace, or is a Perfetto protobuf trace (which keeps
+// neither categories nor arguments: write the trace as .json to open it).
+engine::TraceContents read_trace(const std::string& path, const ProgressFn& progress = {},
+                                 const std::atomic<bool>* cancel = nullptr);
+// Whether `path` looks like a trace rather than another JSON file (a result, a profile): a
+// Perfetto extension, or "traceEvents" in its first 4 KiB. Only its beginning is read.
+bool is_trace_path(const std::string& path);
 // "0-7,512" -> {0, ..., 7, 512}, sorted, each once. Throws std::invalid_argument saying which
 // part is not a rank or a range a-b with a <= b.
 std::vector<engine::Rank> parse_rank_list(std::string_view text);

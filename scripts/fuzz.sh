@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 build=$(realpath -m "${2:-build-fuzz}")
 root=$PWD
-targets=(scenario profile nccl_tests topo chakra)
+targets=(scenario profile nccl_tests topo chakra trace)
 
 launcher=()
 if command -v ccache >/dev/null; then
@@ -31,6 +31,7 @@ seeds_profile=(tests/data/calibration tests/data/bad tests/data/scenarios/calibr
 seeds_nccl_tests=(tests/data/nccl-tests tests/data/bad)
 seeds_topo=(tests/data/topo tests/data/bad)
 seeds_chakra=(tests/data/chakra)
+seeds_trace=(tests/data/traces tests/data/bad)
 
 # One target: its corpus, its seeds, SECONDS of fuzzing; the log goes to $build/logs/TARGET.log.
 fuzz_one() {

@@ -19,6 +19,22 @@ struct Outcome {
   bool cancelled = false;
 };
 
+// `work()`'s result, or null with the CLI's message for what it threw.
+template <typename Work>
+auto guarded(const Work& work, QString* error, bool* cancelled) -> decltype(work()) {
+  if (cancelled) *cancelled = false;
+  try {
+    return work();
+  } catch (const models::Cancelled&) {
+    if (cancelled) *cancelled = true;
+    if (error) *error = QStringLiteral("cancelled");
+  } catch (const std::exception& e) {
+    // The CLI prints every error this way (cli/main.cpp).
+    if (error) *error = QStringLiteral("error: ") + QString::fromStdString(e.what());
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 PredictionPtr run_prediction(const RunInput& input, const std::atomic<bool>* cancel,
@@ -30,17 +46,17 @@ PredictionPtr run_prediction(const RunInput& input, const std::atomic<bool>* can
     request.overrides.push_back(o.toStdString());
   request.progress = progress;
   request.cancel = cancel;
-  if (cancelled) *cancelled = false;
-  try {
-    return std::make_shared<const models::Prediction>(models::predict(request));
-  } catch (const models::Cancelled&) {
-    if (cancelled) *cancelled = true;
-    if (error) *error = QStringLiteral("cancelled");
-  } catch (const std::exception& e) {
-    // The CLI prints every error this way (cli/main.cpp).
-    if (error) *error = QStringLiteral("error: ") + QString::fromStdString(e.what());
-  }
-  return nullptr;
+  return guarded(
+      [&] { return std::make_shared<const models::Prediction>(models::predict(request)); }, error,
+      cancelled);
+}
+
+PresentationPtr read_trace_presentation(const QString& path, const std::atomic<bool>* cancel,
+                                        const models::ProgressFn& progress, QString* error,
+                                        bool* cancelled) {
+  return guarded(
+      [&] { return present_trace(models::read_trace(path.toStdString(), progress, cancel), path); },
+      error, cancelled);
 }
 
 RunController::RunController(QObject* parent) : QObject(parent) {
@@ -70,14 +86,40 @@ void RunController::cancel() {
   if (cancel_flag_) cancel_flag_->store(true);
 }
 
-void RunController::wait_idle() {
-  while (running_ > 0) {
+void wait_for_jobs(const int& running) {
+  while (running > 0) {
     QThreadPool::globalInstance()->waitForDone(20);
     QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
   }
 }
 
+void RunController::wait_idle() {
+  wait_for_jobs(running_);
+}
+
+void RunController::open_trace(const QString& path) {
+  debounce_.stop();
+  launch([path](const std::atomic<bool>* cancel, const models::ProgressFn& progress, QString* error,
+                bool* cancelled) {
+    return read_trace_presentation(path, cancel, progress, error, cancelled);
+  });
+}
+
 void RunController::start_pending() {
+  const RunInput input = pending_;
+  launch([input](const std::atomic<bool>* cancel, const models::ProgressFn& progress,
+                 QString* error, bool* cancelled) -> PresentationPtr {
+    auto prediction = run_prediction(input, cancel, progress, error, cancelled);
+    if (!prediction) return nullptr;
+    if (cancel->load()) {  // stale already: skip building what nobody will show
+      *cancelled = true;
+      return nullptr;
+    }
+    return present(std::move(prediction));
+  });
+}
+
+void RunController::launch(Job work) {
   if (cancel_flag_) cancel_flag_->store(true);  // the run in flight is stale now
   cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
   const quint64 job = ++latest_job_;
@@ -113,18 +155,10 @@ void RunController::start_pending() {
     }
     if (running_ == 0) emit idle();
   });
-  const RunInput input = pending_;
   const auto flag = cancel_flag_;
-  watcher->setFuture(QtConcurrent::run([input, flag, report] {
+  watcher->setFuture(QtConcurrent::run([work = std::move(work), flag, report] {
     Outcome outcome;
-    if (auto prediction =
-            run_prediction(input, flag.get(), report, &outcome.error, &outcome.cancelled)) {
-      if (flag->load()) {  // stale already: skip building what nobody will show
-        outcome.cancelled = true;
-      } else {
-        outcome.presentation = present(std::move(prediction));
-      }
-    }
+    outcome.presentation = work(flag.get(), report, &outcome.error, &outcome.cancelled);
     return outcome;
   }));
 }

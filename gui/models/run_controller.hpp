@@ -1,5 +1,5 @@
 // Runs predictions in the background (QtConcurrent) for the editor, and builds what the views
-// draw of them there too (present()): requests are debounced, each
+// draw of them there too (present()); reads traces the same way: requests are debounced, each
 // run gets a job id and its own cancel flag (the front-end API's), a newer request cancels the
 // older run and a stale run's result is dropped, so only the latest request ever reports.
 #pragma once
@@ -9,6 +9,7 @@
 #include <QStringList>
 #include <QTimer>
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "models/frontend.hpp"
@@ -32,6 +33,14 @@ struct RunInput {
 // CLI's message for it ("error: ..."); `cancelled` tells a cancelled run apart.
 PredictionPtr run_prediction(const RunInput& input, const std::atomic<bool>* cancel,
                              const models::ProgressFn& progress, QString* error, bool* cancelled);
+// Reads a trace the CLI wrote (models::read_trace) and builds its presentation, the same way.
+PresentationPtr read_trace_presentation(const QString& path, const std::atomic<bool>* cancel,
+                                        const models::ProgressFn& progress, QString* error,
+                                        bool* cancelled);
+
+// Blocks, running the event loop, until `running` (a controller's count of jobs in flight, which
+// their watchers decrement on this thread) is 0: tests and shutdown.
+void wait_for_jobs(const int& running);
 
 class RunController : public QObject {
   Q_OBJECT
@@ -46,6 +55,9 @@ class RunController : public QObject {
   void request(const RunInput& input);
   // Starts now, cancelling the run in flight.
   void start(const RunInput& input);
+  // Reads a trace (clustersim run --trace t.json) instead of running: reported like a run, and
+  // a run requested later replaces it as any newer run does.
+  void open_trace(const QString& path);
   // Cancels the pending request and the run in flight.
   void cancel();
   bool busy() const { return running_ > 0; }
@@ -63,6 +75,11 @@ class RunController : public QObject {
 
  private:
   void start_pending();
+  // What a background job does: returns the presentation, or null with the error or cancelled.
+  using Job = std::function<PresentationPtr(const std::atomic<bool>* cancel,
+                                            const models::ProgressFn& progress, QString* error,
+                                            bool* cancelled)>;
+  void launch(Job work);
 
   QTimer debounce_;
   RunInput pending_;

@@ -3,7 +3,6 @@
 #include <QCoreApplication>
 #include <QFutureWatcher>
 #include <QPointer>
-#include <QThreadPool>
 #include <QtConcurrent>
 #include <algorithm>
 #include <cstdlib>
@@ -223,10 +222,7 @@ void SweepController::cancel() {
 }
 
 void SweepController::wait_idle() {
-  while (running_ > 0) {
-    QThreadPool::globalInstance()->waitForDone(20);
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-  }
+  wait_for_jobs(running_);
 }
 
 }  // namespace clustersim::gui

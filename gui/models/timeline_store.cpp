@@ -89,14 +89,60 @@ std::pair<std::size_t, std::size_t> TimelineStore::visible(std::size_t lane_inde
   return {first, std::max(first, last)};
 }
 
-std::vector<Span> TimelineStore::spans(std::size_t lane_index, const TimeAxis& axis,
+LaneRange TimelineStore::rank_lanes(engine::Rank rank) const {
+  const auto below = [](const Lane& lane, engine::Rank r) { return lane.rank < r; };
+  const auto first = std::lower_bound(lanes_.begin(), lanes_.end(), rank, below);
+  const auto last = std::lower_bound(first, lanes_.end(), rank + 1, below);
+  return {static_cast<std::size_t>(first - lanes_.begin()), static_cast<std::size_t>(last - first)};
+}
+
+namespace {
+
+// The visible items of a row's lanes in start order: a k-way merge over each lane's visible
+// range (k is a rank's stream count, a handful), so a folded row costs what its lanes do.
+class MergedItems {
+ public:
+  MergedItems(const TimelineStore& store, LaneRange lanes, std::int64_t from_ps,
+              std::int64_t to_ps) {
+    for (std::size_t l = lanes.first; l < lanes.first + lanes.count; ++l) {
+      const auto [first, last] = store.visible(l, from_ps, to_ps);
+      if (first < last) parts_.push_back({&store.lane(l).items[first], &store.lane(l).items[last]});
+    }
+  }
+  // The next item by start, the earlier lane first on a tie; nullptr after the last.
+  const LaneItem* next() {
+    Part* best = nullptr;
+    for (Part& part : parts_)
+      if (part.at != part.end && (!best || part.at->start_ps < best->at->start_ps)) best = &part;
+    return best ? best->at++ : nullptr;
+  }
+
+ private:
+  struct Part {
+    const LaneItem* at;
+    const LaneItem* end;
+  };
+  std::vector<Part> parts_;
+};
+
+}  // namespace
+
+std::vector<LaneItem> TimelineStore::visible_items(LaneRange lanes, std::int64_t from_ps,
+                                                   std::int64_t to_ps) const {
+  MergedItems merged(*this, lanes, from_ps, to_ps);
+  std::vector<LaneItem> out;
+  while (const LaneItem* item = merged.next())
+    out.push_back(*item);
+  return out;
+}
+
+std::vector<Span> TimelineStore::spans(LaneRange lanes, const TimeAxis& axis,
                                        double width_pixels) const {
   const double ps_per_pixel = axis.seconds_per_pixel() * 1e12;
   const double origin_ps = axis.origin_s() * 1e12;
   const auto from = static_cast<std::int64_t>(std::floor(origin_ps));
   const auto to = static_cast<std::int64_t>(std::ceil(origin_ps + width_pixels * ps_per_pixel));
-  const auto [first, last] = visible(lane_index, from, to);
-  const auto& items = lanes_[lane_index].items;
+  MergedItems merged(*this, lanes, from, to);
   auto column = [&](std::int64_t ps) {
     return std::floor((static_cast<double>(ps) - origin_ps) / ps_per_pixel);
   };
@@ -105,8 +151,8 @@ std::vector<Span> TimelineStore::spans(std::size_t lane_index, const TimeAxis& a
   bool open = false;  // whether the last span is a merge candidate (inside one column)
   double open_column = 0;
   std::int64_t longest_ps = 0;  // duration of the last span's representative op
-  for (std::size_t i = first; i < last; ++i) {
-    const LaneItem& item = items[i];
+  while (const LaneItem* next = merged.next()) {
+    const LaneItem& item = *next;
     const std::int64_t duration = item.end_ps - item.start_ps;
     const double start_column = column(item.start_ps);
     const bool inside_one_column = column(item.end_ps) == start_column;
@@ -128,18 +174,18 @@ std::vector<Span> TimelineStore::spans(std::size_t lane_index, const TimeAxis& a
   return out;
 }
 
-std::optional<engine::OpId> TimelineStore::op_at(std::size_t lane_index, std::int64_t time_ps,
+std::optional<engine::OpId> TimelineStore::op_at(LaneRange lanes, std::int64_t time_ps,
                                                  std::int64_t slack_ps) const {
-  const auto [first, last] = visible(lane_index, time_ps - slack_ps, time_ps + slack_ps + 1);
-  const auto& items = lanes_[lane_index].items;
+  MergedItems merged(*this, lanes, time_ps - slack_ps, time_ps + slack_ps + 1);
   std::optional<engine::OpId> best;
   std::int64_t best_distance = 0;
-  for (std::size_t i = first; i < last; ++i) {
-    const LaneItem& item = items[i];
+  while (const LaneItem* next = merged.next()) {
+    const LaneItem& item = *next;
     const std::int64_t distance = time_ps < item.start_ps
                                       ? item.start_ps - time_ps
                                       : (time_ps >= item.end_ps ? time_ps - item.end_ps : 0);
-    if (!best || distance < best_distance) {
+    // Under the cursor, the later start wins: it is painted over the earlier.
+    if (!best || distance < best_distance || (distance == 0 && best_distance == 0)) {
       best = item.op;
       best_distance = distance;
     }

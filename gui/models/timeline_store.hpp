@@ -40,6 +40,14 @@ struct Span {
   std::uint32_t count = 1;
 };
 
+// Consecutive lanes drawn as one row: one lane, or a rank's streams folded together (lanes are in
+// rank-then-stream order, so a rank's lanes are consecutive). A folded row is a merged view over
+// its lanes' sorted items: nothing is copied but what a frame shows.
+struct LaneRange {
+  std::size_t first = 0;
+  std::size_t count = 1;
+};
+
 class TimelineStore {
  public:
   TimelineStore() = default;
@@ -52,15 +60,29 @@ class TimelineStore {
   std::int64_t makespan_ps() const { return makespan_ps_; }
   std::optional<std::size_t> lane_of(engine::Rank rank, engine::StreamId stream) const;
 
+  // The lanes of `rank` (count 0 when it has none).
+  LaneRange rank_lanes(engine::Rank rank) const;
+
   // [first, last): the lane's items overlapping [from_ps, to_ps). On a lane whose ops overlap
   // (rare: a stream runs its ops in order) it may also hold short ones in between that do not.
   std::pair<std::size_t, std::size_t> visible(std::size_t lane, std::int64_t from_ps,
                                               std::int64_t to_ps) const;
-  // What to paint for the lane over pixels [0, width_pixels) of `axis`.
-  std::vector<Span> spans(std::size_t lane, const TimeAxis& axis, double width_pixels) const;
-  // The op under `time_ps`, or the nearest within `slack_ps` (a pixel's worth when hovering).
-  std::optional<engine::OpId> op_at(std::size_t lane, std::int64_t time_ps,
+  // The items of `lanes` in their visible ranges, merged by start (ties: lane order).
+  std::vector<LaneItem> visible_items(LaneRange lanes, std::int64_t from_ps,
+                                      std::int64_t to_ps) const;
+  // What to paint for the lanes over pixels [0, width_pixels) of `axis`, as one row.
+  std::vector<Span> spans(LaneRange lanes, const TimeAxis& axis, double width_pixels) const;
+  std::vector<Span> spans(std::size_t lane, const TimeAxis& axis, double width_pixels) const {
+    return spans(LaneRange{lane, 1}, axis, width_pixels);
+  }
+  // The op under `time_ps`, or the nearest within `slack_ps` (a pixel's worth when hovering);
+  // where ops overlap, the one painted on top (the latest to start).
+  std::optional<engine::OpId> op_at(LaneRange lanes, std::int64_t time_ps,
                                     std::int64_t slack_ps) const;
+  std::optional<engine::OpId> op_at(std::size_t lane, std::int64_t time_ps,
+                                    std::int64_t slack_ps) const {
+    return op_at(LaneRange{lane, 1}, time_ps, slack_ps);
+  }
 
  private:
   std::vector<Lane> lanes_;

@@ -114,6 +114,14 @@ MainWindow::MainWindow(QWidget* parent)
             status_->setText(phase + QStringLiteral("…"));
           });
   connect(&runner_, &RunController::finished, this, &MainWindow::on_finished);
+  connect(topology_, &TopologyView::cable_selected, this, &MainWindow::on_cable_selected);
+  connect(&transfers_, &LinkTransferSearch::found, this,
+          [this](const std::vector<engine::LinkId>& links, const OpList& ops) {
+            timeline_->highlight_ops(ops);
+            status_->setText(tr("%1 communication ops crossed %2: highlighted in the timeline")
+                                 .arg(ops.size())
+                                 .arg(cable_name(links.front())));
+          });
   connect(&runner_, &RunController::failed, this, &MainWindow::on_failed);
   connect(&runner_, &RunController::cancelled, this,
           [this] { status_->setText(tr("cancelled; the last result stays shown")); });
@@ -163,6 +171,10 @@ void MainWindow::build_menus() {
   view->addAction(tr("&Fit timeline"), QKeySequence(Qt::Key_F), timeline_, &TimelineView::fit);
   view->addAction(tr("&Undo zoom"), QKeySequence(Qt::Key_Backspace), timeline_,
                   &TimelineView::undo_zoom);
+  view->addSeparator();
+  // A rank's label in the timeline folds that rank alone.
+  view->addAction(tr("F&old every rank's streams"), this, [this] { timeline_->fold_all(true); });
+  view->addAction(tr("U&nfold every rank's streams"), this, [this] { timeline_->fold_all(false); });
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("Run &now"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] {
     if (!editor_->path().isEmpty()) runner_.start(editor_->input());
@@ -198,7 +210,16 @@ void MainWindow::apply_rank_filter() {
 }
 
 bool MainWindow::open_file(const QString& path) {
-  // A JSON file goes to the view that reads it: a calibration profile, else a result to compare.
+  // A trace (by its extension or its first bytes) fills the timeline, read in the background.
+  if (models::is_trace_path(path.toStdString())) {
+    runner_.open_trace(path);
+    trace_job_ = runner_.latest_job();
+    tabs_->setCurrentWidget(timeline_);
+    add_recent(path);
+    return true;
+  }
+  // Any other JSON file goes to the view that reads it: a calibration profile, else a result to
+  // compare.
   if (QFileInfo(path).suffix().toLower() == QLatin1String("json")) {
     const bool profile = is_calibration_profile(path);
     QString error;
@@ -240,14 +261,16 @@ bool MainWindow::save_file(const QString& path) {
 }
 
 void MainWindow::show_presentation(PresentationPtr presentation) {
+  transfers_.cancel();
+  presentation_ = presentation;
   current_ = presentation ? presentation->prediction : nullptr;
   timeline_->set_presentation(presentation);
   topology_->set_presentation(presentation);
   if (presentation) {
     breakdown_->model().set_table(presentation->breakdown);
     memory_->model().set_table(presentation->memory);
-    editor_->show_scenario(current_->scenario);
-    rank_->setMaximum(std::max(0, current_->output.result.world_size - 1));
+    if (current_) editor_->show_scenario(current_->scenario);
+    rank_->setMaximum(std::max(0, static_cast<int>(presentation->schedule().num_ranks) - 1));
   }
   apply_rank_filter();
   summary_->summary().set_prediction(current_);
@@ -260,7 +283,17 @@ QString MainWindow::status_text() const {
   return status_->text();
 }
 
-void MainWindow::on_finished(quint64, PresentationPtr presentation) {
+void MainWindow::on_finished(quint64 job, PresentationPtr presentation) {
+  if (job == trace_job_) {
+    show_presentation(presentation);
+    setWindowTitle(
+        QStringLiteral("%1 — clustersim").arg(QFileInfo(presentation->trace_path).fileName()));
+    status_->setText(tr("%1: a trace of %2 ops on %3 ranks (its scenario has the other views)")
+                         .arg(QFileInfo(presentation->trace_path).fileName())
+                         .arg(presentation->timeline.item_count())
+                         .arg(presentation->schedule().num_ranks));
+    return;
+  }
   editor_->clear_error();
   show_presentation(std::move(presentation));
   const auto& r = current_->output.result;
@@ -271,7 +304,31 @@ void MainWindow::on_finished(quint64, PresentationPtr presentation) {
                             mfu, format_si(r.wall_s, "s")));
 }
 
-void MainWindow::on_failed(quint64, const QString& message) {
+QString MainWindow::cable_name(engine::LinkId link) const {
+  if (!current_) return {};
+  const auto& topology = current_->output.topology;
+  return QStringLiteral("%1 ↔ %2").arg(
+      QString::fromStdString(topology.vertex(topology.link(link).src).name),
+      QString::fromStdString(topology.vertex(topology.link(link).dst).name));
+}
+
+void MainWindow::on_cable_selected(int cable) {
+  if (cable < 0 || !current_) {
+    transfers_.cancel();
+    timeline_->highlight_ops({});
+    return;
+  }
+  const auto& links = topology_->layout_data().cables[static_cast<std::size_t>(cable)].links;
+  status_->setText(tr("finding the transfers over %1…").arg(cable_name(links.front())));
+  transfers_.start(presentation_, links);
+}
+
+void MainWindow::on_failed(quint64 job, const QString& message) {
+  // A trace's error names its file and what is wrong with it; the editor is not at fault.
+  if (job == trace_job_) {
+    status_->setText(message);
+    return;
+  }
   editor_->show_error(message);
   status_->setText(current_ ? tr("error; the last good result stays shown") : tr("error"));
 }
@@ -299,7 +356,7 @@ bool MainWindow::export_view(const QString& name, const QString& path, QString* 
   }
   QString csv;
   if (view == timeline_) {
-    if (current_) csv = ops_csv(current_->output.built.schedule, current_->output.timeline);
+    if (presentation_) csv = ops_csv(presentation_->schedule(), presentation_->op_times());
   } else if (view == topology_) {
     csv = topology_->cables_as_csv();
   } else if (view == summary_) {
@@ -343,8 +400,9 @@ bool MainWindow::save_screenshots(const QString& directory, QSize view_size, QSt
 
 void MainWindow::choose_and_open() {
   const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open scenario or result"), {},
-      tr("Scenarios (*.yaml *.yml);;Result JSON or calibration profiles (*.json);;All files (*)"));
+      this, tr("Open scenario, trace or result"), {},
+      tr("Scenarios (*.yaml *.yml);;Traces, result JSON or calibration profiles (*.json);;All "
+         "files (*)"));
   if (!path.isEmpty()) open_file(path);
 }
 

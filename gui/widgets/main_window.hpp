@@ -6,6 +6,7 @@
 #include <QMainWindow>
 #include <QPointer>
 
+#include "gui/models/link_transfers.hpp"
 #include "gui/models/run_controller.hpp"
 
 class QComboBox;
@@ -34,17 +35,21 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  // Reads a scenario and runs it at once, a calibration profile (.json) into the calibration
+  // Reads a scenario and runs it at once, a trace the CLI wrote (--trace t.json) into the
+  // timeline (in the background, like a run), a calibration profile (.json) into the calibration
   // view, or a result JSON (.json) into the compare view (as A when A is empty, else as B); false
   // (with the reason shown) when it cannot be read.
   bool open_file(const QString& path);
   bool save_file(const QString& path);
   // Shows a run's result in every view (what a finished background run does).
   void show_presentation(PresentationPtr presentation);
-  // The last good result, kept while a run is in flight or after one failed.
+  // The last good result, kept while a run is in flight or after one failed; null while a trace
+  // is shown.
   PredictionPtr current() const { return current_; }
+  PresentationPtr presentation() const { return presentation_; }
 
   RunController& runner() { return runner_; }
+  LinkTransferSearch& transfer_search() { return transfers_; }
   ScenarioEditor* editor() const { return editor_; }
   TimelineView* timeline_view() const { return timeline_; }
   StackedBarsView* breakdown_view() const { return breakdown_; }
@@ -80,9 +85,15 @@ class MainWindow : public QMainWindow {
   void choose_and_write_run(bool trace);
   void on_finished(quint64 job, PresentationPtr presentation);
   void on_failed(quint64 job, const QString& message);
+  void on_cable_selected(int cable);
+  // "n0.nic0 ↔ leaf0": the ends of `link`'s cable.
+  QString cable_name(engine::LinkId link) const;
 
   RunController runner_;
+  LinkTransferSearch transfers_;
   PredictionPtr current_;
+  PresentationPtr presentation_;
+  quint64 trace_job_ = 0;  // the job reading a trace, whose errors go to the status bar
   ScenarioEditor* editor_;
   QTabWidget* tabs_;
   TimelineView* timeline_;

@@ -36,7 +36,6 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 
 void TimelineView::set_presentation(PresentationPtr presentation) {
   presentation_ = std::move(presentation);
-  prediction_ = presentation_ ? presentation_->prediction : nullptr;
   selected_.reset();
   highlighted_.clear();
   zoom_history_.clear();
@@ -50,11 +49,20 @@ void TimelineView::set_ranks(std::vector<engine::Rank> ranks) {
   update();
 }
 
+void TimelineView::set_folded(engine::Rank rank, bool folded) {
+  folding_.set_folded(rank, folded);
+  refresh_rows();
+  update();
+}
+
+void TimelineView::fold_all(bool folded) {
+  folding_.fold_all(folded);
+  refresh_rows();
+  update();
+}
+
 void TimelineView::refresh_rows() {
-  rows_.clear();
-  for (std::size_t lane = 0; lane < store().lane_count(); ++lane)
-    if (ranks_.empty() || std::binary_search(ranks_.begin(), ranks_.end(), store().lane(lane).rank))
-      rows_.push_back(lane);
+  rows_ = timeline_rows(store(), ranks_, folding_);
   first_lane_ = std::clamp(first_lane_, 0, std::max(0, static_cast<int>(rows_.size()) - 1));
 }
 
@@ -90,8 +98,8 @@ void TimelineView::undo_zoom() {
 void TimelineView::select_op(std::optional<engine::OpId> op) {
   selected_ = op;
   highlighted_.clear();
-  if (op && prediction_) {
-    const OpRelations relations = relations_of(prediction_->output.built.schedule, *op);
+  if (op && presentation_) {
+    const OpRelations relations = relations_of(presentation_->schedule(), *op);
     highlighted_ = relations.dependencies;
     highlighted_.insert(highlighted_.end(), relations.peers.begin(), relations.peers.end());
     if (relations.partner) highlighted_.push_back(*relations.partner);
@@ -101,10 +109,16 @@ void TimelineView::select_op(std::optional<engine::OpId> op) {
   update();
 }
 
+void TimelineView::highlight_ops(OpList ops) {
+  selected_.reset();
+  highlighted_ = std::move(ops);
+  update();
+}
+
 QString TimelineView::describe(engine::OpId id) const {
-  if (!prediction_) return {};
-  const auto& schedule = prediction_->output.built.schedule;
-  const auto& timeline = prediction_->output.timeline;
+  if (!presentation_) return {};
+  const auto& schedule = presentation_->schedule();
+  const auto& timeline = presentation_->op_times();
   const engine::Op& op = schedule.ops[id];
   const double start = timeline.start[id].seconds();
   const double end = timeline.end[id].seconds();
@@ -133,18 +147,18 @@ int TimelineView::visible_lane_count() const {
   return std::max(0, (height() - kRulerHeight) / kLaneHeight + 1);
 }
 
-std::optional<std::size_t> TimelineView::lane_at(int y) const {
+std::optional<LaneRange> TimelineView::row_at(int y) const {
   if (y < kRulerHeight) return std::nullopt;
   const auto row = static_cast<std::size_t>(first_lane_ + (y - kRulerHeight) / kLaneHeight);
   return row < rows_.size() ? std::optional(rows_[row]) : std::nullopt;
 }
 
 std::optional<engine::OpId> TimelineView::op_at(QPoint position) const {
-  const auto lane = lane_at(position.y());
-  if (!lane || position.x() < kHeaderWidth) return std::nullopt;
+  const auto row = row_at(position.y());
+  if (!row || position.x() < kHeaderWidth) return std::nullopt;
   const double time_s = axis_.to_time(position.x() - kHeaderWidth);
   const auto slack_ps = static_cast<std::int64_t>(axis_.seconds_per_pixel() * 1e12);
-  return store().op_at(*lane, static_cast<std::int64_t>(std::llround(time_s * 1e12)), slack_ps);
+  return store().op_at(*row, static_cast<std::int64_t>(std::llround(time_s * 1e12)), slack_ps);
 }
 
 void TimelineView::scroll_lanes(int delta) {
@@ -161,7 +175,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
   for (int i = 0; i < count; ++i) {
     const auto row = static_cast<std::size_t>(first_lane_ + i);
     if (row >= rows_.size()) break;
-    paint_lane(painter, rows_[row], kRulerHeight + i * kLaneHeight);
+    paint_row(painter, rows_[row], kRulerHeight + i * kLaneHeight);
   }
   if (banding_) {
     const int x0 = std::max(kHeaderWidth, std::min(drag_from_.x(), drag_to_.x()));
@@ -184,21 +198,27 @@ void TimelineView::paint_ruler(QPainter& painter) const {
   }
 }
 
-void TimelineView::paint_lane(QPainter& painter, std::size_t lane_index, int y) const {
-  const Lane& lane = store().lane(lane_index);
-  const auto& schedule = prediction_->output.built.schedule;
+void TimelineView::paint_row(QPainter& painter, LaneRange row, int y) const {
+  const Lane& lane = store().lane(row.first);
+  const auto& schedule = presentation_->schedule();
   if (lane.rank % 2 == 1)  // a rank's streams share a shade
     painter.fillRect(QRect(0, y, width(), kLaneHeight), palette().alternateBase());
   painter.setPen(palette().text().color());
-  const QString label = QStringLiteral("r%1 %2").arg(lane.rank).arg(
-      QString::fromStdString(schedule.stream_names[lane.stream]));
+  // The triangle says what a click on the label does: ▸ unfolds, ▾ folds.
+  const QString label =
+      row.count > 1
+          ? QStringLiteral("▸ r%1 (%2 streams)").arg(lane.rank).arg(row.count)
+          : QStringLiteral("%1 r%2 %3")
+                .arg(folding_.folded(lane.rank) ? QStringLiteral("▸") : QStringLiteral("▾"))
+                .arg(lane.rank)
+                .arg(QString::fromStdString(schedule.stream_names[lane.stream]));
   painter.drawText(QRect(4, y, kHeaderWidth - 8, kLaneHeight), Qt::AlignVCenter, label);
 
   painter.save();
   painter.setClipRect(QRect(kHeaderWidth, y, width() - kHeaderWidth, kLaneHeight));
   const double ps_per_pixel = axis_.seconds_per_pixel() * 1e12;
   const double origin_ps = axis_.origin_s() * 1e12;
-  for (const Span& span : store().spans(lane_index, axis_, plot_width())) {
+  for (const Span& span : store().spans(row, axis_, plot_width())) {
     const double x0 = (static_cast<double>(span.start_ps) - origin_ps) / ps_per_pixel;
     const double x1 = (static_cast<double>(span.end_ps) - origin_ps) / ps_per_pixel;
     // Every span shows, however short: at least a pixel wide.
@@ -254,6 +274,11 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
     zoom_history_.push_back(axis_);
     axis_.fit(axis_.to_time(x0), axis_.to_time(x1), plot_width());
     fitted_ = false;
+  } else if (!moved && event->button() == Qt::LeftButton && at.x() < kHeaderWidth) {
+    if (const auto row = row_at(at.y())) {
+      const engine::Rank rank = store().lane(row->first).rank;
+      set_folded(rank, !folding_.folded(rank));
+    }
   } else if (!moved && event->button() == Qt::LeftButton) {
     select_op(op_at(at));
   }

@@ -1,13 +1,16 @@
 // The Gantt chart: one lane per (rank, stream), painted with QPainter from the TimelineStore.
 // Ctrl+wheel zooms at the cursor, the wheel scrolls lanes, dragging pans, Shift+drag zooms to the
 // band dragged over, Backspace undoes a zoom, F fits. Hovering shows the op; clicking highlights
-// its dependencies, its collective's peers and its send/recv partner.
+// its dependencies, its collective's peers and its send/recv partner. Clicking a rank's label
+// folds its streams into one row (or unfolds them).
 #pragma once
 
 #include <QWidget>
 #include <optional>
 #include <vector>
 
+#include "gui/models/lane_folding.hpp"
+#include "gui/models/link_transfers.hpp"
 #include "gui/models/presentation.hpp"
 #include "gui/models/time_axis.hpp"
 #include "gui/models/timeline_store.hpp"
@@ -29,13 +32,21 @@ class TimelineView : public QWidget {
 
   // Shows only the lanes of `ranks` (sorted); empty: every rank.
   void set_ranks(std::vector<engine::Rank> ranks);
-  // Lanes shown, top to bottom (indices into store()).
-  const std::vector<std::size_t>& shown_lanes() const { return rows_; }
+  // Rows shown, top to bottom: a lane of store(), or a folded rank's lanes.
+  const std::vector<LaneRange>& shown_rows() const { return rows_; }
+  // Folds `rank`'s streams into one row, or unfolds them; fold_all() does it for every rank.
+  void set_folded(engine::Rank rank, bool folded);
+  void fold_all(bool folded);
+  const LaneFolding& folding() const { return folding_; }
+  // The top of row `row` of shown_rows() (scrolled into view), in widget pixels.
+  int row_top(int row) const { return kRulerHeight + (row - first_lane_) * kLaneHeight; }
 
   void fit();
   void zoom_at(double plot_x, double factor);
   void undo_zoom();
   void select_op(std::optional<engine::OpId> op);
+  // Highlights `ops` (sorted) with nothing selected: the transfers over a topology link.
+  void highlight_ops(OpList ops);
   std::optional<engine::OpId> selected_op() const { return selected_; }
   const std::vector<engine::OpId>& highlighted_ops() const { return highlighted_; }
   // The hover text of an op: name, kind, category, bytes, FLOPs, start, duration, waiting time.
@@ -61,21 +72,21 @@ class TimelineView : public QWidget {
   static constexpr int kRulerHeight = 22;
   static constexpr int kLaneHeight = 14;
 
-  std::optional<std::size_t> lane_at(int y) const;
+  std::optional<LaneRange> row_at(int y) const;
   int visible_lane_count() const;
   void scroll_lanes(int delta);
   void paint_ruler(QPainter& painter) const;
-  void paint_lane(QPainter& painter, std::size_t lane, int y) const;
+  void paint_row(QPainter& painter, LaneRange row, int y) const;
 
   PresentationPtr presentation_;
-  PredictionPtr prediction_;
   TimeAxis axis_;
   std::vector<TimeAxis> zoom_history_;
   void refresh_rows();
 
   std::vector<engine::Rank> ranks_;  // the filter; empty for all
-  std::vector<std::size_t> rows_;    // lanes shown
-  int first_lane_ = 0;               // first row shown
+  LaneFolding folding_;
+  std::vector<LaneRange> rows_;  // rows shown
+  int first_lane_ = 0;           // first row shown
   bool fitted_ = false;
   std::optional<engine::OpId> selected_;
   std::vector<engine::OpId> highlighted_;  // sorted, for binary search while painting

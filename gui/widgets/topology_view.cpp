@@ -1,6 +1,7 @@
 #include "gui/widgets/topology_view.hpp"
 
 #include <QHelpEvent>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
 #include <algorithm>
@@ -56,7 +57,8 @@ void TopologyView::set_presentation(PresentationPtr presentation) {
   layout_ = {};
   row_of_tier_.assign(kNumTiers, -1);
   rows_ = 0;
-  if (presentation_) {
+  selected_.reset();
+  if (presentation_ && presentation_->prediction) {
     const auto& p = *presentation_->prediction;
     layout_ = layout_topology(p.output.topology, p.output.timeline.link_bytes,
                               p.output.result.iteration_time_s, p.scenario.simulation.iterations);
@@ -68,8 +70,9 @@ void TopologyView::set_presentation(PresentationPtr presentation) {
 }
 
 QString TopologyView::cables_as_csv() const {
-  return presentation_ ? cables_csv(presentation_->prediction->output.topology, layout_)
-                       : QString();
+  return presentation_ && presentation_->prediction
+             ? cables_csv(presentation_->prediction->output.topology, layout_)
+             : QString();
 }
 
 QPointF TopologyView::position_of(engine::VertexId vertex) const {
@@ -97,7 +100,10 @@ void TopologyView::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   painter.fillRect(rect(), palette().base());
   painter.setPen(palette().text().color());
-  if (!presentation_) return;
+  if (presentation_ && !presentation_->prediction)
+    painter.drawText(QPointF(8, 16),
+                     QStringLiteral("A trace keeps no topology: open its scenario"));
+  if (!presentation_ || !presentation_->prediction) return;
   const auto& topology = presentation_->prediction->output.topology;
   painter.drawText(QPointF(8, 16), QStringLiteral("Topology: %1 vertices, %2 cables")
                                        .arg(topology.num_vertices())
@@ -133,6 +139,11 @@ void TopologyView::paintEvent(QPaintEvent*) {
     painter.setPen(QPen(utilization_color(cable.utilization), cable.utilization > 0 ? 1.5 : 0.7));
     painter.drawLine(position_of(cable.a), position_of(cable.b));
   }
+  if (selected_) {
+    const auto& cable = layout_.cables[*selected_];
+    painter.setPen(QPen(palette().highlight().color(), 4));
+    painter.drawLine(position_of(cable.a), position_of(cable.b));
+  }
   // Vertices: boxes as wide as their tier allows.
   painter.setPen(Qt::NoPen);
   for (const PlacedVertex& v : layout_.vertices) {
@@ -145,8 +156,19 @@ void TopologyView::paintEvent(QPaintEvent*) {
   }
 }
 
+void TopologyView::select_cable(std::optional<std::size_t> cable) {
+  selected_ = cable;
+  update();
+  emit cable_selected(cable ? static_cast<int>(*cable) : -1);
+}
+
+void TopologyView::mouseReleaseEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton && presentation_ && presentation_->prediction)
+    select_cable(cable_at(event->position()));
+}
+
 bool TopologyView::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip && presentation_) {
+  if (event->type() == QEvent::ToolTip && presentation_ && presentation_->prediction) {
     const auto* help = static_cast<QHelpEvent*>(event);
     const auto& topology = presentation_->prediction->output.topology;
     if (const auto i = cable_at(help->pos())) {

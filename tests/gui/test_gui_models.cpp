@@ -22,26 +22,15 @@
 #include "gui/models/time_axis.hpp"
 #include "gui/models/timeline_store.hpp"
 #include "gui/models/topology_layout.hpp"
+#include "timeline_fixture.hpp"
 
 using namespace clustersim;
 using namespace clustersim::gui;
+using clustersim::gui::test::timeline_of;
 
 namespace {
 
 const QString kScenarios = QStringLiteral(CLUSTERSIM_SCENARIOS_DIR);
-
-// A timeline where op i of the schedule ran over [starts[i], ends[i]) picoseconds.
-engine::Timeline timeline_of(const std::vector<std::int64_t>& starts,
-                             const std::vector<std::int64_t>& ends) {
-  engine::Timeline tl;
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    tl.start.push_back(engine::Time::from_ps(starts[i]));
-    tl.launch.push_back(engine::Time::from_ps(starts[i]));
-    tl.end.push_back(engine::Time::from_ps(ends[i]));
-  }
-  tl.makespan = engine::Time::from_ps(*std::max_element(ends.begin(), ends.end()));
-  return tl;
-}
 
 }  // namespace
 

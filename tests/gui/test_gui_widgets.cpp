@@ -23,6 +23,7 @@
 #include "gui/widgets/summary_view.hpp"
 #include "gui/widgets/sweep_view.hpp"
 #include "gui/widgets/timeline_view.hpp"
+#include "gui/widgets/topology_view.hpp"
 
 using namespace clustersim;
 using namespace clustersim::gui;
@@ -107,11 +108,30 @@ class GuiWidgetsTest : public QObject {
       view.render(&frame);
     }
     const double frame_ms = clock.elapsed() / double(kFrames);
+    // The same frames with every rank's streams folded into one row.
+    view.fold_all(true);
+    clock.restart();
+    for (int i = 0; i < kFrames; ++i) {
+      view.zoom_at(view.plot_width() / 2, i % 2 == 0 ? 4.0 : 0.25);
+      view.render(&frame);
+    }
+    const double folded_ms = clock.elapsed() / double(kFrames);
+    // The transfers over GPU 0's NIC cable (what a click in the topology finds, off the UI
+    // thread), on a copy of the topology as the search makes.
+    const engine::Topology topology = p->output.topology;
+    std::vector<engine::LinkId> nic;
+    for (engine::LinkId l = 0; l < topology.num_links(); ++l)
+      if (topology.vertex(topology.link(l).src).name == "n0.nic0") nic.push_back(l);
+    clock.restart();
+    const OpList crossing =
+        transfers_over(p->output.built.schedule, p->output.timeline, topology, nic);
+    const double search_s = clock.elapsed() / 1e3;
     qInfo(
         "gpt3-175b-1024xA100: %zu ops, simulate+build %.2f s, store build %.2f s, "
-        "%.1f ms a full-width frame",
-        store.item_count(), simulate_s, load_s, frame_ms);
+        "%.1f ms a full-width frame, %.1f ms folded; %zu ops crossed n0.nic0, found in %.2f s",
+        store.item_count(), simulate_s, load_s, frame_ms, folded_ms, crossing.size(), search_s);
     QVERIFY(load_s <= simulate_s);
+    QVERIFY(!crossing.empty());
   }
 
   // Editing parallel.tp in the form re-runs (debounced) and changes the iteration time shown.
@@ -201,16 +221,120 @@ class GuiWidgetsTest : public QObject {
     for (const auto& op : schedule.ops)
       if (op.rank == 3) streams_of_rank3.insert(op.stream);
     view.set_ranks({3});
-    QCOMPARE(view.shown_lanes().size(), streams_of_rank3.size());
-    for (const std::size_t lane : view.shown_lanes())
-      QCOMPARE(view.store().lane(lane).rank, 3u);
+    QCOMPARE(view.shown_rows().size(), streams_of_rank3.size());
+    for (const LaneRange& row : view.shown_rows())
+      QCOMPARE(view.store().lane(row.first).rank, 3u);
     view.set_ranks({});
-    QCOMPARE(view.shown_lanes().size(), view.store().lane_count());
+    QCOMPARE(view.shown_rows().size(), view.store().lane_count());
 
     view.select_op(all_reduce);
     const auto deps = schedule.dependencies(schedule.ops[all_reduce]);
     QCOMPARE(view.highlighted_ops().size(), deps.size() + 7);
     QVERIFY(view.describe(all_reduce).contains("all_reduce"));
+  }
+
+  // One DGX A100 running ResNet-50 DDP: every gradient all-reduce is over all 8 GPUs, and GPU 0
+  // reaches the others only through its NVLink to the NVSwitch (a PCIe path is as short but
+  // narrower), so clicking that cable selects every all-reduce in the timeline. A single node's
+  // NICs carry nothing: clicking GPU 0's NIC cable selects no op.
+  void topology_link_selects_its_transfers_in_the_timeline() {
+    MainWindow window;
+    QVERIFY(open_and_wait(window, kScenarios + "/resnet50-ddp-dgx-a100.yaml"));
+    TopologyView& topology = *window.topology_view();
+    topology.resize(1200, 700);
+    const auto& graph = window.current()->output.topology;
+    auto cable_named = [&](const std::string& a, const std::string& b) {
+      const auto& cables = topology.layout_data().cables;
+      for (std::size_t i = 0; i < cables.size(); ++i) {
+        const std::set<std::string> ends{graph.vertex(cables[i].a).name,
+                                         graph.vertex(cables[i].b).name};
+        if (ends == std::set<std::string>{a, b}) return i;
+      }
+      return cables.size();
+    };
+    const std::size_t nvlink = cable_named("n0.gpu0", "n0.nvswitch");
+    QVERIFY(nvlink < topology.layout_data().cables.size());
+    const auto& schedule = window.current()->output.built.schedule;
+    OpList all_reduces;
+    for (engine::OpId id = 0; id < schedule.ops.size(); ++id)
+      if (schedule.ops[id].kind == engine::OpKind::collective && schedule.ops[id].bytes > 0)
+        all_reduces.push_back(id);
+    QVERIFY(!all_reduces.empty());
+
+    QSignalSpy found(&window.transfer_search(), &LinkTransferSearch::found);
+    // A click on the cable's middle selects it (when no other cable is drawn as close).
+    const QPointF middle = (topology.position_of(topology.layout_data().cables[nvlink].a) +
+                            topology.position_of(topology.layout_data().cables[nvlink].b)) /
+                           2;
+    QCOMPARE(topology.cable_at(middle), std::optional<std::size_t>(nvlink));
+    QTest::mouseClick(&topology, Qt::LeftButton, {}, middle.toPoint());
+    QCOMPARE(topology.selected_cable(), std::optional<std::size_t>(nvlink));
+    QVERIFY(found.wait(kRunTimeoutMs));
+    QCOMPARE(window.timeline_view()->highlighted_ops(), all_reduces);
+    QVERIFY2(window.status_text().contains("crossed n0.gpu0 ↔ n0.nvswitch") ||
+                 window.status_text().contains("crossed n0.nvswitch ↔ n0.gpu0"),
+             qPrintable(window.status_text()));
+
+    topology.select_cable(cable_named("n0.gpu0", "n0.nic0"));
+    QVERIFY(found.wait(kRunTimeoutMs));
+    QVERIFY(window.timeline_view()->highlighted_ops().empty());
+  }
+
+  // Folding: every rank's streams in one row each, then a click on rank 0's label unfolds it.
+  void timeline_folds_a_ranks_streams() {
+    MainWindow window;
+    QVERIFY(open_and_wait(window, QStringLiteral(CLUSTERSIM_TEST_DATA "/ddp-by-hand.yaml")));
+    TimelineView& view = *window.timeline_view();
+    view.resize(800, 400);
+    const std::size_t lanes = view.store().lane_count();
+    const std::size_t rank0_lanes = view.store().rank_lanes(0).count;
+    QVERIFY(rank0_lanes > 1);
+    std::set<engine::Rank> ranks;
+    for (std::size_t l = 0; l < lanes; ++l)
+      ranks.insert(view.store().lane(l).rank);
+    view.fold_all(true);
+    QCOMPARE(view.shown_rows().size(), ranks.size());
+    QTest::mouseClick(&view, Qt::LeftButton, {}, QPoint(10, view.row_top(0) + 5));
+    QVERIFY(!view.folding().folded(0));
+    QCOMPARE(view.shown_rows().size(), ranks.size() - 1 + rank0_lanes);
+    view.fold_all(false);
+    QCOMPARE(view.shown_rows().size(), lanes);
+  }
+
+  // A trace the CLI wrote opens into the timeline, one item per op of the run; a trace cut short
+  // or a Perfetto one is refused in the status bar with the file and the reason.
+  void opening_a_trace_fills_the_timeline() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("t.json");
+    models::RunRequest request;
+    request.scenario = (kScenarios + "/resnet50-ddp-dgx-a100.yaml").toStdString();
+    const models::Prediction run = models::predict(request);
+    models::write_trace(run, path.toStdString());
+
+    MainWindow window;
+    QVERIFY(open_and_wait(window, path));
+    QVERIFY(!window.current());
+    QVERIFY(window.presentation() && window.presentation()->trace);
+    QCOMPARE(window.timeline_view()->store().item_count(), run.output.built.schedule.ops.size());
+    QVERIFY(window.topology_view()->layout_data().cables.empty());
+    QVERIFY2(window.status_text().contains(
+                 QStringLiteral("a trace of %1 ops").arg(run.output.built.schedule.ops.size())),
+             qPrintable(window.status_text()));
+
+    QFile cut(dir.filePath("cut.json"));
+    QVERIFY(cut.open(QIODevice::WriteOnly));
+    cut.write(R"({"traceEvents":[{"ph":"X","name":"op")");
+    cut.close();
+    QSignalSpy failed(&window.runner(), &RunController::failed);
+    QVERIFY(window.open_file(cut.fileName()));
+    QVERIFY(failed.wait(kRunTimeoutMs));
+    QVERIFY2(window.status_text().contains(cut.fileName() + ": not valid JSON"),
+             qPrintable(window.status_text()));
+    // The trace shown before stays.
+    QCOMPARE(window.timeline_view()->store().item_count(), run.output.built.schedule.ops.size());
+    QVERIFY(window.open_file(dir.filePath("t.pftrace")));
+    QVERIFY(failed.wait(kRunTimeoutMs));
+    QVERIFY2(window.status_text().contains("Perfetto"), qPrintable(window.status_text()));
   }
 
   // File ▸ Open takes a result JSON into the compare view (A, then B); the run can be pinned

@@ -1,0 +1,45 @@
+#include "engine/network/op_transfer.hpp"
+
+#include <algorithm>
+
+#include "engine/network/collectives.hpp"
+
+namespace clustersim::engine {
+
+TransferCall transfer_call(const Schedule& schedule, const Op& op) {
+  TransferCall call;
+  if (op.kind == OpKind::collective) {
+    const auto& ranks = schedule.groups[op.group_or_peer].ranks;
+    call.members.assign(ranks.begin(), ranks.end());
+    call.type = op.collective;
+    call.root = op.tag;
+  } else if (op.kind == OpKind::send) {
+    call.members = {op.rank, op.group_or_peer};
+  } else {  // a recv: its peer is the sender
+    call.members = {op.group_or_peer, op.rank};
+  }
+  return call;
+}
+
+TransferPlan plan_of_op(const Schedule& schedule, const Timeline& timeline, OpId id,
+                        const Topology& topology) {
+  const Op& op = schedule.ops[id];
+  const TransferCall call = transfer_call(schedule, op);
+  if (op.kind != OpKind::collective)
+    return plan_collective(call.type, Algorithm::direct, call.members, call.root, topology);
+  return plan_collective(call.type, timeline.algorithm[id], call.members, call.root, topology,
+                         timeline.protocol[id]);
+}
+
+bool plan_crosses(const TransferPlan& plan, const Topology& topology,
+                  const std::vector<LinkId>& links) {
+  for (const Phase& phase : plan.phases)
+    for (const FlowSpec& flow : phase.flows) {
+      if (flow.bytes_per_payload_byte <= 0.0) continue;
+      for (const LinkId l : topology.route(flow.src, flow.dst))
+        if (std::find(links.begin(), links.end(), l) != links.end()) return true;
+    }
+  return false;
+}
+
+}  // namespace clustersim::engine

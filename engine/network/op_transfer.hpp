@@ -1,0 +1,37 @@
+// Which transfer a communication op took part in, as simulate() hands it to the network model:
+// the members, the collective type and root, and (after a run) the plan with the algorithm and
+// protocol the run chose. Shared by the simulator and by what asks afterwards which ops crossed a
+// link (the GUI's topology → timeline selection), so the two can never disagree on routing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/network/transfer_plan.hpp"
+#include "engine/schedule.hpp"
+#include "engine/timeline.hpp"
+#include "engine/topology.hpp"
+
+namespace clustersim::engine {
+
+struct TransferCall {
+  // Group order for a collective (its ring order); sender then receiver for a send/recv.
+  std::vector<EndpointId> members;
+  CollectiveType type = CollectiveType::send_recv;
+  std::uint32_t root = 0;  // index into members (broadcast, reduce, scatter, gather)
+};
+
+// `op` is a collective, send or recv of `schedule`. Rank r runs on GPU endpoint r.
+TransferCall transfer_call(const Schedule& schedule, const Op& op);
+
+// The plan simulate() ran communication op `id` with: its transfer_call with the algorithm and
+// protocol `timeline` recorded for it (a send/recv is always direct, Simple). Throws
+// std::invalid_argument for a combination plan_collective() does not know.
+TransferPlan plan_of_op(const Schedule& schedule, const Timeline& timeline, OpId id,
+                        const Topology& topology);
+
+// Whether any flow of `plan` that carries bytes has a link of `links` on its route.
+bool plan_crosses(const TransferPlan& plan, const Topology& topology,
+                  const std::vector<LinkId>& links);
+
+}  // namespace clustersim::engine

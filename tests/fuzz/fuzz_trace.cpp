@@ -1,0 +1,18 @@
+// libFuzzer target: a Chrome trace JSON → engine::read_trace, what clustersim-gui opens with
+// File ▸ Open. Bad input must be an engine::TraceError; any other exception escapes and libFuzzer
+// reports it as a crash.
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "engine/trace_reader.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  try {
+    clustersim::engine::read_trace(in, "fuzz.json");
+  } catch (const clustersim::engine::TraceError&) {
+  }
+  return 0;
+}
