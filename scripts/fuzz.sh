@@ -17,11 +17,15 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-# -O1 and line tables only: a quicker build, and stack traces that still name file and line.
-CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None \
-  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
-  -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_BUILD_TESTS=OFF -DCLUSTERSIM_BUILD_BENCH=OFF \
-  -DCLUSTERSIM_WITH_CUDA=OFF -DCLUSTERSIM_WITH_MPI=OFF -DCLUSTERSIM_WITH_GUI=OFF "${launcher[@]}" >/dev/null
+# A build already configured with CLUSTERSIM_FUZZ=ON (CI's sanitizer build, which also runs the
+# tests) is used as it is; otherwise a fuzz-only build: -O1 and line tables only, a quicker
+# build, and stack traces that still name file and line.
+if ! grep -qs '^CLUSTERSIM_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None \
+    -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
+    -DCLUSTERSIM_FUZZ=ON -DCLUSTERSIM_BUILD_TESTS=OFF -DCLUSTERSIM_BUILD_BENCH=OFF \
+    -DCLUSTERSIM_WITH_CUDA=OFF -DCLUSTERSIM_WITH_MPI=OFF -DCLUSTERSIM_WITH_GUI=OFF "${launcher[@]}" >/dev/null
+fi
 cmake --build "$build" -j2 --target "${targets[@]/#/fuzz_}"
 [ "$seconds" -gt 0 ] || exit 0
 
