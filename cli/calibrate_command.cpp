@@ -78,7 +78,7 @@ int run_from_execution(const CalibrateArgs& a) {
   nlohmann::json measured;
   try {
     measured = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw BadInput(a.measured + ": not JSON: " + e.what());
   }
   calibrate::Profile p;

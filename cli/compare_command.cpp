@@ -28,7 +28,7 @@ nlohmann::ordered_json read_json(const std::string& path) {
   if (!in) throw BadInput(path + ": cannot be read");
   try {
     return nlohmann::ordered_json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw BadInput(path + ": not JSON: " + e.what());
   }
 }

@@ -63,7 +63,7 @@ nlohmann::json read_json_file(const std::string& path, std::string_view what) {
   if (!in) throw ProfileError(path + ": cannot open the " + std::string(what));
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw ProfileError(path + ": not valid JSON: " + e.what());
   }
 }
