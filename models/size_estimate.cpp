@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <variant>
 
 #include "engine/network/network_model.hpp"
@@ -90,7 +91,11 @@ SizeEstimate estimate_size(const Scenario& s, bool folded, std::string_view netw
     e.flow_factors = str(ranks) + " ranks · " + str(group.size - 1) + " peers (" + group.what + ")";
   }
   e.events = 2 * (e.ops + e.flows);
-  e.bytes = e.ops * kBytesPerOp + e.flows * kBytesPerFlow;
+  // The counts are bounded (ops < 2^59, flows < 2^37) but their bytes are not: saturate.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const double bytes =
+      static_cast<double>(e.ops) * kBytesPerOp + static_cast<double>(e.flows) * kBytesPerFlow;
+  e.bytes = bytes >= static_cast<double>(kMax) ? kMax : static_cast<std::int64_t>(bytes);
   e.key = s.simulation.iterations > 1 ? "simulation.iterations"
           : micro >= per_stage        ? "training.global_batch"
                                       : "model";

@@ -96,6 +96,16 @@ TEST(SizeEstimate, AllPairsFlowsPastTheBudgetBlameTheGroup) {
   EXPECT_NO_THROW(check_memory_budget(sc, 4'000'000'000, "--max-memory 4GB", false, "analytical"));
 }
 
+// The largest counts the limits allow: 262,144 ranks · 1,000 iterations · 65,536 micro-batches ·
+// 2 · 10,002 layers = 3.44e17 ops fit in 64 bits, but their 150 bytes each (5.2e19) do not: the
+// bytes saturate instead of wrapping (UBSan would stop a wrap), and the run is still refused.
+TEST(SizeEstimate, TheLargestCountsSaturateTheBytesInsteadOfWrapping) {
+  EXPECT_THROW(
+      load_scenario(kLlama, {"cluster.nodes=32768", "simulation.iterations=1000",
+                             "training.global_batch=17179869184", "model.num_layers=10000"}),
+      ScenarioError);
+}
+
 TEST(SizeEstimate, TheDefaultBudgetIsHalfTheMachine) {
   // /proc/meminfo's MemTotal is in KiB; sysconf rounds to whole pages, so allow a page.
   std::ifstream meminfo("/proc/meminfo");
