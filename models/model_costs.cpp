@@ -94,6 +94,8 @@ class TransformerCoster {
     LayerCost l{p, LayerRole::attention, k, {}, 0, 0, 0, 0};
     norm(l, p);
     linear(l, p + ".qkv", h_, h_ + 2 * kv_width_);
+    if (t_.qkv_bias && !t_.bias)
+      l.tensors.push_back({p + ".qkv.bias", h_ + 2 * kv_width_, TensorRole::bias});
     linear(l, p + ".proj", h_, h_);
     // QKV and output projections, then Q·Kᵀ and scores·V (2·s²·h each).
     l.forward_flops = 2 * s_ * h_ * (h_ + 2 * kv_width_) + 2 * s_ * h_ * h_ + 4 * s_ * s_ * h_;

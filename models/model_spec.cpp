@@ -254,6 +254,9 @@ ModelSpec read_hf_config(const std::string& path) {
   const bool rotary_family = llama || (model_type.empty() && t.activation == Activation::swiglu);
   t.norm = rotary_family ? Norm::rmsnorm : Norm::layernorm;
   t.bias = !rotary_family;
+  // Qwen2's attention always builds q, k and v with biases (modeling_qwen2.py); its config has no
+  // key for it.
+  t.qkv_bias = model_type == "qwen2" || model_type == "qwen2_moe";
   t.learned_positions = !rotary_family;
   t.max_positions = cfg.optional_int({"max_position_embeddings", "n_positions"}).value_or(2048);
   // PretrainedConfig ties by default; the Llama/Mistral/Qwen configs default to untied.

@@ -37,7 +37,10 @@ struct TransformerSpec {
   long vocab_size = 0;
   Activation activation = Activation::gelu;
   Norm norm = Norm::layernorm;
-  bool bias = true;               // linear layers carry biases (GPT-2/3, BERT) or not (Llama)
+  bool bias = true;  // linear layers carry biases (GPT-2/3, BERT) or not (Llama)
+  // Without `bias`, the QKV projection alone still carries one (Qwen2, Qwen2.5: q, k and v
+  // biases, h + 2·kv_width a block).
+  bool qkv_bias = false;
   bool learned_positions = true;  // learned position embeddings (GPT, BERT) vs rotary
   long max_positions = 2048;      // rows of the learned position table
   bool tied_embeddings = false;   // LM head shares the embedding matrix

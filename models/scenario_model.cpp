@@ -89,6 +89,7 @@ TransformerSpec read_transformer(yaml::MapReader& m, const yaml::Value& v,
   if (auto x = m.get("norm"))
     t.norm = x->choice<Norm>({{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}});
   if (auto x = m.get("bias")) t.bias = x->boolean();
+  if (auto x = m.get("qkv_bias")) t.qkv_bias = x->boolean();
   if (auto x = m.get("learned_positions")) t.learned_positions = x->boolean();
   if (auto x = m.get("max_positions")) t.max_positions = x->integer(1, limits::kPositions);
   if (auto x = m.get("tied_embeddings")) t.tied_embeddings = x->boolean();

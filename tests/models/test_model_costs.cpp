@@ -314,9 +314,10 @@ TEST_F(HfConfigTest, LatentAttentionIsRefusedNotMisread) {
 // 3·2048, which the transformer map does not count: docs/scenario.md), router 60·2048, 64
 // expert-sized MLPs of 3·2048·1408 (8,650,752 each), two RMSNorms of 2048: 16,777,216 + 122,880
 // + 553,648,128 + 4,096 = 570,552,320; 24 blocks 13,693,255,680; untied embedding and head
-// 2·151936·2048 = 622,329,856 and the final norm 2048: 14,315,587,584, the model card's "14.3B
-// parameters in total" (huggingface.co/Qwen/Qwen1.5-MoE-A2.7B, README); the q, k, v biases and
-// the shared expert's gate the map leaves out are 24·(3·2048 + 2048) = 196,608 more.
+// 2·151936·2048 = 622,329,856 and the final norm 2048: 14,315,587,584; with the q, k, v biases
+// (24·3·2048 = 147,456) 14,315,735,040, the model card's "14.3B parameters in total"
+// (huggingface.co/Qwen/Qwen1.5-MoE-A2.7B, README); the shared expert's gate the map leaves out is
+// 24·2048 = 49,152 more.
 TEST_F(HfConfigTest, QwenMoeSharedExpert) {
   const auto path = write("config.json", R"({
     "model_type": "qwen2_moe", "hidden_act": "silu", "hidden_size": 2048,
@@ -331,12 +332,30 @@ TEST_F(HfConfigTest, QwenMoeSharedExpert) {
   EXPECT_EQ(t.moe->shared_experts, 4);
   EXPECT_EQ(t.moe->every, 1);
   const double params = total_params(expand_model(m, 128));
-  EXPECT_DOUBLE_EQ(params, 14'315'587'584.0);
+  EXPECT_DOUBLE_EQ(params, 14'315'735'040.0);
   EXPECT_NEAR(params / 1e9, 14.3, 0.05);  // as published, to its one decimal
   const auto odd = write("odd.json", R"({"model_type": "qwen2_moe", "hidden_size": 64,
     "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "num_experts": 4,
     "num_experts_per_tok": 2, "moe_intermediate_size": 16, "shared_expert_intermediate_size": 24})");
   expect_error(odd, {odd, "shared_expert_intermediate_size", "multiple"});
+}
+
+// Qwen/Qwen2.5-7B config.json: 28 blocks of hidden 3584, 28 heads with 4 KV heads (kv width 512),
+// SwiGLU of 18944, vocab 152064, untied. A block: q and o 3584² each, k and v 3584·512 each, the
+// MLP 3·3584·18944, two RMSNorms 2·3584, and Qwen2's q, k, v biases 3584 + 2·512 = 4,608:
+// 233,057,792; 28 blocks 6,525,618,176, embedding and head 2·152064·3584 = 1,089,994,752, final
+// norm 3584: 7,615,616,512, the model card's "Number of Parameters: 7.61B"; without the biases
+// the count would be 129,024 short. Qwen3 drops them (attention_bias false).
+TEST_F(HfConfigTest, Qwen2CarriesQkvBiases) {
+  const std::string body = R"("hidden_act": "silu", "hidden_size": 3584,
+    "intermediate_size": 18944, "num_attention_heads": 28, "num_key_value_heads": 4,
+    "num_hidden_layers": 28, "vocab_size": 152064, "tie_word_embeddings": false})";
+  const ModelSpec qwen2 = read_hf_config(write("qwen2.json", R"({"model_type": "qwen2", )" + body));
+  EXPECT_TRUE(std::get<TransformerSpec>(qwen2.body).qkv_bias);
+  EXPECT_DOUBLE_EQ(total_params(expand_model(qwen2, 128)), 7'615'616'512.0);
+  const ModelSpec qwen3 = read_hf_config(write("qwen3.json", R"({"model_type": "qwen3", )" + body));
+  EXPECT_FALSE(std::get<TransformerSpec>(qwen3.body).qkv_bias);
+  EXPECT_DOUBLE_EQ(total_params(expand_model(qwen3, 128)), 7'615'616'512.0 - 28 * 4608);
 }
 
 // google-bert/bert-large-uncased config.json: an encoder (attends both ways), GELU, LayerNorm,
