@@ -213,6 +213,10 @@ int bytes_per_element(Precision p) {
   return 4;  // unreachable: every enumerator is handled above
 }
 
+int stored_element_bytes(Precision p) {
+  return p == Precision::fp8 ? 2 : bytes_per_element(p);
+}
+
 const GpuSpec* find_gpu(std::string_view name) {
   return find_by_name(all_gpus(), name);
 }

@@ -26,6 +26,9 @@ std::string_view to_string(Precision);
 std::optional<Precision> parse_precision(
     std::string_view);             // "fp32", "tf32", "fp16", "bf16", "fp8"
 int bytes_per_element(Precision);  // fp32/tf32 4, fp16/bf16 2, fp8 1
+// What a tensor of a run at this precision is stored and sent in: fp8 training keeps bf16
+// weights, activations and messages (only GEMM operands are fp8), else bytes_per_element.
+int stored_element_bytes(Precision);
 
 struct GpuSpec {
   std::string name;

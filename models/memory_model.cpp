@@ -149,6 +149,29 @@ struct Parts {
     if (!sc.training.amp) return 0;
     return local_params(li) * ctx.element_bytes();
   }
+  // fp8 training with whole parameters on each rank (DDP, ZeRO-1/2): Transformer Engine caches
+  // each block GEMM weight's fp8 cast and its transpose across micro-batches
+  // (fp8_cast_transpose, is_first_microbatch): 2 bytes per parameter, for the whole run. The
+  // embedding and the head stay bf16 (Megatron's output layer). Sharded parameters (ZeRO-3,
+  // FSDP) are cast as they are gathered and keep no cache.
+  double fp8_weight_cache(int stage) const {
+    const DataParallel d = sc.parallel.data_parallel;
+    if (sc.training.precision != Precision::fp8 ||
+        (d != DataParallel::ddp && d != DataParallel::zero1 && d != DataParallel::zero2))
+      return 0;
+    double bytes = 0;
+    ctx.for_each_stage_layer(stage, [&](int li) {
+      const LayerRole role = layers[static_cast<std::size_t>(li)].role;
+      if (role != LayerRole::embedding && role != LayerRole::head) bytes += 2.0 * local_params(li);
+    });
+    return bytes;
+  }
+  // The data-parallel plan's model states of `stage` on its ranks, with fp8's weight cache.
+  MemoryBreakdown stage_states(int stage) const {
+    MemoryBreakdown states = data_parallel->memory(stage);
+    states.weights += fp8_weight_cache(stage);
+    return states;
+  }
   // Parameters of layer `li` on its rank (÷ tp for a transformer, routed experts ÷ ep).
   double local_params(int li) const {
     const int t = ctx.transformer != nullptr ? sc.parallel.tp : 1;
@@ -232,7 +255,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
   const auto& p = parts.sc.parallel;
   const PlanContext& ctx = parts.ctx;
   const ActivationMemory& act = parts.activations;
-  const MemoryBreakdown states = parts.data_parallel->memory(stage);
+  const MemoryBreakdown states = parts.stage_states(stage);
   const bool persistent = parts.persistent_gradients();
   const auto grads = parts.lazy_gradients(stage, states);
   const double buffers = states.buffers + parts.pipeline_buffers();
@@ -503,7 +526,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
                                          const engine::Timeline& timeline, engine::Rank rank) {
   const Parts parts(sc, built.layers, built.partition);
   const int stage = parts.layout.coords(rank).pp;
-  const MemoryBreakdown states = parts.data_parallel->memory(stage);
+  const MemoryBreakdown states = parts.stage_states(stage);
   const bool persistent = parts.persistent_gradients();
   const auto grads = parts.lazy_gradients(stage, states);
   const MemoryOverheads o = parts.overheads(rank);

@@ -105,7 +105,7 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
   const double b = s.training.micro_batch;
   const double seq = f.transformer ? s.training.seq_len : 1;
   const double m = static_cast<double>(s.num_microbatches());
-  const double elem = bytes_per_element(s.training.precision);
+  const double elem = stored_element_bytes(s.training.precision);
   const double peak = gpu.peak_flops[static_cast<std::size_t>(s.training.precision)];
   const double width = f.transformer ? f.hidden / p.tp : 4 * kHalfEfficiencyDim;
   const double achieved = peak * gpu.compute_efficiency * gpu.sustained_compute_fraction *

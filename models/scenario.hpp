@@ -204,6 +204,12 @@ struct ParallelConfig {
   int cp = 1;  // context parallelism: each sequence split over cp ranks (docs/parallelism.md)
   ContextParallelComm cp_comm = ContextParallelComm::p2p;
   bool sequence_parallel = false;
+  // parallel.fp8_comm (needs training.precision fp8): more exchanges travel in fp8: the MoE
+  // dispatch (forward) and its gradient's return (backward), ZeRO/FSDP parameter all-gathers, the
+  // forward sequence-parallel reduce-scatters. Gradient reductions, the MoE combine and pipeline
+  // sends stay bf16 (DeepSeek-V3 §3.3.2, Megatron's --fp8-param-gather, torchao's float8
+  // all-gather, Transformer Engine userbuffers' fp8_buf).
+  bool fp8_comm = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;
   // Transformer blocks (or list layers) per pipeline chunk, pp × virtual_stages entries; empty:

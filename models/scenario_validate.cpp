@@ -349,6 +349,10 @@ void validate(Scenario& s) {
                                   : yaml::join(supported, " | ")));
   }
   validate_attention(s);
+  if (s.parallel.fp8_comm && s.training.precision != Precision::fp8)
+    s.fail("parallel.fp8_comm",
+           "fp8 communication needs fp8 training (training.precision: fp8), not " +
+               std::string(to_string(s.training.precision)) + "; allowed: false");
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {
     validate_transformer(s, *t);
     validate_context_parallel(s, *t);

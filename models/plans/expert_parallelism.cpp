@@ -32,6 +32,7 @@ ExpertParallelism::ExpertParallelism(const PlanContext& ctx, const LayerKernels*
       ep_(ctx.parallel.ep),
       tp_(ctx.parallel.tp),
       elem_(ctx.element_bytes()),
+      wire_elem_(ctx.fp8_wire_bytes()),
       precision_(static_cast<std::uint8_t>(ctx.training.precision)) {
   const TransformerSpec* t = ctx.transformer;
   if (t == nullptr || !t->moe) return;
@@ -50,8 +51,9 @@ double ExpertParallelism::routed_copies() const {
   return tokens_ * moe_->top_k * std::min(f, moe_->capacity_factor);
 }
 
-std::uint64_t ExpertParallelism::all_to_all_bytes() const {
-  return static_cast<std::uint64_t>(routed_copies() * hidden_ * elem_);
+std::uint64_t ExpertParallelism::all_to_all_bytes(bool feeds_fp8_gemm) const {
+  return static_cast<std::uint64_t>(routed_copies() * hidden_ *
+                                    (feeds_fp8_gemm ? wire_elem_ : elem_));
 }
 
 double ExpertParallelism::expert_forward_flops() const {
@@ -85,23 +87,24 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
       return b.compute(c, flops, static_cast<std::uint64_t>(bytes), precision_, list);
     });
   };
-  auto all_to_all = [&](const std::string& name) {
+  auto all_to_all = [&](const std::string& name, bool feeds_fp8_gemm) {
     if (ep_ <= 1) return;
     emit([&](engine::ScheduleBuilder::Common c) {
       c.name = name;
       c.category = Category::ep_comm;
-      return b.collective(c, CollectiveType::all_to_all, ep_group, all_to_all_bytes());
+      return b.collective(c, CollectiveType::all_to_all, ep_group,
+                          all_to_all_bytes(feeds_fp8_gemm));
     });
   };
   const double act = tokens_ * hidden_ * elem_;
   compute(base + " router", router_forward_flops(), hidden_ * moe_->num_experts * elem_ + act,
           lists.router);
-  all_to_all(base + " ep dispatch all_to_all");
+  all_to_all(base + " ep dispatch all_to_all", true);
   const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
   compute(base + " experts", expert_forward_flops(),
           local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_,
           lists.experts);
-  all_to_all(base + " ep combine all_to_all");
+  all_to_all(base + " ep combine all_to_all", false);
   if (moe_->shared_experts > 0)
     compute(base + " shared experts", shared_forward_flops(),
             moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act, lists.shared);
@@ -122,10 +125,10 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   auto common = [&](Category cat, const std::string& name) {
     return engine::ScheduleBuilder::Common{rank, stream, cat, name, mb, deps};
   };
-  auto all_to_all = [&](const std::string& name) {
+  auto all_to_all = [&](const std::string& name, bool feeds_fp8_gemm) {
     if (ep_ > 1)
       emit(b.collective(common(Category::ep_comm, name), CollectiveType::all_to_all, ep_group,
-                        all_to_all_bytes()));
+                        all_to_all_bytes(feeds_fp8_gemm)));
   };
   static const LayerKernels::MoeLists kNoLists;
   const LayerKernels::MoeLists& lists =
@@ -139,12 +142,12 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
                    static_cast<std::uint64_t>(
                        2.0 * (moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act)),
                    precision_, lists.shared));
-  all_to_all(base + " ep combine-grad all_to_all");
+  all_to_all(base + " ep combine-grad all_to_all", true);
   emit(b.compute(common(Category::backward, base + " experts"), 2.0 * expert_forward_flops(),
                  static_cast<std::uint64_t>(2.0 * (local_experts * expert_params_ * elem_ / tp_ +
                                                    2.0 * routed_copies() * hidden_ * elem_)),
                  precision_, lists.experts));
-  all_to_all(base + " ep dispatch-grad all_to_all");
+  all_to_all(base + " ep dispatch-grad all_to_all", false);
   emit(b.compute(common(Category::backward, base + " router"), 2.0 * router_forward_flops(),
                  static_cast<std::uint64_t>(2.0 * (hidden_ * moe_->num_experts * elem_ + act)),
                  precision_, lists.router));

@@ -51,11 +51,14 @@ class ExpertParallelism {
                         std::vector<engine::OpId>& deps, engine::OpId* weight_grads) const;
 
   // Per micro-batch on the pace-setting rank, as in the header comment.
-  double routed_copies() const;            // load
-  std::uint64_t all_to_all_bytes() const;  // bytes
-  double expert_forward_flops() const;     // FLOPs of the rank's experts' forward
-  double router_forward_flops() const;     // 2 · T · h · E (replicated over TP)
-  double shared_forward_flops() const;     // shared experts, as a dense MLP, / tp
+  double routed_copies() const;  // load
+  // One all-to-all's bytes: the routed token copies' hidden states, in bf16 (the combine and its
+  // gradient) or, with parallel.fp8_comm, in fp8 where the next GEMM takes fp8 (the dispatch and
+  // the gradient sent back to the experts' down-projection).
+  std::uint64_t all_to_all_bytes(bool feeds_fp8_gemm = false) const;
+  double expert_forward_flops() const;  // FLOPs of the rank's experts' forward
+  double router_forward_flops() const;  // 2 · T · h · E (replicated over TP)
+  double shared_forward_flops() const;  // shared experts, as a dense MLP, / tp
 
  private:
   const LayerKernels* kernels_ = nullptr;
@@ -63,6 +66,7 @@ class ExpertParallelism {
   int ep_ = 1;
   int tp_ = 1;
   int elem_ = 2;
+  int wire_elem_ = 2;  // fp8_comm: 1
   std::uint8_t precision_ = 0;
   double tokens_ = 0;  // T
   double hidden_ = 0;

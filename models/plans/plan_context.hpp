@@ -26,7 +26,15 @@ struct PlanContext {
   int gpus_per_node = 1;
   int microbatches = 1;  // per iteration and pipeline
 
-  int element_bytes() const { return bytes_per_element(training.precision); }
+  // The bytes of a stored or communicated activation, weight or gradient element. Under fp8 only
+  // the GEMMs' operands are fp8: Transformer Engine keeps the weights, the saved activations and
+  // what crosses the network in bf16 (DeepSeek-V3 §3.3; TE's Linear), except the
+  // sequence-parallel all-gathers (tensor_parallelism.cpp); parallel.fp8_comm puts more exchanges
+  // at 1 byte: fp8_wire_bytes().
+  int element_bytes() const { return stored_element_bytes(training.precision); }
+  // The bytes per element of an exchange that parallel.fp8_comm quantizes (the MoE dispatch, a
+  // ZeRO/FSDP parameter all-gather, a forward sequence-parallel reduce-scatter).
+  int fp8_wire_bytes() const { return parallel.fp8_comm ? 1 : element_bytes(); }
   // The stored parameters' and gradients' dtype: fp32 under autocast, else the precision's.
   int parameter_bytes() const { return training.amp ? 4 : element_bytes(); }
   // The gradients' dtype: accumulated, reduced over data parallelism and stored in it.

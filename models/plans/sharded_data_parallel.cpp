@@ -157,8 +157,10 @@ OpId ShardedDataParallel::collective(engine::StreamId stream, CollectiveType typ
   c.chunk = chunk;
   // Sizes follow collectives.hpp: the total buffer of an all-gather or reduce-scatter, the
   // buffer on each rank of an all-reduce.
-  // Parameters are gathered in their dtype; gradients are reduced in theirs.
-  const int bytes = type == CollectiveType::all_gather ? elem_ : ctx_.gradient_bytes();
+  // Parameters are gathered in their dtype (fp8 with parallel.fp8_comm: torchao's float8
+  // all-gather, Megatron's --fp8-param-gather); gradients are reduced in theirs.
+  const int bytes = type == CollectiveType::all_gather ? (ctx_.parallel.fp8_comm ? 1 : elem_)
+                                                       : ctx_.gradient_bytes();
   return sink_->ops.collective(c, type, group, static_cast<std::uint64_t>(params * bytes));
 }
 

@@ -21,15 +21,23 @@ TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels*
   const double hidden = ctx.transformer ? static_cast<double>(ctx.transformer->hidden_size) : 0.0;
   activation_bytes_ = static_cast<std::uint64_t>(static_cast<double>(ctx.training.micro_batch) *
                                                  ctx.seq_len() * hidden * elem_);
+  // Transformer Engine quantizes the norm output before the sequence-parallel all-gather
+  // (layernorm_linear's quantized all-gather), so under fp8 it moves 1 byte an element.
+  gather_bytes_ = ctx.training.precision == Precision::fp8
+                      ? activation_bytes_ / static_cast<std::uint64_t>(elem_)
+                      : activation_bytes_;
+  // With parallel.fp8_comm the forward reduce-scatter too: Transformer Engine's userbuffers with
+  // fp8 buffers (fp8_buf) reduce the fp8 GEMM output, as NeMo's fp8 TP-overlap configurations do.
+  scatter_bytes_ = activation_bytes_ / static_cast<std::uint64_t>(elem_) *
+                   static_cast<std::uint64_t>(ctx.fp8_wire_bytes());
   if (ctx.transformer != nullptr && ctx.cp() > 1) {
     // K and V of the whole sequence for this rank's heads (KV heads replicated when fewer than
     // tp), in 16 bits: Transformer Engine exchanges them unquantized under fp8 training.
     const TransformerSpec& t = *ctx.transformer;
     const double kv_heads = std::max(1.0, static_cast<double>(t.num_kv_heads) / tp_);
     const double head_dim = hidden / t.num_heads;
-    const double kv_elem = ctx.training.precision == Precision::fp8 ? 2.0 : elem_;
     kv_bytes_ = static_cast<std::uint64_t>(static_cast<double>(ctx.training.micro_batch) *
-                                           ctx.full_seq_len() * kv_heads * head_dim * 2 * kv_elem);
+                                           ctx.full_seq_len() * kv_heads * head_dim * 2 * elem_);
   }
 }
 
@@ -128,7 +136,7 @@ OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ra
   };
   if (split && sequence_parallel_ && role != LayerRole::embedding)
     emitted(b.collective(common(Category::tp_comm, base + " tp all_gather"),
-                         CollectiveType::all_gather, groups.tp, activation_bytes_));
+                         CollectiveType::all_gather, groups.tp, gather_bytes_));
   if (role == LayerRole::moe) {
     emitted(moe_.forward(b, rank, stream, groups.ep, l, mb, deps, category));
   } else {
@@ -161,7 +169,7 @@ OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ra
           common(Category::tp_comm,
                  base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce")),
           sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce,
-          groups.tp, activation_bytes_));
+          groups.tp, sequence_parallel_ ? scatter_bytes_ : activation_bytes_));
       break;
     case LayerRole::head:
       // Vocabulary-parallel cross-entropy: the logits' max and sum of exponentials, fp32.
@@ -215,7 +223,7 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   // conjugate of the embedding's reduce-scatter, the re-gathered input elsewhere.
   if (split && sequence_parallel_) {
     last = b.collective(common(Category::tp_comm, base + " tp all_gather"),
-                        CollectiveType::all_gather, groups.tp, activation_bytes_);
+                        CollectiveType::all_gather, groups.tp, gather_bytes_);
     deps.clear();
   }
   OpId join = engine::kNone;

@@ -105,6 +105,9 @@ class TensorParallelism {
   bool sequence_parallel_ = false;
   int elem_ = 2;
   std::uint64_t activation_bytes_ = 0;  // b·s·h at the training precision
+  // The sequence-parallel all-gathers' b·s·h: the next GEMM's input, in fp8 under fp8 training.
+  std::uint64_t gather_bytes_ = 0;
+  std::uint64_t scatter_bytes_ = 0;  // the forward reduce-scatter's: fp8 with fp8_comm
   std::uint64_t kv_bytes_ = 0;  // K and V of a whole sequence on this TP rank (context parallel)
   std::uint8_t precision_ = 0;
 };
