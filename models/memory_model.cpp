@@ -180,11 +180,13 @@ struct Parts {
       local += x.count / t / (x.expert >= 0 ? sc.parallel.ep : 1);
     return local;
   }
-  double pipeline_buffers() const {
-    if (sc.parallel.pp <= 1) return 0;
+  // Buffers the run keeps for its activation exchanges: the pipeline's and TP overlap's.
+  double exchange_buffers() const {
+    const double userbuffers = static_cast<double>(tp.userbuffer_bytes());
+    if (sc.parallel.pp <= 1) return userbuffers;
     // A send and a receive buffer of one micro-batch's boundary activation in each direction.
     const LayerCost& any = layers.front();
-    return 4.0 * static_cast<double>(tp.boundary_bytes(any));
+    return userbuffers + 4.0 * static_cast<double>(tp.boundary_bytes(any));
   }
   // Gradient bytes of each layer of `stage` on its rank: `stage_gradients` shared out by the
   // layer's local parameters.
@@ -258,7 +260,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
   const MemoryBreakdown states = parts.stage_states(stage);
   const bool persistent = parts.persistent_gradients();
   const auto grads = parts.lazy_gradients(stage, states);
-  const double buffers = states.buffers + parts.pipeline_buffers();
+  const double buffers = states.buffers + parts.exchange_buffers();
 
   StageResult r;
   r.model_states = states.weights + states.gradients + states.optimizer;
@@ -348,7 +350,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
   m.weights = states.weights;
   m.gradients = states.gradients;
   m.optimizer = states.optimizer;
-  m.buffers = (parts.full_shard() ? 0.0 : states.buffers) + parts.pipeline_buffers() +
+  m.buffers = (parts.full_shard() ? 0.0 : states.buffers) + parts.exchange_buffers() +
               parts.optimizer_temporaries(states);
   if (m.total() > best) {
     r.peak = m;
@@ -533,7 +535,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
   // FSDP's unsharded gradients before their reduce-scatter count as a constant here.
   const double base = states.weights + states.optimizer + states.buffers +
                       parts.data_parallel->backward_gradient_buffers(stage, -1) +
-                      parts.pipeline_buffers() + (persistent ? states.gradients : 0.0) +
+                      parts.exchange_buffers() + (persistent ? states.gradients : 0.0) +
                       o.cuda_context + o.workspaces + o.nccl;
 
   std::map<std::string, int> layer_of;

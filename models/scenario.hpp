@@ -210,6 +210,10 @@ struct ParallelConfig {
   // sends stay bf16 (DeepSeek-V3 §3.3.2, Megatron's --fp8-param-gather, torchao's float8
   // all-gather, Transformer Engine userbuffers' fp8_buf).
   bool fp8_comm = false;
+  // parallel.tp_comm_overlap (needs sequence_parallel and each TP group inside one node):
+  // Transformer Engine's userbuffers split the sequence-parallel all-gathers and reduce-scatters
+  // into chunks that run beside the layer's GEMMs (Megatron-Core's --tp-comm-overlap).
+  bool tp_comm_overlap = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;
   // Transformer blocks (or list layers) per pipeline chunk, pp × virtual_stages entries; empty:

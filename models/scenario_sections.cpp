@@ -88,6 +88,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("cp_comm")) p.cp_comm = x->choice(kContextParallelCommNames);
   if (auto x = m.get("sequence_parallel")) p.sequence_parallel = x->boolean();
   if (auto x = m.get("fp8_comm")) p.fp8_comm = x->boolean();
+  if (auto x = m.get("tp_comm_overlap")) p.tp_comm_overlap = x->boolean();
   if (auto x = m.get("schedule")) p.schedule = x->choice(kPipelineScheduleNames);
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1, limits::kVirtualStages);
   if (auto x = m.get("stage_layers"))

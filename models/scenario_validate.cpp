@@ -178,6 +178,34 @@ void validate_hsdp(const Scenario& s) {
   }
 }
 
+// Userbuffers overlap the sequence-parallel collectives only, through CUDA IPC buffers shared
+// by the GPUs of one node.
+void validate_tp_comm_overlap(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  if (!p.tp_comm_overlap) return;
+  if (p.tp <= 1 || !p.sequence_parallel) {
+    s.fail("parallel.tp_comm_overlap",
+           "TP communication overlap needs tp > 1 and sequence_parallel: true (it overlaps the "
+           "sequence-parallel all-gathers and reduce-scatters), not tp = " +
+               str(p.tp) + (p.sequence_parallel ? "" : " without sequence_parallel") +
+               "; allowed: false");
+    return;
+  }
+  const RankLayout layout = rank_layout(p);
+  const int gpus = s.cluster.topology.node.gpus;
+  for (engine::Rank r = 0; r < static_cast<engine::Rank>(s.world_size());
+       r += static_cast<engine::Rank>(p.tp)) {
+    const auto group = layout.tp_group(r);
+    for (engine::Rank x : group)
+      if (static_cast<int>(x) / gpus != static_cast<int>(r) / gpus)
+        s.fail("parallel.tp_comm_overlap",
+               "TP communication overlap needs each TP group inside one node (userbuffers are "
+               "shared over NVLink), but the TP group of rank " +
+                   str(static_cast<long>(r)) + " spans nodes; keep tp <= gpus per node (" +
+                   str(gpus) + ") and tp fastest in parallel.order, or set false");
+  }
+}
+
 // training.attention: resolved to its default when not given; flash needs a 16-bit or fp8
 // precision and, on a GPU the kernel model costs, the GPU's fused-attention figures.
 void validate_attention(Scenario& s) {
@@ -367,6 +395,7 @@ void validate(Scenario& s) {
   }
   validate_fsdp_resharding(s);
   validate_hsdp(s);
+  validate_tp_comm_overlap(s);
   validate_algorithms(s);
 }
 

@@ -16,6 +16,7 @@ TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels*
       moe_(ctx, kernels),
       tp_(ctx.parallel.tp),
       sequence_parallel_(ctx.parallel.sequence_parallel && ctx.parallel.tp > 1),
+      overlap_(sequence_parallel_ && ctx.parallel.tp_comm_overlap),
       elem_(ctx.element_bytes()),
       precision_(static_cast<std::uint8_t>(ctx.training.precision)) {
   const double hidden = ctx.transformer ? static_cast<double>(ctx.transformer->hidden_size) : 0.0;
@@ -52,7 +53,36 @@ OpId previous_on(const engine::ScheduleBuilder& b, engine::Rank rank, engine::St
   }
   return engine::kNone;
 }
+// Transformer Engine's pipelined GEMM + reduce-scatter (userbuffers' default num_splits): the
+// last chunk's reduction starts only when the GEMM has finished.
+constexpr std::uint64_t kReduceScatterSplits = 4;
 }  // namespace
+
+OpId TensorParallelism::beside(engine::ScheduleBuilder& b,
+                               const engine::ScheduleBuilder::Common& at,
+                               engine::StreamId tp_stream, CollectiveType type,
+                               engine::GroupId group, std::uint64_t bytes) const {
+  std::vector<OpId> after(at.deps.begin(), at.deps.end());
+  if (const OpId prev = previous_on(b, at.rank, at.stream); prev != engine::kNone)
+    after.push_back(prev);
+  engine::ScheduleBuilder::Common c = at;
+  c.stream = tp_stream;
+  c.deps = after;
+  return b.collective(c, type, group, bytes);
+}
+
+OpId TensorParallelism::side_reduce_scatter(engine::ScheduleBuilder& b, engine::Rank rank,
+                                            const LayerGroups& groups, const std::string& base,
+                                            std::uint32_t mb, OpId after,
+                                            std::uint64_t bytes) const {
+  return b.collective({rank,
+                       groups.tp_stream,
+                       Category::tp_comm,
+                       base + " tp reduce_scatter overlapped",
+                       mb,
+                       {&after, 1}},
+                      CollectiveType::reduce_scatter, groups.tp, bytes);
+}
 
 template <typename Emit>
 TensorParallelism::KvExchange TensorParallelism::with_kv_exchange(
@@ -134,9 +164,19 @@ OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ra
     last = id;
     deps.clear();
   };
-  if (split && sequence_parallel_ && role != LayerRole::embedding)
-    emitted(b.collective(common(Category::tp_comm, base + " tp all_gather"),
-                         CollectiveType::all_gather, groups.tp, gather_bytes_));
+  // With parallel.tp_comm_overlap the all-gather runs beside the layer's compute (userbuffers'
+  // ring exchange hands each chunk to the GEMM as it arrives) and the reduce-scatter mostly does
+  // too (pipelined with the output GEMM's chunks), all but its last chunk.
+  const bool overlap = split && overlapped(l);
+  OpId side = engine::kNone;  // the last TP collective beside the compute
+  if (split && sequence_parallel_ && role != LayerRole::embedding) {
+    if (overlap)
+      side = beside(b, common(Category::tp_comm, base + " tp all_gather"), groups.tp_stream,
+                    CollectiveType::all_gather, groups.tp, gather_bytes_);
+    else
+      emitted(b.collective(common(Category::tp_comm, base + " tp all_gather"),
+                           CollectiveType::all_gather, groups.tp, gather_bytes_));
+  }
   if (role == LayerRole::moe) {
     emitted(moe_.forward(b, rank, stream, groups.ep, l, mb, deps, category));
   } else {
@@ -165,6 +205,14 @@ OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ra
     case LayerRole::mlp:
     case LayerRole::moe:
     case LayerRole::embedding:
+      if (overlap) {
+        const std::uint64_t tail = scatter_bytes_ / kReduceScatterSplits;
+        side = side_reduce_scatter(b, rank, groups, base, mb, side, scatter_bytes_ - tail);
+        deps.push_back(side);
+        emitted(b.collective(common(Category::tp_comm, base + " tp reduce_scatter"),
+                             CollectiveType::reduce_scatter, groups.tp, tail));
+        break;
+      }
       emitted(b.collective(
           common(Category::tp_comm,
                  base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce")),
@@ -221,10 +269,20 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   };
   // With sequence parallelism every sharded layer starts its backward with an all-gather: the
   // conjugate of the embedding's reduce-scatter, the re-gathered input elsewhere.
+  // With parallel.tp_comm_overlap both run beside the backward's GEMMs: the all-gather in a ring
+  // exchange with the data-gradient GEMM, the reduce-scatter in bulk beside the weight-gradient
+  // GEMM; the next layer's backward waits for the reduce-scatter.
+  const bool overlap = split && overlapped(l);
+  OpId side = engine::kNone;
   if (split && sequence_parallel_) {
-    last = b.collective(common(Category::tp_comm, base + " tp all_gather"),
-                        CollectiveType::all_gather, groups.tp, gather_bytes_);
-    deps.clear();
+    if (overlap) {
+      side = beside(b, common(Category::tp_comm, base + " tp all_gather"), groups.tp_stream,
+                    CollectiveType::all_gather, groups.tp, gather_bytes_);
+    } else {
+      last = b.collective(common(Category::tp_comm, base + " tp all_gather"),
+                          CollectiveType::all_gather, groups.tp, gather_bytes_);
+      deps.clear();
+    }
   }
   OpId join = engine::kNone;
   if (l.role == LayerRole::moe) {
@@ -257,7 +315,10 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   }
   deps.clear();
   if (join != engine::kNone) deps.push_back(join);
-  if (split && l.role != LayerRole::embedding) {
+  if (overlap) {
+    last = side_reduce_scatter(b, rank, groups, base, mb, side, activation_bytes_);
+    deps.push_back(last);
+  } else if (split && l.role != LayerRole::embedding) {
     last = b.collective(
         common(Category::tp_comm,
                base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce")),

@@ -28,6 +28,7 @@ struct LayerGroups {
   engine::GroupId ep = engine::kNone;
   engine::GroupId cp = engine::kNone;
   engine::StreamId cp_stream = 0;  // where p2p context parallelism exchanges K and V
+  engine::StreamId tp_stream = 0;  // where parallel.tp_comm_overlap runs TP collectives
 };
 
 class LayerKernels;
@@ -60,6 +61,12 @@ class TensorParallelism {
   // at the training precision for transformers (a 1/t shard with sequence parallelism), the
   // layer's stored activation for layer lists.
   std::uint64_t boundary_bytes(const LayerCost& layer) const;
+  // The userbuffers parallel.tp_comm_overlap keeps on each rank for the whole run: one b·s·h
+  // 16-bit buffer per overlapped GEMM of a transformer layer, as Transformer Engine's
+  // initialize_ub allocates them (10: the QKV and FC1 forward all-gathers, the projection and
+  // FC2 forward reduce-scatters, the projection and FC2 data-gradient all-gathers, and the QKV
+  // and FC1 data- and weight-gradient bulk exchanges). 0 without overlap.
+  std::uint64_t userbuffer_bytes() const { return overlap_ ? 10 * activation_bytes_ : 0; }
   // This rank's share of `count` parameters of `layer`.
   double local_params(const LayerCost& layer, double count) const;
 
@@ -97,12 +104,28 @@ class TensorParallelism {
                               std::vector<engine::OpId>& deps, bool backward, Emit&& emit);
 
   double backward_bytes(const LayerCost& layer, bool split) const;
+  // Whether parallel.tp_comm_overlap runs this layer's sequence-parallel collectives beside its
+  // GEMMs: Transformer Engine's userbuffers overlap the linear layers of attention and MLP
+  // blocks, not the expert GEMMs, the embedding or the logits.
+  bool overlapped(const LayerCost& layer) const {
+    return overlap_ && (layer.role == LayerRole::attention || layer.role == LayerRole::mlp);
+  }
+  // A TP collective beside the compute of the op that `deps` gate: on groups.tp_stream, after
+  // `deps` and the last op of `stream` (what the compute's input waits for).
+  engine::OpId beside(engine::ScheduleBuilder& b, const engine::ScheduleBuilder::Common& at,
+                      engine::StreamId tp_stream, engine::CollectiveType type,
+                      engine::GroupId group, std::uint64_t bytes) const;
+  // The overlapped part of a block's reduce-scatter on groups.tp_stream, after `after`.
+  engine::OpId side_reduce_scatter(engine::ScheduleBuilder& b, engine::Rank rank,
+                                   const LayerGroups& groups, const std::string& base,
+                                   std::uint32_t mb, engine::OpId after, std::uint64_t bytes) const;
 
   const PlanContext& ctx_;
   const LayerKernels* kernels_ = nullptr;
   ExpertParallelism moe_;
   int tp_ = 1;
   bool sequence_parallel_ = false;
+  bool overlap_ = false;  // parallel.tp_comm_overlap (validated: sequence parallel, tp > 1)
   int elem_ = 2;
   std::uint64_t activation_bytes_ = 0;  // b·s·h at the training precision
   // The sequence-parallel all-gathers' b·s·h: the next GEMM's input, in fp8 under fp8 training.

@@ -84,6 +84,7 @@ class PlanComposer {
         &sink_);
     if (sc.parallel.cp > 1 && sc.parallel.cp_comm == ContextParallelComm::p2p)
       cp_stream_ = b_.stream("cp kv");
+    if (sc.parallel.tp_comm_overlap) tp_stream_ = b_.stream("tp overlap");
     if (sc.parallel.pp > 1) {
       recv_fwd_ = b_.stream("pp recv act");
       send_fwd_ = b_.stream("pp send act");
@@ -137,6 +138,7 @@ class PlanComposer {
     const int m = ctx_.microbatches;
     LayerGroups groups;
     if (ctx_.parallel.tp > 1) groups.tp = groups_.get(layout_.tp_group(r), "tp");
+    groups.tp_stream = tp_stream_;
     if (ctx_.parallel.ep > 1) groups.ep = groups_.get(layout_.ep_group(r), "ep");
     if (ctx_.parallel.cp > 1) {
       groups.cp = groups_.get(layout_.cp_group(r), "cp");
@@ -232,6 +234,7 @@ class PlanComposer {
   std::unique_ptr<DataParallelStrategy> data_parallel_;
   engine::StreamId compute_ = 0;
   engine::StreamId cp_stream_ = 0;
+  engine::StreamId tp_stream_ = 0;  // parallel.tp_comm_overlap's collectives
   engine::StreamId recv_fwd_ = 0, send_fwd_ = 0, recv_bwd_ = 0, send_bwd_ = 0;
   std::vector<OpId> optimizer_;  // per rank: its latest optimizer step
 };
