@@ -31,6 +31,14 @@ using namespace clustersim::gui;
 namespace {
 
 const QString kScenarios = QStringLiteral(CLUSTERSIM_SCENARIOS_DIR);
+// Under ASan + UBSan (CI's second build) open_scenario leaves out the 64-GPU interleaved
+// Llama 3 70B, half of its time there: its simulation runs under the sanitizers in
+// EveryScenario, and the window's code is the same for every scenario.
+#ifdef CLUSTERSIM_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 constexpr int kRunTimeoutMs = 300000;
 
 // Opens `path` and waits for its run to finish.
@@ -63,7 +71,8 @@ class GuiWidgetsTest : public QObject {
     for (const QString& name : QDir(kScenarios).entryList({"*.yaml"}, QDir::Files, QDir::Name))
       // gpt3-175b-1024: open_large_scenario, a ctest of its own; llama3-405b-16384: a benchmark
       // (minutes and more than 10 GB, docs/performance.md), not a test.
-      if (!name.startsWith("gpt3-175b-1024") && !name.startsWith("llama3-405b-16384"))
+      if (!name.startsWith("gpt3-175b-1024") && !name.startsWith("llama3-405b-16384") &&
+          !(kSanitized && name.startsWith("llama3-70b-8xdgx-h100-interleaved")))
         QTest::newRow(qPrintable(name)) << kScenarios + "/" + name;
   }
 
