@@ -16,8 +16,12 @@ void validate(const TransformerSpec& t, int seq_len) {
           "seq_len must be a positive integer for a transformer, got " + std::to_string(seq_len));
   require(t.num_layers > 0, "num_layers must be positive");
   require(t.hidden_size > 0, "hidden_size must be positive");
-  require(t.num_heads > 0 && t.hidden_size % t.num_heads == 0,
+  require(t.num_heads > 0 && (t.mla || t.hidden_size % t.num_heads == 0),
           "num_heads must be positive and divide hidden_size");
+  if (t.mla)
+    require(t.mla->kv_lora_rank > 0 && t.mla->qk_nope_head_dim > 0 && t.mla->qk_rope_head_dim > 0 &&
+                t.mla->v_head_dim > 0 && t.mla->q_lora_rank >= 0,
+            "mla widths must be positive (q_lora_rank may be 0)");
   require(t.num_kv_heads > 0 && t.num_heads % t.num_kv_heads == 0,
           "num_kv_heads must be positive and divide num_heads");
   require(t.ffn_hidden_size > 0, "ffn_hidden_size must be positive");
@@ -93,6 +97,7 @@ class TransformerCoster {
     const std::string p = block(k) + ".attn";
     LayerCost l{p, LayerRole::attention, k, {}, 0, 0, 0, 0};
     norm(l, p);
+    if (t_.mla) return latent_attention(std::move(l), p, *t_.mla);
     linear(l, p + ".qkv", h_, h_ + 2 * kv_width_);
     if (t_.qkv_bias && !t_.bias)
       l.tensors.push_back({p + ".qkv.bias", h_ + 2 * kv_width_, TensorRole::bias});
@@ -103,6 +108,41 @@ class TransformerCoster {
     // mask as², dropout out 2as², projection input 2sh, dropout mask sh; plus the norm input 2sh.
     // With kv = h (no GQA) this is 11sh + 5as² + 2sh.
     l.activation_bytes = 7 * s_ * h_ + 4 * s_ * kv_width_ + 5 * a_ * s_ * s_ + 2 * s_ * h_;
+    return l;
+  }
+
+  // DeepSeek's multi-head latent attention (modeling_deepseek.py's DeepseekV3Attention): q by a
+  // latent (q_a_proj, its RMSNorm, q_b_proj) or directly (q_proj); k's rope part and the kv latent
+  // by kv_a_proj_with_mqa, the latent's RMSNorm, the per-head k (nope) and v by kv_b_proj; o_proj.
+  LayerCost latent_attention(LayerCost l, const std::string& p, const MlaSpec& m) const {
+    const double heads = a_, dqk = static_cast<double>(m.qk_head_dim());
+    const double dv = static_cast<double>(m.v_head_dim);
+    const double q_rank = static_cast<double>(m.q_lora_rank);
+    const double kv_rank = static_cast<double>(m.kv_lora_rank);
+    const double rope = static_cast<double>(m.qk_rope_head_dim);
+    const double nope = static_cast<double>(m.qk_nope_head_dim);
+    double macs = 0;  // per token, the projections'
+    auto project = [&](const std::string& name, double in, double out) {
+      linear(l, name, in, out);
+      macs += in * out;
+    };
+    if (m.q_lora_rank > 0) {
+      project(p + ".q_down", h_, q_rank);
+      l.tensors.push_back({p + ".q_norm.weight", q_rank, TensorRole::norm});
+      project(p + ".q_up", q_rank, heads * dqk);
+    } else {
+      project(p + ".q", h_, heads * dqk);
+    }
+    project(p + ".kv_down", h_, kv_rank + rope);
+    l.tensors.push_back({p + ".kv_norm.weight", kv_rank, TensorRole::norm});
+    project(p + ".kv_up", kv_rank, heads * (nope + dv));
+    project(p + ".proj", heads * dv, h_);
+    // The projections, then Q·Kᵀ (2·s²·heads·dqk) and scores·V (2·s²·heads·dv).
+    l.forward_flops = 2 * s_ * macs + 2 * s_ * s_ * heads * (dqk + dv);
+    // As the multi-head count: the norm and projection inputs, the latents and their norms'
+    // inputs, q, k, v, the softmax's 5·heads·s², the output projection's input, its dropout mask.
+    l.activation_bytes = 4 * s_ * h_ + 4 * s_ * (q_rank + kv_rank + rope) +
+                         2 * s_ * heads * (2 * dqk + 2 * dv) + 5 * heads * s_ * s_ + s_ * h_;
     return l;
   }
 

@@ -54,6 +54,18 @@ TransformerSpec llama_like(int layers, long hidden, int heads, int kv_heads, lon
   return t;
 }
 
+// DeepSeek's MoE layout: routed experts of expert_ffn beside `shared` always-on ones, every
+// block MoE but the first `dense`.
+MoeSpec fine_grained_moe(int experts, int top_k, long expert_ffn, int shared, int dense) {
+  MoeSpec e;
+  e.num_experts = experts;
+  e.top_k = top_k;
+  e.expert_ffn_hidden_size = expert_ffn;
+  e.shared_experts = shared;
+  e.first_dense = dense;
+  return e;
+}
+
 std::vector<ModelSpec> make_models() {
   std::vector<ModelSpec> m;
   m.push_back({"resnet50", detail::resnet50_layers(), 0, {}});
@@ -85,15 +97,31 @@ std::vector<ModelSpec> make_models() {
   // experts: 64 routed of ffn 1408, top-6, 2 shared; the first block keeps a dense MLP of 10944
   // (first_k_dense_replace = 1). Published total: 16.4 B parameters.
   TransformerSpec deepseek = llama_like(28, 2048, 16, 16, 10944, 102400, 4096);
-  MoeSpec fine;
-  fine.num_experts = 64;
-  fine.top_k = 6;
-  fine.every = 1;
-  fine.expert_ffn_hidden_size = 1408;
-  fine.shared_experts = 2;
-  fine.first_dense = 1;
-  deepseek.moe = fine;
+  deepseek.moe = fine_grained_moe(64, 6, 1408, 2, 1);
   m.push_back({"deepseek-moe-16b", deepseek, 4096, {}});
+  // DeepSeek-V2, V2-Lite (arXiv:2405.04434) and V3 (arXiv:2412.19437): multi-head latent
+  // attention and fine-grained experts, from the deepseek-ai/DeepSeek-V2, DeepSeek-V2-Lite and
+  // DeepSeek-V3 config.json files; pre-trained at 4K tokens. Published totals: 236 B, 15.7 B and
+  // 671 B parameters (V3's 14 B multi-token-prediction module is not in the 671 B, nor here).
+  auto deepseek_mla = [](int layers, long hidden, int heads, long ffn, long vocab, long q_rank,
+                         int experts, int top_k, long expert_ffn, int shared, int dense) {
+    TransformerSpec t = llama_like(layers, hidden, heads, heads, ffn, vocab, 163840);
+    t.mla = MlaSpec{q_rank, 512, 128, 64, 128};
+    t.moe = fine_grained_moe(experts, top_k, expert_ffn, shared, dense);
+    return t;
+  };
+  m.push_back({"deepseek-v2",
+               deepseek_mla(60, 5120, 128, 12288, 102400, 1536, 160, 6, 1536, 2, 1),
+               4096,
+               {}});
+  m.push_back({"deepseek-v2-lite",
+               deepseek_mla(27, 2048, 16, 10944, 102400, 0, 64, 6, 1408, 2, 1),
+               4096,
+               {}});
+  m.push_back({"deepseek-v3",
+               deepseek_mla(61, 7168, 128, 18432, 129280, 1536, 256, 8, 2048, 1, 3),
+               4096,
+               {}});
   std::sort(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return m;
 }
@@ -200,8 +228,8 @@ json parse_file(const std::string& path) {
 
 // Families with rotary positions, RMSNorm, no linear biases and an untied LM head by default.
 bool llama_family(const std::string& model_type) {
-  static constexpr std::array<std::string_view, 6> kTypes = {"llama", "mistral",   "mixtral",
-                                                             "qwen2", "qwen2_moe", "qwen3"};
+  static constexpr std::array<std::string_view, 8> kTypes = {
+      "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "deepseek_v2", "deepseek_v3"};
   return std::find(kTypes.begin(), kTypes.end(), model_type) != kTypes.end();
 }
 
@@ -264,7 +292,19 @@ ModelSpec read_hf_config(const std::string& path) {
   // Encoders attend both ways (BERT and its kin); everything else here is a causal decoder.
   t.causal = !(model_type == "bert" || model_type == "roberta" || model_type == "xlm-roberta");
 
-  if (t.hidden_size % t.num_heads != 0)
+  // Multi-head latent attention (DeepSeek-V2/V3): every head has its own key and value, rebuilt
+  // from the latents; the head widths are the config's, not hidden / heads.
+  if (cfg.has("kv_lora_rank")) {
+    MlaSpec mla;
+    mla.kv_lora_rank = cfg.required_int({"kv_lora_rank"});
+    mla.q_lora_rank = cfg.optional_int({"q_lora_rank"}).value_or(0);  // null: a full q_proj
+    mla.qk_nope_head_dim = cfg.required_int({"qk_nope_head_dim"});
+    mla.qk_rope_head_dim = cfg.required_int({"qk_rope_head_dim"});
+    mla.v_head_dim = cfg.required_int({"v_head_dim"});
+    t.mla = mla;
+    t.num_kv_heads = t.num_heads;
+  }
+  if (!t.mla && t.hidden_size % t.num_heads != 0)
     cfg.fail("key 'hidden_size' (" + std::to_string(t.hidden_size) +
              ") must be a multiple of 'num_attention_heads' (" + std::to_string(t.num_heads) + ")");
   if (t.num_kv_heads > t.num_heads || t.num_heads % t.num_kv_heads != 0)
@@ -273,21 +313,19 @@ ModelSpec read_hf_config(const std::string& path) {
 
   // Architectures the transformer map cannot describe are refused, never read as something else
   // (a DeepSeek-V3 config read as a dense model of 18432-wide MLPs would be 4x off, silently).
-  for (const char* key : {"q_lora_rank", "kv_lora_rank", "qk_rope_head_dim"})
-    if (cfg.has(key))
+  for (const char* key : {"q_lora_rank", "qk_rope_head_dim"})
+    if (cfg.has(key) && !t.mla)
       cfg.fail("key '" + std::string(key) +
-               "': multi-head latent attention (DeepSeek-V2/V3) is not modelled; allowed: "
-               "configs with multi-head or grouped-query attention (docs/scenario.md)");
-  if (cfg.has("n_routed_experts"))
-    cfg.fail(
-        "key 'n_routed_experts': DeepSeek's MoE layout is not read; allowed: "
-        "'num_local_experts' or 'num_experts' with 'num_experts_per_tok'");
+               "' without 'kv_lora_rank': latent attention needs its key/value latent; allowed: "
+               "a DeepSeek-V2/V3 config with kv_lora_rank, or no latent keys (docs/scenario.md)");
+  if (cfg.has("n_routed_experts") && cfg.has("num_local_experts"))
+    cfg.fail("keys 'n_routed_experts' and 'num_local_experts' both given; allowed: one of them");
   if (cfg.has("mlp_only_layers") && !cfg.empty_list("mlp_only_layers"))
     cfg.fail(
         "key 'mlp_only_layers': dense layers at listed positions are not modelled; "
         "allowed: an empty list (first dense layers and every n-th MoE layer are)");
 
-  if (auto experts = cfg.optional_int({"num_local_experts", "num_experts"})) {
+  if (auto experts = cfg.optional_int({"num_local_experts", "num_experts", "n_routed_experts"})) {
     MoeSpec moe;
     moe.num_experts = static_cast<int>(*experts);
     moe.top_k = static_cast<int>(cfg.required_int({"num_experts_per_tok"}));
@@ -306,7 +344,14 @@ ModelSpec read_hf_config(const std::string& path) {
                  "); allowed: a multiple (shared experts are modelled in routed-expert units)");
       moe.shared_experts = static_cast<int>(*shared / moe.expert_ffn_hidden_size);
     }
-    if (auto step = cfg.optional_int({"decoder_sparse_step"})) moe.every = static_cast<int>(*step);
+    if (auto step = cfg.optional_int({"decoder_sparse_step", "moe_layer_freq"}))
+      moe.every = static_cast<int>(*step);
+    // DeepSeek: n_shared_experts experts of moe_intermediate_size beside the routed ones, and the
+    // first first_k_dense_replace blocks with a dense MLP of intermediate_size.
+    if (auto shared = cfg.optional_int({"n_shared_experts"}))
+      moe.shared_experts = static_cast<int>(*shared);
+    if (auto dense = cfg.optional_int({"first_k_dense_replace"}))
+      moe.first_dense = static_cast<int>(*dense);
     t.moe = moe;
   }
 

@@ -28,6 +28,20 @@ struct MoeSpec {
   bool is_moe_block(int k) const { return k >= first_dense && k % every == 0; }
 };
 
+// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 §2.1; DeepSeek-V3): keys and values
+// are rebuilt per head from a shared kv_lora_rank latent, queries from a q_lora_rank latent (or
+// projected directly when q_lora_rank is 0, as in DeepSeek-V2-Lite); each head's query and key
+// are qk_nope_head_dim + qk_rope_head_dim wide (the rope part of the key shared by all heads),
+// its value v_head_dim.
+struct MlaSpec {
+  long q_lora_rank = 0;
+  long kv_lora_rank = 0;
+  long qk_nope_head_dim = 0;
+  long qk_rope_head_dim = 0;
+  long v_head_dim = 0;
+  long qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+};
+
 struct TransformerSpec {
   int num_layers = 0;
   long hidden_size = 0;
@@ -46,6 +60,7 @@ struct TransformerSpec {
   bool tied_embeddings = false;   // LM head shares the embedding matrix
   bool causal = true;             // decoder (causal mask) or encoder (BERT: bidirectional)
   std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;  // attention by latents instead of q, k, v projections
 };
 
 // A layer of the generic list; costs are per sample.

@@ -57,6 +57,24 @@ MoeSpec read_moe(const yaml::Value& v, const std::optional<MoeSpec>& base, long 
   return moe;
 }
 
+// model.mla: all five widths when stated anew, any of them over a preset's or config's; a
+// q_lora_rank of 0 projects queries directly.
+MlaSpec read_mla(const yaml::Value& v, const std::optional<MlaSpec>& base) {
+  yaml::MapReader m = v.map();
+  MlaSpec mla = base.value_or(MlaSpec{});
+  const bool complete = base.has_value();
+  auto width = [&](const char* key, long& field, long min) {
+    auto x = complete ? m.get(key) : std::optional(m.require(key, "an integer >= 1"));
+    if (x) field = x->integer(min, limits::kHidden);
+  };
+  if (auto x = m.get("q_lora_rank")) mla.q_lora_rank = x->integer(0, limits::kHidden);
+  width("kv_lora_rank", mla.kv_lora_rank, 1);
+  width("qk_nope_head_dim", mla.qk_nope_head_dim, 1);
+  width("qk_rope_head_dim", mla.qk_rope_head_dim, 1);
+  width("v_head_dim", mla.v_head_dim, 1);
+  return mla;
+}
+
 // Transformer keys over `base` (a preset's or a config.json's shape, or nothing).
 TransformerSpec read_transformer(yaml::MapReader& m, const yaml::Value& v,
                                  const std::optional<TransformerSpec>& base) {
@@ -94,9 +112,19 @@ TransformerSpec read_transformer(yaml::MapReader& m, const yaml::Value& v,
   if (auto x = m.get("max_positions")) t.max_positions = x->integer(1, limits::kPositions);
   if (auto x = m.get("tied_embeddings")) t.tied_embeddings = x->boolean();
   if (auto x = m.get("moe")) t.moe = read_moe(*x, t.moe, t.ffn_hidden_size);
+  auto mla_v = m.get("mla");
+  if (mla_v) t.mla = read_mla(*mla_v, t.mla);
   t.num_layers = static_cast<int>(layers);
   t.num_heads = static_cast<int>(heads);
   t.num_kv_heads = static_cast<int>(kv_heads);
+  if (t.mla) {  // every head has its own key and value, rebuilt from the latent
+    if (kv_v && kv_heads != heads)
+      kv_v->fail("num_kv_heads " + std::to_string(kv_heads) +
+                 " with latent attention (model.mla); allowed: num_heads (" +
+                 std::to_string(heads) + ") or no key");
+    t.num_kv_heads = t.num_heads;
+    return t;  // head widths are mla's, not hidden_size / num_heads
+  }
   const yaml::Value& heads_at = heads_v ? *heads_v : v;
   if (t.hidden_size % t.num_heads != 0)
     heads_at.fail("hidden_size " + std::to_string(t.hidden_size) +

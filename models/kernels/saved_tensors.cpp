@@ -85,6 +85,16 @@ LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
   sv.out().block_input = x.Tn * x.h * residual_bytes(c, x);
   norm(sv, c, x, "attn.norm");
   sv.saved("attn.qkv.input", x.Tn * x.h * x.e);
+  if (c.mla) {
+    // Latent attention also keeps the latents: each norm's input and the up-projection's input
+    // (the norm's output), for the query latent (when there is one) and the key/value latent.
+    for (const auto& [name, width] : {std::pair{"attn.q_latent", c.mla->q_lora_rank},
+                                      std::pair{"attn.kv_latent", c.mla->kv_lora_rank}})
+      if (width > 0) {
+        sv.saved(std::string(name) + ".norm_input", x.T * static_cast<double>(width) * x.e);
+        sv.saved(std::string(name) + ".up_input", x.T * static_cast<double>(width) * x.e);
+      }
+  }
   sv.op_output("attn.qkv.out", x.T * (x.q_local_width + 2 * x.kv_local_width) * x.e);
   const double B = x.b * x.a_local;  // (sequence, head) problems on this rank
   if (c.attention == AttentionImpl::flash) {
@@ -121,7 +131,7 @@ LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
     sv.out().transient_backward = 2 * scores;
   }
   // The core's output: the projection's saved input.
-  sv.saved("attn.proj.input", x.T * x.q_local_width * x.e, true);
+  sv.saved("attn.proj.input", x.T * x.o_local_width * x.e, true);
   sv.op_output("attn.proj.out", x.T * x.h * x.e);
   dropout_mask(sv, c, x, "attn");
   return std::move(sv.out());

@@ -41,6 +41,14 @@ LayerDims layer_dims(const TransformerKernelConfig& c) {
   x.q_local_width = x.h / x.t;
   // GQA: kv heads shard by t (replicated when fewer kv heads than TP ranks, as Megatron does).
   x.kv_local_width = std::max(1.0, static_cast<double>(kv_heads) / x.t) * x.d;
+  x.dv = x.d;
+  if (c.mla) {
+    x.d = static_cast<double>(c.mla->qk_head_dim());
+    x.dv = static_cast<double>(c.mla->v_head_dim);
+    x.q_local_width = x.a_local * x.d;
+    x.kv_local_width = x.a_local * (x.d + x.dv) / 2;  // every head has its own k and v
+  }
+  x.o_local_width = x.a_local * x.dv;
   x.f = static_cast<double>(c.ffn);
   x.e = bytes_per_element(c.dtype == Precision::fp8 ? Precision::bf16 : c.dtype);
   return x;
@@ -139,7 +147,8 @@ void rotary(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, P
 void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, Pass pass) {
   const double B = x.b * x.a_local;  // independent (sequence, head) attention problems
   const double s = x.s;
-  const double q = x.T * x.q_local_width * x.e;  // q, and o, and their gradients
+  const double q = x.T * x.q_local_width * x.e;  // q and its gradient
+  const double o = x.T * x.o_local_width * x.e;  // the output and its gradient
   const double kv = x.T * x.kv_local_width * x.e;
   if (c.attention == AttentionImpl::flash) {
     // Under context parallelism the local queries meet every KV block: s·s_k products, half of
@@ -147,15 +156,16 @@ void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDi
     // block of K and V (and, in backward, of their gradients) is read and written once.
     const double s_k = c.kv_seq > 0 ? static_cast<double>(c.kv_seq) : s;
     const double kv_all = kv * s_k / s;
-    const double fwd_flops = 4.0 * B * s * s_k * x.d / (c.causal ? 2.0 : 1.0);
+    // Q·Kᵀ over d and P·V over dv: 2·s·s_k·(d + dv) a head, 4·s·s_k·d when they are equal.
+    const double fwd_flops = 2.0 * B * s * s_k * (x.d + x.dv) / (c.causal ? 2.0 : 1.0);
     const double lse = B * s * kFp32;
     if (pass == Pass::forward) {
       em.attention("attn.flash.fwd", true, s, s_k, x.d, B, c.causal, fwd_flops,
-                   2 * q + 2 * kv_all + lse);
+                   q + o + 2 * kv_all + lse);
     } else {  // FlashAttention-2: dot(o, do) preprocess, the backward, dq accumulator convert
-      em.memory("attn.flash.bwd_preprocess", 2 * q + lse);
+      em.memory("attn.flash.bwd_preprocess", 2 * o + lse);
       em.attention("attn.flash.bwd", false, s, s_k, x.d, B, c.causal, 2.5 * fwd_flops,
-                   4 * q + 4 * kv_all + lse + 2 * q / x.e * kFp32);
+                   2 * (q + o) + 4 * kv_all + lse + 2 * q / x.e * kFp32);
       em.memory("attn.flash.bwd_convert_dq", q / x.e * kFp32 + q);
     }
     return;
@@ -176,12 +186,12 @@ void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDi
       em.memory("attn.softmax", 2 * scores);
     }
     if (c.dropout) em.memory("attn.dropout", 2 * scores + mask);
-    em.gemm("attn.pv.fprop", s, x.d, s, B, false, false, x.e);
+    em.gemm("attn.pv.fprop", s, x.dv, s, B, false, false, x.e);
     return;
   }
   // O = P·V: dP = dO·Vᵀ, dV = Pᵀ·dO; S = Q·Kᵀ: dQ = dS·K, dK = dSᵀ·Q.
-  em.gemm("attn.pv.dgrad_p", s, s, x.d, B, false, true, x.e);
-  em.gemm("attn.pv.dgrad_v", s, x.d, s, B, true, false, x.e);
+  em.gemm("attn.pv.dgrad_p", s, s, x.dv, B, false, true, x.e);
+  em.gemm("attn.pv.dgrad_v", s, x.dv, s, B, true, false, x.e);
   if (c.dropout) em.memory("attn.dropout.bwd", 2 * scores + mask);
   if (c.fused_kernels) {
     em.memory("attn.scale_mask_softmax.bwd", 3 * scores);
@@ -193,6 +203,67 @@ void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDi
   em.gemm("attn.qk.dgrad_q", s, x.d, s, B, false, false, x.e);
   em.gemm("attn.qk.dgrad_k", s, x.d, s, B, true, false, x.e);
   if (gqa) em.memory("attn.repeat_kv.bwd", 2 * (kv + expanded));
+}
+
+// A latent's RMSNorm (DeepSeek's q_a_layernorm, kv_a_layernorm), fused: T rows of `width`.
+void latent_norm(Emitter& em, const LayerDims& x, const std::string& name, double width,
+                 Pass pass) {
+  const double act = x.T * width * x.e;
+  const double stats = x.T * kFp32;
+  if (pass == Pass::forward)
+    em.memory(name + ".fwd", 2 * act + stats);
+  else
+    em.memory(name + ".bwd", 3 * act + stats);
+}
+
+// Multi-head latent attention's projections (DeepSeek-V2 §2.1): the latents are projected from
+// the full hidden state by every rank (Megatron-Core replicates the down-projections), the heads
+// this rank holds are rebuilt from them, and rotary embedding touches only the rope dimensions
+// (the key's shared by all heads). Backward runs them in reverse.
+void latent_projections(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
+                        Pass pass) {
+  const MlaSpec& m = *c.mla;
+  const double q_rank = static_cast<double>(m.q_lora_rank);
+  const double kv_rank = static_cast<double>(m.kv_lora_rank);
+  const double rope = static_cast<double>(m.qk_rope_head_dim);
+  const double kv_up = x.a_local * (static_cast<double>(m.qk_nope_head_dim) + x.dv);
+  const double tables = 2 * x.s * rope * kFp32;
+  const double roped = (x.T * x.a_local * rope + x.T * rope) * x.e;
+  auto q_path = [&] {
+    if (m.q_lora_rank == 0) {
+      linear(em, "attn.q", pass, x.T, x.q_local_width, x.h, false, x.e);
+      return;
+    }
+    if (pass == Pass::forward) {
+      linear(em, "attn.q_down", pass, x.T, q_rank, x.h, false, x.e);
+      latent_norm(em, x, "attn.q_norm", q_rank, pass);
+      linear(em, "attn.q_up", pass, x.T, x.q_local_width, q_rank, false, x.e);
+    } else {
+      linear(em, "attn.q_up", pass, x.T, x.q_local_width, q_rank, false, x.e);
+      latent_norm(em, x, "attn.q_norm", q_rank, pass);
+      linear(em, "attn.q_down", pass, x.T, q_rank, x.h, false, x.e);
+    }
+  };
+  auto kv_path = [&] {
+    if (pass == Pass::forward) {
+      linear(em, "attn.kv_down", pass, x.T, kv_rank + rope, x.h, false, x.e);
+      latent_norm(em, x, "attn.kv_norm", kv_rank, pass);
+      linear(em, "attn.kv_up", pass, x.T, kv_up, kv_rank, false, x.e);
+    } else {
+      linear(em, "attn.kv_up", pass, x.T, kv_up, kv_rank, false, x.e);
+      latent_norm(em, x, "attn.kv_norm", kv_rank, pass);
+      linear(em, "attn.kv_down", pass, x.T, kv_rank + rope, x.h, false, x.e);
+    }
+  };
+  if (pass == Pass::forward) {
+    q_path();
+    kv_path();
+    em.memory("attn.rope", 2 * roped + tables);
+  } else {
+    em.memory("attn.rope.bwd", 2 * roped + tables);
+    kv_path();
+    q_path();
+  }
 }
 
 void activation(Emitter& em, const TransformerKernelConfig& c, const std::string& name, double T,
@@ -339,6 +410,7 @@ TransformerKernelConfig kernel_config(const TransformerSpec& m, long micro_batch
         m.moe->expert_ffn_hidden_size > 0 ? m.moe->expert_ffn_hidden_size : m.ffn_hidden_size;
     c.shared_experts = m.moe->shared_experts;
   }
+  c.mla = m.mla;
   return c;
 }
 
@@ -347,19 +419,25 @@ std::vector<Kernel> attention_block_kernels(const TransformerKernelConfig& c, Pa
   const LayerDims x = layer_dims(c);
   Emitter em(names, c.dtype);
   const double qkv = x.q_local_width + 2 * x.kv_local_width;
-  if (pass == Pass::forward) {
-    norm(em, c, x, "attn.norm", pass);
+  auto projections = [&] {
+    if (c.mla) {
+      latent_projections(em, c, x, pass);
+      return;
+    }
     linear(em, "attn.qkv", pass, x.T, qkv, x.h, c.bias, x.e);
     if (!c.learned_positions) rotary(em, c, x, pass);
+  };
+  if (pass == Pass::forward) {
+    norm(em, c, x, "attn.norm", pass);
+    projections();
     core_attention(em, c, x, pass);
-    linear(em, "attn.proj", pass, x.T, x.h, x.q_local_width, false, x.e);
+    linear(em, "attn.proj", pass, x.T, x.h, x.o_local_width, false, x.e);
     bias_dropout_add(em, c, x, "attn", pass);
   } else {
     bias_dropout_add(em, c, x, "attn", pass);
-    linear(em, "attn.proj", pass, x.T, x.h, x.q_local_width, false, x.e);
+    linear(em, "attn.proj", pass, x.T, x.h, x.o_local_width, false, x.e);
     core_attention(em, c, x, pass);
-    if (!c.learned_positions) rotary(em, c, x, pass);
-    linear(em, "attn.qkv", pass, x.T, qkv, x.h, c.bias, x.e);
+    projections();
     norm(em, c, x, "attn.norm", pass);
     residual_grad_add(em, x, "attn");
   }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct TransformerKernelConfig {
   long expert_ffn = 0;
   int shared_experts = 0;
   double tokens_per_expert = 0;
+  // Multi-head latent attention (DeepSeek): the latent projections replace the QKV GEMM, and the
+  // heads' query/key and value widths differ (qk_head_dim, v_head_dim).
+  std::optional<MlaSpec> mla;
 };
 
 // From a model preset: shape, activation, norm, bias, positions; the rest keeps its defaults.
@@ -67,8 +71,11 @@ struct TransformerKernelConfig {
 // per-rank head and KV widths under TP (KV heads replicated when fewer than t), element bytes
 // of the activations (bf16 under fp8 training). Throws std::invalid_argument for sizes < 1 or a
 // tp that does not divide the heads.
+// d is a head's query/key width and dv its value width (equal but under latent attention);
+// o_local_width = a_local·dv is the attention output this rank projects; kv_local_width is the
+// mean of a rank's key and value widths, so k and v together are 2·kv_local_width.
 struct LayerDims {
-  double T, Tn, h, d, a_local, kv_local_width, q_local_width, f, e, t, s, b;
+  double T, Tn, h, d, dv, a_local, kv_local_width, q_local_width, o_local_width, f, e, t, s, b;
 };
 LayerDims layer_dims(const TransformerKernelConfig& config);
 

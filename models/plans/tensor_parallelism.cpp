@@ -35,10 +35,12 @@ TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels*
     // K and V of the whole sequence for this rank's heads (KV heads replicated when fewer than
     // tp), in 16 bits: Transformer Engine exchanges them unquantized under fp8 training.
     const TransformerSpec& t = *ctx.transformer;
+    // Latent attention exchanges its heads' own keys and values: qk_head_dim + v_head_dim wide.
     const double kv_heads = std::max(1.0, static_cast<double>(t.num_kv_heads) / tp_);
-    const double head_dim = hidden / t.num_heads;
+    const double k_and_v = t.mla ? static_cast<double>(t.mla->qk_head_dim() + t.mla->v_head_dim)
+                                 : 2 * hidden / t.num_heads;
     kv_bytes_ = static_cast<std::uint64_t>(static_cast<double>(ctx.training.micro_batch) *
-                                           ctx.full_seq_len() * kv_heads * head_dim * 2 * elem_);
+                                           ctx.full_seq_len() * kv_heads * k_and_v * elem_);
   }
 }
 

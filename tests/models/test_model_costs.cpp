@@ -294,15 +294,9 @@ TEST_F(HfConfigTest, MixtralStyle) {
   EXPECT_DOUBLE_EQ(total_params(expand_model(m, 128)), 46'702'792'704.0);
 }
 
-// A DeepSeek-V3 config (deepseek-ai/DeepSeek-V3 config.json, the keys that matter): multi-head
-// latent attention is not modelled, so the config is refused instead of read as a dense model.
-TEST_F(HfConfigTest, LatentAttentionIsRefusedNotMisread) {
-  const auto path = write("config.json", R"({
-    "model_type": "deepseek_v3", "hidden_act": "silu", "hidden_size": 7168,
-    "intermediate_size": 18432, "num_attention_heads": 128, "num_hidden_layers": 61,
-    "num_key_value_heads": 128, "vocab_size": 129280, "q_lora_rank": 1536, "kv_lora_rank": 512,
-    "qk_rope_head_dim": 64, "n_routed_experts": 256, "num_experts_per_tok": 8})");
-  expect_error(path, {path, "q_lora_rank", "multi-head latent attention"});
+// Dense layers at listed positions (Qwen-MoE's mlp_only_layers) are refused rather than read as
+// MoE layers. (DeepSeek's latent attention is read: tests/models/test_mla.cpp.)
+TEST_F(HfConfigTest, ListedDenseLayersAreRefusedNotMisread) {
   const auto qwen = write("qwen.json", R"({"model_type": "qwen2_moe", "hidden_size": 64,
     "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10, "num_experts": 4,
     "num_experts_per_tok": 2, "moe_intermediate_size": 16, "mlp_only_layers": [1]})");

@@ -212,8 +212,9 @@ TEST(NodePresets, PcieNodes) {
 
 TEST(ModelPresets, NamesSortedAndLookupExact) {
   std::vector<std::string> expected = {
-      "bert-large",  "deepseek-moe-16b", "gpt2-xl",   "gpt3-175b",    "llama2-70b", "llama2-7b",
-      "llama3-405b", "llama3-70b",       "llama3-8b", "mixtral-8x7b", "resnet50"};
+      "bert-large", "deepseek-moe-16b", "deepseek-v2",  "deepseek-v2-lite", "deepseek-v3",
+      "gpt2-xl",    "gpt3-175b",        "llama2-70b",   "llama2-7b",        "llama3-405b",
+      "llama3-70b", "llama3-8b",        "mixtral-8x7b", "resnet50"};
   EXPECT_EQ(model_names(), expected);
   for (const auto& n : expected)
     ASSERT_NE(find_model(n), nullptr) << n;
