@@ -44,6 +44,15 @@ StreamId ScheduleBuilder::stream(std::string_view name) {
   return static_cast<StreamId>(names.size() - 1);
 }
 
+OpId ScheduleBuilder::last_on(Rank rank, StreamId stream) const {
+  const auto& ops = schedule_.ops;
+  for (std::size_t i = ops.size(); i-- > 0;) {
+    if (ops[i].rank != rank) break;
+    if (ops[i].stream == stream) return static_cast<OpId>(i);
+  }
+  return kNone;
+}
+
 std::uint32_t ScheduleBuilder::intern(std::string_view name) {
   auto [it, inserted] = name_index_.try_emplace(std::string(name),
                                                 static_cast<std::uint32_t>(schedule_.names.size()));

@@ -209,6 +209,10 @@ class ScheduleBuilder {
     schedule_.deps.reserve(deps);
   }
   const Schedule& peek() const { return schedule_; }
+  // The op `rank` last issued on `stream`, kNone if none since the rank's ops began (ops are
+  // built rank by rank): what an op on another stream waits for to follow that stream's work,
+  // as a NCCL call waits for the work queued before it on the caller's stream.
+  OpId last_on(Rank rank, StreamId stream) const;
   // Where plans intern the kernel lists their compute ops name.
   KernelTable& kernel_table() { return schedule_.kernels; }
   Schedule finish() &&;

@@ -225,6 +225,14 @@ struct ParallelConfig {
   // PyTorch DDP's gradient_as_bucket_view: gradients are views into the all-reduce buckets (one
   // persistent buffer, as Megatron's DDP) instead of tensors of their own next to a bucket copy.
   bool gradient_as_bucket_view = false;
+  // DDP's find_unused_parameters: each iteration the reducer all-reduces its map of used
+  // parameters (an int32 per parameter tensor) once the last bucket is ready, and the step waits
+  // for it; static_graph learns the map in the first iteration and drops that all-reduce.
+  bool find_unused_parameters = false;
+  bool static_graph = false;
+  // DDP under the Join context manager (uneven inputs): each iteration's synchronizing forward
+  // all-reduces a one-element tensor to count the ranks that have not joined.
+  bool join = false;
   FsdpConfig fsdp;
   std::vector<std::string> order = {"tp", "ep", "dp", "pp"};  // fastest-varying first; cp
                                                               // goes after tp unless listed

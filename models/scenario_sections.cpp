@@ -99,6 +99,9 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("bucket_mb")) p.bucket_bytes = x->number(1e-6) * 1024.0 * 1024.0;
   if (auto x = m.get("overlap")) p.overlap = x->boolean();
   if (auto x = m.get("gradient_as_bucket_view")) p.gradient_as_bucket_view = x->boolean();
+  if (auto x = m.get("find_unused_parameters")) p.find_unused_parameters = x->boolean();
+  if (auto x = m.get("static_graph")) p.static_graph = x->boolean();
+  if (auto x = m.get("join")) p.join = x->boolean();
   if (auto x = m.get("fsdp")) {
     yaml::MapReader f = x->map();
     if (auto y = f.get("unit")) p.fsdp.unit_blocks = y->count(1, limits::kLayers);

@@ -206,6 +206,20 @@ void validate_tp_comm_overlap(const Scenario& s) {
   }
 }
 
+// PyTorch DDP's constructor options and its Join context belong to DDP only.
+void validate_ddp_options(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  if (p.data_parallel == DataParallel::ddp) return;
+  const std::string strategy(kDataParallelNames.name(p.data_parallel));
+  for (const auto& [key, set] :
+       {std::pair{"find_unused_parameters", p.find_unused_parameters},
+        std::pair{"static_graph", p.static_graph}, std::pair{"join", p.join}})
+    if (set)
+      s.fail(std::string("parallel.") + key,
+             std::string(key) + " is an option of PyTorch DDP (data_parallel: ddp), not of " +
+                 strategy + "; allowed: false");
+}
+
 // training.attention: resolved to its default when not given; flash needs a 16-bit or fp8
 // precision and, on a GPU the kernel model costs, the GPU's fused-attention figures.
 void validate_attention(Scenario& s) {
@@ -396,6 +410,7 @@ void validate(Scenario& s) {
   validate_fsdp_resharding(s);
   validate_hsdp(s);
   validate_tp_comm_overlap(s);
+  validate_ddp_options(s);
   validate_algorithms(s);
 }
 

@@ -19,6 +19,26 @@ Ddp::Ddp(const PlanContext& ctx, const TensorParallelism& tp, ScheduleSink* sink
 void Ddp::begin_rank(engine::Rank rank, OpId) {
   rank_ = rank;
   last_backward_.clear();
+  join_notify_ = engine::kNone;
+}
+
+// PyTorch's Join.notify_join_context: the forward that synchronizes gradients (the last
+// micro-batch's; the others run under no_sync) all-reduces a one-element float32 tensor over the
+// dp group, asynchronously, and the reducer waits for it when it finalizes the backward.
+void Ddp::before_layer(int, int, bool forward, std::uint32_t mb, std::vector<OpId>& deps) {
+  if (!ctx_.parallel.join || !forward || ctx_.parallel.replicas() <= 1 ||
+      join_notify_ != engine::kNone || mb + 1 != static_cast<std::uint32_t>(ctx_.microbatches))
+    return;
+  // Issued from the forward's start: after what the forward waits for and, as any NCCL call,
+  // after the work already queued on the compute stream.
+  std::vector<OpId> after = deps;
+  if (const OpId queued = sink_->ops.last_on(rank_, sink_->ops.stream("compute"));
+      queued != engine::kNone)
+    after.push_back(queued);
+  const engine::ScheduleBuilder::Common c{
+      rank_, comm_, engine::Category::dp_comm, "ddp join notify all_reduce", mb, after};
+  join_notify_ = sink_->ops.collective(c, engine::CollectiveType::all_reduce,
+                                       sink_->groups.get(ctx_.layout.dp_group(rank_), "dp"), 4);
 }
 
 void Ddp::after_layer(int, int layer, bool forward, std::uint32_t, OpId, OpId weight_grads) {
@@ -62,6 +82,21 @@ std::vector<OpId> Ddp::gradient_ops() {
     reduce_ops.push_back(sink_->ops.collective(c, engine::CollectiveType::all_reduce,
                                                on[static_cast<std::size_t>(s)], bucket.bytes));
   }
+  if (ctx_.parallel.find_unused_parameters && !ctx_.parallel.static_graph) {
+    // The reducer's local_used_map: an int32 per parameter tensor of this rank, all-reduced over
+    // the dp group once the last bucket is marked ready (behind it on the comm stream).
+    std::uint64_t tensors = 0;
+    for (const bool experts : {false, true})
+      for (const LayerCost& l : local_layers(ctx_, tp_, rank_, experts, nullptr))
+        tensors += l.tensors.size();
+    const OpId ready[] = {end_of_backward};
+    const engine::ScheduleBuilder::Common c{
+        rank_,         comm_, engine::Category::dp_comm, "ddp unused-parameter map all_reduce",
+        engine::kNone, ready};
+    reduce_ops.push_back(
+        sink_->ops.collective(c, engine::CollectiveType::all_reduce, on[0], 4 * tensors));
+  }
+  if (join_notify_ != engine::kNone) reduce_ops.push_back(join_notify_);
   return reduce_ops;
 }
 

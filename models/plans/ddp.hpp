@@ -3,7 +3,9 @@
 // as the last micro-batch's backward has produced them, routed experts in buckets of their own
 // over the expert-data-parallel group (Megatron keeps them in separate buffers); with
 // `overlap: false` every bucket waits for the whole backward. The optimizer steps every local
-// parameter.
+// parameter. find_unused_parameters (without static_graph) adds the reducer's all-reduce of its
+// used-parameter map after the last bucket; join adds the Join context's all-reduce of a
+// one-element tensor at the synchronizing (last) micro-batch's forward; the step waits for both.
 #pragma once
 
 #include <map>
@@ -17,6 +19,8 @@ class Ddp final : public DataParallelStrategy {
   Ddp(const PlanContext& ctx, const TensorParallelism& tp, ScheduleSink* sink);
 
   void begin_rank(engine::Rank rank, engine::OpId previous) override;
+  void before_layer(int chunk, int layer, bool forward, std::uint32_t mb,
+                    std::vector<engine::OpId>& deps) override;
   void after_layer(int chunk, int layer, bool forward, std::uint32_t mb, engine::OpId last,
                    engine::OpId weight_grads) override;
   std::vector<engine::OpId> gradient_ops() override;
@@ -31,6 +35,7 @@ class Ddp final : public DataParallelStrategy {
   engine::StreamId comm_ = 0;
   engine::Rank rank_ = 0;
   std::map<int, engine::OpId> last_backward_;  // layer -> its backward in the latest micro-batch
+  engine::OpId join_notify_ = engine::kNone;   // parallel.join's all-reduce this iteration
   std::vector<GradientBucket> rank0_buckets_;
 };
 

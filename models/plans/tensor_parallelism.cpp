@@ -45,16 +45,6 @@ TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels*
 }
 
 namespace {
-// The op this rank last issued on `stream` (kNone if none since the rank began): what an op on
-// another stream must wait for to see that stream's latest result.
-OpId previous_on(const engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream) {
-  const auto& ops = b.peek().ops;
-  for (std::size_t i = ops.size(); i-- > 0;) {
-    if (ops[i].rank != rank) break;
-    if (ops[i].stream == stream) return static_cast<OpId>(i);
-  }
-  return engine::kNone;
-}
 // Transformer Engine's pipelined GEMM + reduce-scatter (userbuffers' default num_splits): the
 // last chunk's reduction starts only when the GEMM has finished.
 constexpr std::uint64_t kReduceScatterSplits = 4;
@@ -65,8 +55,7 @@ OpId TensorParallelism::beside(engine::ScheduleBuilder& b,
                                engine::StreamId tp_stream, CollectiveType type,
                                engine::GroupId group, std::uint64_t bytes) const {
   std::vector<OpId> after(at.deps.begin(), at.deps.end());
-  if (const OpId prev = previous_on(b, at.rank, at.stream); prev != engine::kNone)
-    after.push_back(prev);
+  if (const OpId prev = b.last_on(at.rank, at.stream); prev != engine::kNone) after.push_back(prev);
   engine::ScheduleBuilder::Common c = at;
   c.stream = tp_stream;
   c.deps = after;
@@ -98,8 +87,7 @@ TensorParallelism::KvExchange TensorParallelism::with_kv_exchange(
     // one ring all-gather over the CP group beside the compute: the same bytes over the same
     // neighbour links, exposed only where it outlasts the compute.
     std::vector<OpId> after = deps;
-    if (const OpId prev = previous_on(b, rank, stream); prev != engine::kNone)
-      after.push_back(prev);
+    if (const OpId prev = b.last_on(rank, stream); prev != engine::kNone) after.push_back(prev);
     out.join =
         b.collective({rank, groups.cp_stream, Category::cp_comm, base + " cp kv ring", mb, after},
                      CollectiveType::all_gather, groups.cp, backward ? 2 * kv_bytes_ : kv_bytes_,
