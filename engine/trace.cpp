@@ -71,6 +71,8 @@ ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
   } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
     args[op.kind == OpKind::send ? "to" : "from"] = op.group_or_peer;
     args["tag"] = op.tag;
+  } else if (op.kind == OpKind::copy) {
+    args["direction"] = kCopyDirectionNames.name(static_cast<CopyDirection>(op.tag));
   }
   if (op.microbatch != kNone) args["microbatch"] = op.microbatch;
   if (op.chunk != kNone) args["chunk"] = op.chunk;
