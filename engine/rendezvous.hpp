@@ -18,6 +18,7 @@ struct Rendezvous {
     std::uint32_t ops_begin = 0;  // into `ops`: the member ops in group order (send, then recv)
     std::uint32_t size = 0;       // number of member ops that must arrive
     GroupId group = kNone;        // kNone for a send/recv pair or a host copy
+    bool send_recv() const { return group == kNone && size == 2; }
   };
   std::vector<Instance> instances;
   std::vector<OpId> ops;

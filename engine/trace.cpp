@@ -107,7 +107,7 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
   const Rendezvous matched = match_communication(s);
   std::uint64_t flow_id = 0;
   for (const auto& inst : matched.instances) {
-    if (inst.group != kNone) continue;
+    if (!inst.send_recv()) continue;
     const OpId snd_id = matched.ops[inst.ops_begin];
     const Op& snd = s.ops[snd_id];
     const OpId rcv_id = matched.ops[inst.ops_begin + 1];

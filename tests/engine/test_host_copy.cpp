@@ -3,9 +3,12 @@
 // crosses the same switch. Times are bytes over the stated PCIe bandwidth, by hand.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "engine/network/network_model.hpp"
 #include "engine/simulator.hpp"
 #include "engine/topology_builders.hpp"
+#include "engine/trace.hpp"
 
 namespace clustersim::engine {
 namespace {
@@ -133,6 +136,24 @@ TEST(HostCopy, OwnNicPerGpuDoesNotShareTheGpusPcieLink) {
   const Simulated r = simulate_flow(topo, std::move(b));
   EXPECT_NEAR(r.timeline.end[send].seconds(), kGB / kPcie, 1e-9);
   EXPECT_NEAR(r.timeline.end[copy].seconds(), kGB / kPcie, 1e-9);
+}
+
+// The trace shows a host copy as a slice on its stream with its direction, and draws no
+// send/recv arrow for it (it has no peer).
+TEST(HostCopy, TraceShowsTheDirection) {
+  const Topology topo = build_cluster_topology(pcie_nodes(1));
+  ScheduleBuilder b(4);
+  b.copy({0, b.stream("offload d2h"), Category::optimizer, "grads d2h"}, 1000,
+         CopyDirection::to_host);
+  b.copy({0, b.stream("offload h2d"), Category::optimizer, "params h2d"}, 1000,
+         CopyDirection::from_host);
+  const Simulated r = simulate_flow(topo, std::move(b));
+  std::ostringstream out;
+  write_trace(out, r.schedule, r.timeline, topo);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("\"direction\":\"device-to-host\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"direction\":\"host-to-device\""), std::string::npos);
+  EXPECT_EQ(text.find("\"p2p\""), std::string::npos);
 }
 
 }  // namespace
