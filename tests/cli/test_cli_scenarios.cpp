@@ -108,7 +108,10 @@ void expect_consistent(const json& j, const models::Scenario& sc) {
   EXPECT_NEAR(m["peak_bytes_per_gpu"].get<double>(), terms, rel * terms);
   EXPECT_EQ(m["capacity_bytes"].get<double>(), sc.cluster.gpu.memory_bytes);
   EXPECT_EQ(m["fits"].get<bool>(),
-            m["peak_bytes_per_gpu"].get<double>() <= m["capacity_bytes"].get<double>());
+            m["peak_bytes_per_gpu"].get<double>() <= m["capacity_bytes"].get<double>() &&
+                m["host"]["fits"].get<bool>());
+  EXPECT_EQ(m["host"]["fits"].get<bool>(),
+            m["host"]["bytes_per_node"].get<double>() <= m["host"]["capacity_bytes"].get<double>());
   // Links: busiest first, utilization = bytes / (bandwidth × iteration time) within [0, 1].
   double previous = 2.0;
   for (const auto& link : j["links"]) {
