@@ -57,6 +57,7 @@ void HostWork::run(const engine::Schedule& schedule, const engine::Op& op,
           gemm_flops(k.flops, between);
           break;
         case engine::KernelKind::memory:
+        case engine::KernelKind::host_memory:
           move_bytes(k.bytes, between);
           break;
         case engine::KernelKind::launch_only:

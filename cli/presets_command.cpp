@@ -36,8 +36,8 @@ void print_gpus(std::ostream& out) {
 
 void print_nodes(std::ostream& out) {
   char line[256];
-  std::snprintf(line, sizeof line, "%-24s %-16s %5s %-9s %14s %14s %s\n", "node", "GPU", "GPUs",
-                "fabric", "NVLink/GPU", "PCIe/link", "NICs");
+  std::snprintf(line, sizeof line, "%-24s %-16s %5s %-9s %14s %14s %-14s %s\n", "node", "GPU",
+                "GPUs", "fabric", "NVLink/GPU", "PCIe/link", "NICs", "host memory");
   out << line;
   for (const auto& name : models::node_names()) {
     const auto* n = models::find_node(name);
@@ -49,9 +49,12 @@ void print_nodes(std::ostream& out) {
     const std::string nics =
         std::to_string(t.nics) + " x " +
         std::to_string(static_cast<int>(t.nic_bandwidth.bytes_per_second() * 8 / 1e9)) + " Gb/s";
-    std::snprintf(line, sizeof line, "%-24s %-16s %5d %-9s %14s %14s %s\n", name.c_str(),
+    const std::string host =
+        format_bytes(n->host.memory_bytes) + ", " + format_rate(n->host.memory_bandwidth) + " DRAM";
+    std::snprintf(line, sizeof line, "%-24s %-16s %5d %-9s %14s %14s %-14s %s\n", name.c_str(),
                   n->gpu.c_str(), t.gpus, nvswitch ? "nvswitch" : "pcie", nvlink.c_str(),
-                  format_rate(t.pcie_bandwidth.bytes_per_second()).c_str(), nics.c_str());
+                  format_rate(t.pcie_bandwidth.bytes_per_second()).c_str(), nics.c_str(),
+                  host.c_str());
     out << line;
   }
   out << "bandwidths are per direction\n";

@@ -98,6 +98,13 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
                                    " (" + percent(r.comm_overlap_fraction) +
                                    " of communication hidden)");
   row("pipeline bubble", percent(r.bubble_fraction));
+  if (r.offload.any())
+    row("offload", "rank " + std::to_string(r.critical_rank) + ": d2h " +
+                       format_bytes(r.offload.to_host_bytes) + " in " +
+                       format_seconds(r.offload.to_host_s) + ", CPU step " +
+                       format_seconds(r.offload.host_step_s) + ", h2d " +
+                       format_bytes(r.offload.from_host_bytes) + " in " +
+                       format_seconds(r.offload.from_host_s));
 
   if (r.from_traces) {
     row("memory per GPU", "not estimated (Chakra traces carry no model to size)");
@@ -122,7 +129,15 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
     out << "  ! " << format_bytes(m.headroom()) << " of headroom is less than the allocator's "
         << "fragmentation allowance (" << format_bytes(m.overheads.fragmentation)
         << "): whether it fits depends on fragmentation\n";
-  if (verdict == models::MemoryVerdict::does_not_fit)
+  if (m.host_per_node > 0)
+    row("host memory per node", format_bytes(m.host_per_node) + " of " +
+                                    format_bytes(m.host_capacity) +
+                                    (m.host_fits() ? " - fits" : " - DOES NOT FIT") +
+                                    " (offloaded states, gradient shards, activations)");
+  if (!m.host_fits())
+    out << "  ! the node's ranks keep " << format_bytes(m.host_per_node)
+        << " in host memory, more than its " << format_bytes(m.host_capacity) << "\n";
+  if (m.total() > m.capacity)
     out << "  ! rank " << m.peak_rank << " needs " << format_bytes(m.total()) << ", "
         << format_bytes(m.total() - m.capacity) << " more than the GPU's "
         << format_bytes(m.capacity) << "; the largest term is " << m.largest_term() << "\n";

@@ -11,7 +11,7 @@ namespace {
 static_assert(sizeof(Kernel) == 64, "Kernel stays one cache line");
 
 constexpr std::array<std::string_view, kNumKernelKinds> kKindNames = {
-    "gemm", "attention_fwd", "attention_bwd", "memory", "launch_only"};
+    "gemm", "attention_fwd", "attention_bwd", "memory", "launch_only", "host_memory"};
 
 // 64-bit mix (splitmix64's finalizer) folded over the fields.
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {

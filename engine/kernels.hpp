@@ -21,8 +21,10 @@ enum class KernelKind : std::uint8_t {
   attention_bwd,  // fused (flash) attention backward
   memory,         // memory-bound: elementwise, norm, softmax, optimizer, cast, copy, reduction
   launch_only,    // does (almost) no work; costs a launch (e.g. a tiny bookkeeping kernel)
+  host_memory,    // memory-bound work on the host CPU (an offloaded optimizer step): bytes moved
+                  // in host memory, at the host's bandwidth
 };
-inline constexpr int kNumKernelKinds = 5;
+inline constexpr int kNumKernelKinds = 6;
 std::string_view to_string(KernelKind);
 
 // One kernel launch. Shapes by kind:
@@ -32,6 +34,7 @@ std::string_view to_string(KernelKind);
 //                    heads; `causal` says the kernel skips the masked half; flops are the kernel's
 //                    (FlashAttention's convention: 4·batch·m·n·k forward, halved when causal).
 //   memory:          bytes moved (read + written); flops only informative.
+//   host_memory:     as memory, in host memory on the CPU.
 // `dtype` is an opaque precision index, interpreted by the compute model (like Op::precision).
 struct Kernel {
   std::uint64_t m = 0;

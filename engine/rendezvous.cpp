@@ -157,6 +157,16 @@ Rendezvous match_communication(const Schedule& schedule,
   const std::size_t n = schedule.ops.size();
   match_collectives(schedule, r, ScanProgress(progress, n, 0.0, 0.5));
   match_point_to_point(schedule, r, ScanProgress(progress, n, 0.5, 0.5));
+  // A copy to or from host memory needs no peer: an instance of its own.
+  for (OpId id = 0; id < n; ++id) {
+    if (!is_host_copy(schedule.ops[id])) continue;
+    Rendezvous::Instance inst;
+    inst.ops_begin = static_cast<std::uint32_t>(r.ops.size());
+    inst.size = 1;
+    r.instance_of[id] = static_cast<std::uint32_t>(r.instances.size());
+    r.ops.push_back(id);
+    r.instances.push_back(inst);
+  }
   return r;
 }
 

@@ -13,15 +13,16 @@
 namespace clustersim::engine {
 
 struct Rendezvous {
-  // One instance per collective call (all members) or send/recv pair.
+  // One instance per collective call (all members), send/recv pair or host copy (one op).
   struct Instance {
     std::uint32_t ops_begin = 0;  // into `ops`: the member ops in group order (send, then recv)
     std::uint32_t size = 0;       // number of member ops that must arrive
-    GroupId group = kNone;        // kNone for a send/recv pair
+    GroupId group = kNone;        // kNone for a send/recv pair or a host copy
+    bool send_recv() const { return group == kNone && size == 2; }
   };
   std::vector<Instance> instances;
   std::vector<OpId> ops;
-  std::vector<std::uint32_t> instance_of;  // per OpId; kNone for compute/copy ops
+  std::vector<std::uint32_t> instance_of;  // per OpId; kNone for compute and device copy ops
 };
 
 // `progress`, when set, gets the share of the matching done (the collective pass ends at 0.5, the

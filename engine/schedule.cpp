@@ -143,10 +143,11 @@ OpId ScheduleBuilder::compute(const Common& c, double flops, std::uint64_t bytes
   return push(c, op);
 }
 
-OpId ScheduleBuilder::copy(const Common& c, std::uint64_t bytes) {
+OpId ScheduleBuilder::copy(const Common& c, std::uint64_t bytes, CopyDirection direction) {
   Op op;
   op.kind = OpKind::copy;
   op.bytes = bytes;
+  op.tag = static_cast<std::uint32_t>(direction);
   return push(c, op);
 }
 

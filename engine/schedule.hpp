@@ -101,6 +101,17 @@ inline constexpr NameTable kAlgorithmNames{std::array<std::pair<Algorithm, std::
     {Algorithm::collnet, "collnet"},
 }}};
 
+// Where a copy op moves its bytes (the copy's Op::tag): within the GPU's memory (read and
+// written in HBM; the compute model costs it), or to or from the GPU's host memory across PCIe
+// (Topology::host_endpoint), which the network model carries as a flow on its own stream.
+enum class CopyDirection : std::uint8_t { device = 0, to_host = 1, from_host = 2 };
+inline constexpr NameTable kCopyDirectionNames{
+    std::array<std::pair<CopyDirection, std::string_view>, 3>{{
+        {CopyDirection::device, "device"},
+        {CopyDirection::to_host, "device-to-host"},
+        {CopyDirection::from_host, "host-to-device"},
+    }}};
+
 std::string_view to_string(OpKind);
 std::string_view to_string(Category);
 std::string_view to_string(CollectiveType);
@@ -123,7 +134,8 @@ struct Op {
     // engine stores and passes it; the compute model costs the list (ComputeModel).
     std::uint32_t kernels;
   };
-  // send/recv: matching tag; broadcast/reduce/scatter/gather: root's index in the group
+  // send/recv: matching tag; broadcast/reduce/scatter/gather: root's index in the group; copy:
+  // its CopyDirection
   std::uint32_t tag = 0;
   // Which chunk of a larger buffer the op works on (a gradient bucket, a sharded unit); traces
   // show it. kNone when it does not apply.
@@ -136,6 +148,11 @@ struct Op {
   // Opaque to the engine: the compute model's index of the arithmetic precision.
   std::uint8_t precision = 0;
 };
+
+// A copy to or from host memory: a transfer the network model carries, not GPU work.
+inline bool is_host_copy(const Op& op) {
+  return op.kind == OpKind::copy && op.tag != static_cast<std::uint32_t>(CopyDirection::device);
+}
 
 // An ordered list of ranks. The n-th collective a rank issues on a group matches the n-th
 // collective every other member issues on it, as in NCCL.
@@ -197,7 +214,7 @@ class ScheduleBuilder {
   // then costs the op by its FLOPs and bytes).
   OpId compute(const Common& c, double flops, std::uint64_t bytes, std::uint8_t precision = 0,
                std::uint32_t kernels = kNone);
-  OpId copy(const Common& c, std::uint64_t bytes);
+  OpId copy(const Common& c, std::uint64_t bytes, CopyDirection direction = CopyDirection::device);
   OpId collective(const Common& c, CollectiveType type, GroupId group, std::uint64_t bytes,
                   Algorithm algorithm = Algorithm::automatic, std::uint32_t root = 0);
   OpId send(const Common& c, Rank peer, std::uint64_t bytes, std::uint32_t tag);

@@ -50,7 +50,7 @@ class Run {
       const Op& op = s.ops[id];
       OpState& st = state_[id];
       st.remaining_deps = op.deps_count;
-      st.runs_on_gpu = op.kind == OpKind::compute || op.kind == OpKind::copy;
+      st.runs_on_gpu = op.kind == OpKind::compute || (op.kind == OpKind::copy && !is_host_copy(op));
       if (st.runs_on_gpu)
         st.duration = op.kind == OpKind::compute && op.kernels < lists.size()
                           ? lists[op.kernels]
@@ -227,10 +227,14 @@ class Run {
   std::pair<const TransferPlan*, Algorithm> resolve(const Rendezvous::Instance& instance,
                                                     const Op& op, bool p2p) {
     // Members, type and root as op_transfer.hpp defines them (any member op gives the same).
-    const TransferCall call = transfer_call(s_, op);
+    const TransferCall call = transfer_call(s_, op, topo_);
     const std::vector<EndpointId>& members = call.members;
     const CollectiveType type = call.type;
     const std::uint32_t root = call.root;
+    if (is_host_copy(op)) {
+      plans_.push_back(host_copy_plan(members[0], members[1], topo_));
+      return {&plans_.back(), Algorithm::direct};
+    }
     Algorithm algorithm = Algorithm::direct;
     Protocol protocol = Protocol::simple;
     if (!p2p) {

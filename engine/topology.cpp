@@ -8,6 +8,7 @@
 #include <boost/graph/visitors.hpp>
 #include <limits>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace clustersim::engine {
 
@@ -96,6 +97,7 @@ LinkId Topology::add_directed_link(VertexId src, VertexId dst, Bandwidth bandwid
   hops_cache_.clear();
   route_cache_.clear();
   nic_cache_.clear();
+  host_cache_.clear();
   width_rank_.clear();
   return id;
 }
@@ -206,14 +208,15 @@ bool Topology::on_shortest_path(const std::vector<std::uint8_t>& hops, VertexId 
 }
 
 std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
-  if (src >= gpus_.size() || dst >= gpus_.size())
+  if (src >= 2 * gpus_.size() || dst >= 2 * gpus_.size())
     throw std::out_of_range("topology: route between unknown GPUs");
   if (src == dst) return {};
   const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
   if (auto it = route_cache_.find(key); it != route_cache_.end()) return it->second;
 
-  const VertexId from = gpus_[src];
-  const VertexId to = gpus_[dst];
+  const VertexId from = endpoint_vertex(src);
+  const VertexId to = endpoint_vertex(dst);
+  if (from == to) return route_cache_.emplace(key, std::vector<LinkId>{}).first->second;
   const Distances& dist = distances_to(to);
   const auto& hops = dist.hops;
   if (hops[from] == kFar)
@@ -260,6 +263,42 @@ VertexId Topology::nic_of(EndpointId e) const {
     }
     break;
   }
+  return cached;
+}
+
+EndpointId Topology::host_endpoint(EndpointId gpu) const {
+  if (gpu >= gpus_.size()) throw std::out_of_range("topology: host of an unknown GPU");
+  return static_cast<EndpointId>(gpus_.size() + gpu);
+}
+
+VertexId Topology::endpoint_vertex(EndpointId e) const {
+  if (e < gpus_.size()) return gpus_[e];
+  const EndpointId gpu = e - static_cast<EndpointId>(gpus_.size());
+  if (gpu >= gpus_.size()) throw std::out_of_range("topology: unknown endpoint");
+  if (host_cache_.size() != gpus_.size()) host_cache_.assign(gpus_.size(), kNoVertex);
+  VertexId& cached = host_cache_[gpu];
+  if (cached != kNoVertex) return cached;
+  // Breadth first from the GPU inside its node, never through another GPU; the lowest CPU
+  // vertex of the first level that has one. Local: a few vertices, not a cached per-destination
+  // search per CPU (which would cost 3 bytes per vertex for every CPU of a large cluster).
+  const VertexId g = gpus_[gpu];
+  const int node = vertices_[g].node;
+  std::vector<VertexId> level{g}, next;
+  std::unordered_set<VertexId> seen{g};
+  while (!level.empty() && cached == kNoVertex) {
+    next.clear();
+    for (VertexId v : level)
+      for (auto [edge, end] = boost::out_edges(v, graph_->list); edge != end; ++edge) {
+        const auto w = static_cast<VertexId>(boost::target(*edge, graph_->list));
+        if (vertices_[w].node != node || vertices_[w].kind == VertexKind::gpu) continue;
+        if (!seen.insert(w).second) continue;
+        if (vertices_[w].kind == VertexKind::cpu) cached = std::min(cached, w);
+        next.push_back(w);
+      }
+    level.swap(next);
+  }
+  if (cached == kNoVertex)
+    throw std::runtime_error("topology: " + vertices_[g].name + " reaches no CPU of its node");
   return cached;
 }
 

@@ -21,7 +21,9 @@ namespace clustersim::engine {
 
 using VertexId = std::uint32_t;
 using LinkId = std::uint32_t;
-using EndpointId = std::uint32_t;  // a GPU, numbered in the order added: node-major
+// A GPU, numbered in the order added (node-major), or a GPU's host memory: num_gpus() + the
+// GPU's number (host_endpoint).
+using EndpointId = std::uint32_t;
 
 enum class VertexKind : std::uint8_t {
   gpu,
@@ -111,7 +113,16 @@ class Topology {
   const VertexInfo& vertex(VertexId v) const { return vertices_[v]; }
   const LinkInfo& link(LinkId l) const { return links_[l]; }
   VertexId gpu_vertex(EndpointId e) const { return gpus_[e]; }
-  int node_of(EndpointId e) const { return vertices_[gpus_[e]].node; }
+  int node_of(EndpointId e) const { return vertices_[endpoint_vertex(e)].node; }
+
+  // Host memory as an endpoint (docs/topology.md "Host memory"): the pinned buffers GPU `gpu`
+  // copies to and from live in the memory of the CPU nearest it (fewest hops, then the lowest
+  // CPU vertex), so a host copy is a flow between the GPU and that CPU vertex, over the GPU's
+  // PCIe link and switch, competing with whatever else crosses them (a NIC on the same switch).
+  EndpointId host_endpoint(EndpointId gpu) const;
+  bool is_host_endpoint(EndpointId e) const { return e >= gpus_.size(); }
+  // The vertex an endpoint stands for: the GPU, or the CPU its host memory hangs off.
+  VertexId endpoint_vertex(EndpointId e) const;
 
   const CollectiveHardware& collective_hardware() const { return collective_hw_; }
   void set_collective_hardware(const CollectiveHardware& hw) { collective_hw_ = hw; }
@@ -120,7 +131,8 @@ class Topology {
   static constexpr VertexId kNoVertex = ~VertexId{0};
   VertexId nic_of(EndpointId e) const;
 
-  // The links from GPU `src` to GPU `dst` in order (empty when src == dst). Throws
+  // The links from endpoint `src` to endpoint `dst` in order (empty when src == dst; a GPU and
+  // its own host endpoint are two). Throws
   // std::runtime_error when dst cannot be reached. The span stays valid for the Topology's life.
   std::span<const LinkId> route(EndpointId src, EndpointId dst) const;
   Time route_latency(EndpointId src, EndpointId dst) const;         // sum over the route's links
@@ -154,6 +166,7 @@ class Topology {
   int num_nodes_ = 0;
   CollectiveHardware collective_hw_;
   mutable std::vector<VertexId> nic_cache_;
+  mutable std::vector<VertexId> host_cache_;  // per GPU: its nearest CPU vertex
 
   // Lazily filled caches; the simulator is single-threaded.
   mutable std::unordered_map<VertexId, Distances> hops_cache_;

@@ -71,6 +71,8 @@ ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
   } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
     args[op.kind == OpKind::send ? "to" : "from"] = op.group_or_peer;
     args["tag"] = op.tag;
+  } else if (op.kind == OpKind::copy) {
+    args["direction"] = kCopyDirectionNames.name(static_cast<CopyDirection>(op.tag));
   }
   if (op.microbatch != kNone) args["microbatch"] = op.microbatch;
   if (op.chunk != kNone) args["chunk"] = op.chunk;
@@ -105,7 +107,7 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
   const Rendezvous matched = match_communication(s);
   std::uint64_t flow_id = 0;
   for (const auto& inst : matched.instances) {
-    if (inst.group != kNone) continue;
+    if (!inst.send_recv()) continue;
     const OpId snd_id = matched.ops[inst.ops_begin];
     const Op& snd = s.ops[snd_id];
     const OpId rcv_id = matched.ops[inst.ops_begin + 1];

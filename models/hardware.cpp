@@ -122,19 +122,33 @@ NodeTopologySpec nvswitch_node(double nvlink_gb_per_s, double pcie_gb_per_s, dou
   return t;
 }
 
-NodeSpec node(std::string name, std::string gpu_name, NodeTopologySpec t) {
-  return NodeSpec{std::move(name), std::move(gpu_name), t};
+NodeSpec node(std::string name, std::string gpu_name, NodeTopologySpec t, HostSpec host) {
+  return NodeSpec{std::move(name), std::move(gpu_name), t, host};
+}
+
+// Host memory: capacity in GiB (DIMMs come in binary sizes: "2 TB" is 32 × 64 GiB) and the DRAM
+// peak of `sockets` × `channels` channels at `mt_per_s` MT/s, 8 bytes per transfer
+// (docs/presets.md "Host memory").
+HostSpec host_memory(double gibibytes, int sockets, int channels, double mt_per_s) {
+  HostSpec h;
+  h.memory_bytes = gibibytes * 1024.0 * 1024.0 * 1024.0;
+  h.memory_bandwidth = sockets * channels * mt_per_s * 1e6 * 8.0;
+  return h;
 }
 
 std::vector<NodeSpec> make_nodes() {
   std::vector<NodeSpec> nodes;
   // DGX A100 user guide: NVLink 3 600 GB/s bidirectional per GPU, 4 PCIe Gen4 switches,
   // 2× EPYC 7742 (4 xGMI-2 x16 links, ~128 GB/s raw, 96 GB/s taken), 8× 200 Gb/s HDR.
-  nodes.push_back(node("dgx-a100", "A100-SXM4-80GB", nvswitch_node(300, kPcieGen4, 96, 200)));
+  nodes.push_back(node("dgx-a100", "A100-SXM4-80GB", nvswitch_node(300, kPcieGen4, 96, 200),
+                       host_memory(2048, 2, 8, 3200)));  // 2 TB, 8 × DDR4-3200 per EPYC 7742
   // DGX H100 user guide: NVLink 4 900 GB/s bidirectional per GPU, PCIe Gen5, 2× Xeon 8480C
   // (4 UPI 2.0 links at 16 GT/s, ~128 GB/s raw, 96 GB/s taken), 8× 400 Gb/s NDR.
-  nodes.push_back(node("dgx-h100", "H100-SXM5-80GB", nvswitch_node(450, kPcieGen5, 96, 400)));
-  nodes.push_back(node("hgx-h200", "H200-SXM-141GB", nvswitch_node(450, kPcieGen5, 96, 400)));
+  nodes.push_back(node("dgx-h100", "H100-SXM5-80GB", nvswitch_node(450, kPcieGen5, 96, 400),
+                       host_memory(2048, 2, 8, 4800)));  // 2 TB, 8 × DDR5-4800 per Xeon 8480C
+  // DGX H200: the same two Xeon 8480C and 2 TB as DGX H100.
+  nodes.push_back(node("hgx-h200", "H200-SXM-141GB", nvswitch_node(450, kPcieGen5, 96, 400),
+                       host_memory(2048, 2, 8, 4800)));
 
   // A typical 8× L40S PCIe server: 4 Gen4 switches of 2 GPUs, 2 Xeon sockets joined by 3 UPI
   // links at 11.2 GT/s (~67 GB/s raw, 50 GB/s taken), 2× 200 Gb/s NICs (one per socket side).
@@ -148,7 +162,8 @@ std::vector<NodeSpec> make_nodes() {
   pcie8.cpu_interconnect_bandwidth = Bandwidth::gigabytes_per_second(50);
   pcie8.nics = 2;
   pcie8.nic_bandwidth = Bandwidth::gigabits_per_second(200);
-  nodes.push_back(node("pcie-8gpu", "L40S", pcie8));
+  // Host memory assumed: 1 TB on two 4th-generation Xeons, 8 × DDR5-4800 each.
+  nodes.push_back(node("pcie-8gpu", "L40S", pcie8, host_memory(1024, 2, 8, 4800)));
 
   // A 4-GPU workstation: each GPU on its own Gen4 x16 root port of one CPU, no switch, no
   // bridges, one 100 Gb/s NIC.
@@ -158,7 +173,8 @@ std::vector<NodeSpec> make_nodes() {
   ws.cpus = 1;
   ws.nics = 1;
   ws.nic_bandwidth = Bandwidth::gigabits_per_second(100);
-  nodes.push_back(node("pcie-4gpu-workstation", "L40S", ws));
+  // Host memory assumed: 512 GiB on one socket with 8 × DDR5-4800 channels.
+  nodes.push_back(node("pcie-4gpu-workstation", "L40S", ws, host_memory(512, 1, 8, 4800)));
   std::sort(nodes.begin(), nodes.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   return nodes;

@@ -53,12 +53,31 @@ struct GpuSpec {
   // a training step: clocks under the power limit, NCCL kernels sharing SMs during overlap, cache
   // interference. Fitted per GPU family on validation/ (docs/fidelity.md "Sustained compute").
   double sustained_compute_fraction = 1.0;
+  // Bytes/s of host memory that one rank's CPU work (ZeRO-Offload's CPU optimizer step) reaches:
+  // the node's achievable DRAM bandwidth shared by its GPUs' ranks, which step at the same time.
+  // Set from cluster.host (HostSpec::rank_bandwidth); 0: unknown (costing host work is an error).
+  double host_memory_bandwidth = 0.0;
+};
+
+// A node's host memory (docs/presets.md "Host memory"), where parallel.offload puts optimizer
+// states and activations (docs/parallelism.md "Offload"). 0: unknown.
+struct HostSpec {
+  double memory_bytes = 0.0;      // DRAM of the whole node
+  double memory_bandwidth = 0.0;  // bytes/s, peak: channels × transfer rate × 8 B, all sockets
+  // Share of the peak that a streaming CPU kernel reaches. 0.7 is an assumption: STREAM triad on
+  // server sockets reaches roughly 70-80 % of the DDR peak (the `cpu` GPU preset takes 0.7 too).
+  double memory_efficiency = 0.7;
+  // One rank's share of the achievable bandwidth when `ranks` ranks of the node work at once.
+  double rank_bandwidth(int ranks) const {
+    return ranks > 0 ? memory_bandwidth * memory_efficiency / ranks : 0.0;
+  }
 };
 
 struct NodeSpec {
   std::string name;
   std::string gpu;  // a GpuSpec name
   engine::NodeTopologySpec topology;
+  HostSpec host;
 };
 
 const GpuSpec* find_gpu(std::string_view name);

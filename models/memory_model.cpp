@@ -9,6 +9,7 @@
 #include <set>
 #include <variant>
 
+#include "models/offload.hpp"
 #include "models/plans/activation_memory.hpp"
 #include "models/plans/expert_parallelism.hpp"
 #include "models/plans/layer_kernels.hpp"
@@ -170,7 +171,13 @@ struct Parts {
   MemoryBreakdown stage_states(int stage) const {
     MemoryBreakdown states = data_parallel->memory(stage);
     states.weights += fp8_weight_cache(stage);
+    if (sc.parallel.offload.optimizer) states.optimizer = 0;  // in host memory (host_bytes)
     return states;
+  }
+  // What a rank of `stage` keeps in host memory (parallel.offload, docs/memory.md "Host memory").
+  double host_bytes(int stage) const {
+    if (!sc.parallel.offload.optimizer) return 0;
+    return optimizer_host_bytes(sc.training, data_parallel->memory(stage), ctx.gradient_bytes());
   }
   // Parameters of layer `li` on its rank (÷ tp for a transformer, routed experts ÷ ep).
   double local_params(int li) const {
@@ -250,6 +257,7 @@ struct StageResult {
   std::string phase;
   double saved_peak = 0;
   double model_states = 0;
+  double host_activations = 0;  // parallel.offload.activations: the most offloaded at once
 };
 
 // Walks stage `stage`'s pipeline order layer by layer (see the header).
@@ -266,6 +274,16 @@ StageResult walk_stage(const Parts& parts, int stage) {
   r.model_states = states.weights + states.gradients + states.optimizer;
   double live = 0, saved_live = 0, live_grads = persistent ? states.gradients : 0.0;
   double copies = 0;  // autocast's 16-bit weight copies held for backward
+  // Activation offload: the offloaded layers' saved bytes, of which the GPU holds a window.
+  double offloaded = 0, window = 0;
+  for (int li = 0; li < static_cast<int>(ctx.layers.size()); ++li)
+    if (offloads_activations(ctx, li)) window = std::max(window, act.at(li).kept);
+  window *= kActivationOffloadWindow;
+  auto offload = [&](int li, double sign) {
+    if (!offloads_activations(ctx, li)) return;
+    offloaded += sign * act.at(li).kept;
+    r.host_activations = std::max(r.host_activations, offloaded);
+  };
   std::set<int> has_gradient;
   double best = -1;
   auto consider = [&](double activations, double transient_buffers, const std::string& phase) {
@@ -273,7 +291,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
     m.weights = states.weights + copies;
     m.optimizer = states.optimizer;
     m.gradients = live_grads;
-    m.activations = activations;
+    m.activations = activations - std::max(0.0, offloaded - window);
     m.buffers = buffers + transient_buffers;
     if (m.total() > best) {
       best = m.total();
@@ -293,6 +311,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
         const LayerActivation& a = act.at(*it);
         live -= a.kept;
         saved_live -= a.kept;
+        offload(*it, -1);
         copies -= parts.weight_copy(*it);
         if (has_gradient.insert(*it).second) live_grads += grads.at(*it);
       }
@@ -303,6 +322,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
         const LayerActivation& a = act.at(li);
         live += a.kept;
         saved_live += a.kept;
+        offload(li, +1);
         copies += parts.weight_copy(li);
         consider(live + a.transient_forward, 0,
                  step_name(true, step.microbatch, ctx.microbatches,
@@ -340,6 +360,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
       }
       live -= a.full;
       saved_live -= a.kept;
+      offload(li, -1);
       copies -= parts.weight_copy(li);
       if (has_gradient.insert(li).second) live_grads += grads.at(li);
     }
@@ -375,6 +396,7 @@ MemoryEstimate estimate(const Scenario& sc, std::vector<LayerCost> layers,
     est.per_stage.push_back(s.peak);
     est.per_stage_phase.push_back(s.phase);
     est.per_stage_saved_activations.push_back(s.saved_peak);
+    est.host_per_stage.push_back(parts.host_bytes(stage) + s.host_activations);
     if (s.peak.total() > best) {
       best = s.peak.total();
       est.peak = s.peak;
@@ -387,6 +409,8 @@ MemoryEstimate estimate(const Scenario& sc, std::vector<LayerCost> layers,
   c.pp = est.peak_stage;
   est.peak_rank = parts.layout.rank(c);
   est.overheads = parts.overheads(est.peak_rank);
+  est.host_capacity = sc.cluster.host.memory_bytes;
+  est.host_per_node = host_bytes_per_node(sc, est.host_per_stage);
   est.overheads.fragmentation = est.fragmentation_share * est.allocated();
   return est;
 }
@@ -462,6 +486,12 @@ std::vector<MemorySuggestion> suggestions(const Scenario& sc) {
     }
   }
   suggest_along(sc, out, zero);
+  // Move the optimizer states to host memory (ZeRO-Offload), where the plan and the node allow.
+  if (!p.offload.optimizer && p.data_parallel != DataParallel::ddp &&
+      sc.cluster.host.memory_bytes > 0 && sc.cluster.host.memory_bandwidth > 0)
+    suggest_along(sc, out, Steps{{"parallel.offload.optimizer=true", [](Scenario& s) {
+                                    s.parallel.offload.optimizer = true;
+                                  }}});
   // More model parallelism at the same world size (dp shrinks).
   Steps more_tp, more_pp;
   if (transformer)
@@ -490,6 +520,10 @@ std::string_view to_string(MemoryVerdict v) {
       return "does not fit";
   }
   return "";
+}
+
+bool MemoryEstimate::host_fits() const {
+  return host_per_node <= 0 || host_per_node <= host_capacity;
 }
 
 MemoryVerdict MemoryEstimate::verdict() const {

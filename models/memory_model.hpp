@@ -65,6 +65,11 @@ struct MemoryEstimate {
   // Weights, all gradients and optimizer states of the peak rank, whenever they exist.
   double model_states = 0;
   double capacity = 0;  // the GPU's memory
+  // Host memory (parallel.offload): what a rank of each stage keeps there, the node that holds
+  // the most (the sum of its ranks'), and the node's host memory (cluster.host.memory).
+  std::vector<double> host_per_stage;
+  double host_per_node = 0;
+  double host_capacity = 0;
   double fragmentation_share = 0;
   std::vector<MemorySuggestion> suggestions;  // when it does not fit or is tight
   std::vector<MemoryPoint> timeline;          // the peak rank over the simulated iteration
@@ -76,7 +81,9 @@ struct MemoryEstimate {
   // What the GPU must hold: allocated plus the context and NCCL (peak_bytes_per_gpu).
   double total() const { return allocated() + overheads.cuda_context + overheads.nccl; }
   double headroom() const { return capacity - total(); }
-  bool fits() const { return total() <= capacity; }
+  bool host_fits() const;  // nothing offloaded, or the node's host memory holds it
+  // The GPU holds the peak and the node's host memory what is offloaded.
+  bool fits() const { return total() <= capacity && host_fits(); }
   // fits with the fragmentation band too; tight: only without it; does not fit.
   MemoryVerdict verdict() const;
   std::string largest_term() const;  // "optimizer", ...

@@ -181,6 +181,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
 
   done(kMetricsAfterFlops);
   r.critical_rank = critical_rank(s, tl);
+  r.offload = offload_activity(s, tl, r.critical_rank);
   done(kMetricsAfterCriticalRank);
   const Sweep sweep = sweep_rank(s, tl, ops_of_rank(s, r.critical_rank));
   done(kMetricsAfterSweep);

@@ -10,6 +10,7 @@
 #include "engine/timeline.hpp"
 #include "engine/topology.hpp"
 #include "models/memory_model.hpp"
+#include "models/offload.hpp"
 #include "models/plans/training_schedule.hpp"
 #include "models/scenario.hpp"
 
@@ -47,6 +48,7 @@ struct Result {
   MemoryEstimate memory;
   TimeBreakdown breakdown_s;
   engine::Rank critical_rank = 0;
+  OffloadActivity offload;       // the critical rank's host copies and CPU step (parallel.offload)
   std::vector<LinkUsage> links;  // busiest first
   std::vector<engine::LinkId> busiest_link_ids;
   // Things the user should know about how the figures were made: warnings about the plan (a TP

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/offload.hpp"
+
 namespace clustersim::models {
 
 namespace {
@@ -198,6 +200,14 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
   const bool sharded_optimizer = p.data_parallel != DataParallel::ddp;
   e.optimizer_s = rank_params / (sharded_optimizer ? p.dp : 1) * kAdamBytesPerParam /
                   (gpu.hbm_bandwidth * gpu.memory_efficiency);
+  if (p.offload.optimizer && sharded_optimizer && gpu.host_memory_bandwidth > 0) {
+    // ZeRO-Offload: the shard's copies over the GPU's PCIe link and the CPU step instead
+    // (docs/parallelism.md "Offload"; the switch uplink's sharing is left to the simulation).
+    const OptimizerOffload o = optimizer_offload(s.training, rank_params / p.dp);
+    e.optimizer_s = (o.gradients_down + o.params_up) /
+                        s.cluster.topology.node.pcie_bandwidth.bytes_per_second() +
+                    o.cpu_step_bytes / gpu.host_memory_bandwidth;
+  }
   e.iteration_s =
       e.compute_s + e.recompute_s + e.tp_s + e.pp_s + e.ep_s + e.bubble_s + e.dp_s + e.optimizer_s;
   e.bubble_fraction = e.bubble_s / e.iteration_s;

@@ -130,6 +130,7 @@ struct ClusterConfig {
   std::string node_preset;  // empty when described explicitly
   GpuSpec gpu;
   engine::ClusterTopologySpec topology;  // node + fabric, bandwidths in SI
+  HostSpec host;                         // cluster.host: the node's host memory
 };
 
 struct TrainingConfig {
@@ -196,6 +197,19 @@ struct FsdpConfig {
   int shard_group = 0;  // hsdp: ranks per sharding group; 0 = one node
 };
 
+// parallel.offload (docs/parallelism.md "Offload"): what lives in host memory instead of HBM.
+struct OffloadConfig {
+  // ZeRO-Offload (DeepSpeed offload_optimizer: cpu) / FSDP CPUOffload: the fp32 master weights and
+  // optimizer states live on the host; each step the rank's gradient shard goes down over PCIe,
+  // the CPU steps it, and the updated 16-bit parameter shard comes back up.
+  bool optimizer = false;
+  // Activation offload (Megatron-Core / Transformer Engine cpu_offloading, torch's
+  // save_on_cpu): each layer's saved activations go to the host after its forward and come back
+  // before its backward, on copy streams beside the compute.
+  bool activations = false;
+  bool any() const { return optimizer || activations; }
+};
+
 struct ParallelConfig {
   int tp = 1;
   int pp = 1;
@@ -234,6 +248,7 @@ struct ParallelConfig {
   // all-reduces a one-element tensor to count the ranks that have not joined.
   bool join = false;
   FsdpConfig fsdp;
+  OffloadConfig offload;
   std::vector<std::string> order = {"tp", "ep", "dp", "pp"};  // fastest-varying first; cp
                                                               // goes after tp unless listed
   // Ranks holding the same (dense) parameters, over which gradients are reduced: dp × cp.

@@ -136,6 +136,19 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
   return nics;
 }
 
+// cluster.host: the node's host memory, over the preset's figures.
+void read_host(const yaml::Value& v, HostSpec& host) {
+  yaml::MapReader m = v.map();
+  if (auto x = m.get("memory")) {
+    host.memory_bytes = x->size();
+    if (!(host.memory_bytes > 0)) x->fail("host memory must be positive, e.g. 2TB");
+  }
+  if (auto x = m.get("memory_bandwidth"))
+    host.memory_bandwidth = positive_bandwidth(*x).bytes_per_second();
+  if (auto x = m.get("memory_efficiency")) host.memory_efficiency = x->number(1e-3, 1.0);
+  m.finish();
+}
+
 // `node: {from_topo: FILE}`: the matrix of `nvidia-smi topo -m` in FILE (models/topo_node.hpp).
 TopoDescription read_from_topo(const yaml::Value& node, const std::filesystem::path& base_dir,
                                std::optional<yaml::Value>& where) {
@@ -168,6 +181,7 @@ ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path
       if (preset == nullptr) x->fail_choice(name, node_names(), "node preset");
       c.node_preset = preset->name;
       c.topology.node = preset->topology;
+      c.host = preset->host;
     }
   }
   const char* need = topo ? "the GPU model, which `nvidia-smi topo -m` does not print, e.g. "
@@ -191,6 +205,7 @@ ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path
   if (auto x = m.get("intra_node")) per_switch_stated = read_intra_node(*x, c.topology.node);
   std::optional<yaml::Value> nics;
   if (auto x = m.get("network")) nics = read_network(*x, c.topology);
+  if (auto x = m.get("host")) read_host(*x, c.host);
   m.finish();
   c.topology.nodes = c.nodes;
   engine::NodeTopologySpec& node = c.topology.node;
@@ -209,6 +224,7 @@ ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path
       nics->fail(std::to_string(node.nics) + " NICs for " + std::to_string(node.gpus) +
                  " GPUs per node; allowed: nics_per_node <= gpus_per_node");
   }
+  c.gpu.host_memory_bandwidth = c.host.rank_bandwidth(node.gpus);
   return c;
 }
 

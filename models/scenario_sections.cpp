@@ -114,6 +114,12 @@ ParallelConfig read_parallel(const yaml::Value& value) {
     if (auto y = f.get("shard_group")) p.fsdp.shard_group = y->count(1, limits::kParallel);
     f.finish();
   }
+  if (auto x = m.get("offload")) {
+    yaml::MapReader f = x->map();
+    if (auto y = f.get("optimizer")) p.offload.optimizer = y->boolean();
+    if (auto y = f.get("activations")) p.offload.activations = y->boolean();
+    f.finish();
+  }
   if (auto x = m.get("order")) {
     // cp may be listed too; left out, it goes right after tp (RankLayout).
     const std::vector<std::string> all = {"tp", "cp", "ep", "dp", "pp"};

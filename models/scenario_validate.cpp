@@ -3,6 +3,7 @@
 #include <map>
 
 #include "models/kernels/kernel_cost.hpp"
+#include "models/offload.hpp"
 #include "models/plans/pipeline_order.hpp"
 #include "models/plans/plan_context.hpp"
 #include "models/rank_layout.hpp"
@@ -411,6 +412,7 @@ void validate(Scenario& s) {
   validate_hsdp(s);
   validate_tp_comm_overlap(s);
   validate_ddp_options(s);
+  validate_offload(s);
   validate_algorithms(s);
 }
 

@@ -6,9 +6,15 @@
 
 namespace clustersim::engine {
 
-TransferCall transfer_call(const Schedule& schedule, const Op& op) {
+TransferCall transfer_call(const Schedule& schedule, const Op& op, const Topology& topology) {
   TransferCall call;
-  if (op.kind == OpKind::collective) {
+  if (is_host_copy(op)) {
+    const EndpointId host = topology.host_endpoint(op.rank);
+    if (op.tag == static_cast<std::uint32_t>(CopyDirection::to_host))
+      call.members = {op.rank, host};
+    else
+      call.members = {host, op.rank};
+  } else if (op.kind == OpKind::collective) {
     const auto& ranks = schedule.groups[op.group_or_peer].ranks;
     call.members.assign(ranks.begin(), ranks.end());
     call.type = op.collective;
@@ -21,10 +27,21 @@ TransferCall transfer_call(const Schedule& schedule, const Op& op) {
   return call;
 }
 
+TransferPlan host_copy_plan(EndpointId src, EndpointId dst, const Topology& topology) {
+  TransferPlan plan;
+  Phase phase;
+  phase.latency = topology.route_latency(src, dst);
+  phase.flows.push_back({src, dst, 1.0});
+  plan.phases.push_back(std::move(phase));
+  plan.algorithm = Algorithm::direct;
+  return plan;
+}
+
 TransferPlan plan_of_op(const Schedule& schedule, const Timeline& timeline, OpId id,
                         const Topology& topology) {
   const Op& op = schedule.ops[id];
-  const TransferCall call = transfer_call(schedule, op);
+  const TransferCall call = transfer_call(schedule, op, topology);
+  if (is_host_copy(op)) return host_copy_plan(call.members[0], call.members[1], topology);
   if (op.kind != OpKind::collective)
     return plan_collective(call.type, Algorithm::direct, call.members, call.root, topology);
   return plan_collective(call.type, timeline.algorithm[id], call.members, call.root, topology,

@@ -15,20 +15,27 @@
 namespace clustersim::engine {
 
 struct TransferCall {
-  // Group order for a collective (its ring order); sender then receiver for a send/recv.
+  // Group order for a collective (its ring order); sender then receiver for a send/recv and a
+  // host copy (the GPU and its host endpoint, in the copy's direction).
   std::vector<EndpointId> members;
   CollectiveType type = CollectiveType::send_recv;
   std::uint32_t root = 0;  // index into members (broadcast, reduce, scatter, gather)
 };
 
-// `op` is a collective, send or recv of `schedule`. Rank r runs on GPU endpoint r.
-TransferCall transfer_call(const Schedule& schedule, const Op& op);
+// `op` is a collective, send, recv or host copy of `schedule`. Rank r runs on GPU endpoint r;
+// its host memory is topology.host_endpoint(r).
+TransferCall transfer_call(const Schedule& schedule, const Op& op, const Topology& topology);
 
 // The plan simulate() ran communication op `id` with: its transfer_call with the algorithm and
-// protocol `timeline` recorded for it (a send/recv is always direct, Simple). Throws
+// protocol `timeline` recorded for it (a send/recv or host copy is always direct, Simple). Throws
 // std::invalid_argument for a combination plan_collective() does not know.
 TransferPlan plan_of_op(const Schedule& schedule, const Timeline& timeline, OpId id,
                         const Topology& topology);
+
+// A copy between a GPU and its host memory: one flow over the route from `src` to `dst` after the
+// route's latency, no NCCL protocol or channel limit (a cudaMemcpyAsync on a copy engine), and no
+// calibration profile's figures (ranks = 0).
+TransferPlan host_copy_plan(EndpointId src, EndpointId dst, const Topology& topology);
 
 // Whether any flow of `plan` that carries bytes has a link of `links` on its route.
 bool plan_crosses(const TransferPlan& plan, const Topology& topology,

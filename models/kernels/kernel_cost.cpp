@@ -109,6 +109,10 @@ double kernel_seconds(const engine::Kernel& k, const GpuSpec& gpu, const Compute
       break;
     case engine::KernelKind::launch_only:
       break;
+    case engine::KernelKind::host_memory:
+      // On the CPU: no GPU launch floor; the host's bandwidth share of this rank.
+      if (!(gpu.host_memory_bandwidth > 0)) missing(gpu, "host_memory_bandwidth", "host_memory");
+      return k.bytes / gpu.host_memory_bandwidth;
   }
   return std::max(t, gpu.kernel_launch_floor_s);
 }

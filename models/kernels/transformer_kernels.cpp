@@ -602,7 +602,9 @@ double total_flops(const std::vector<Kernel>& kernels) {
 double gemm_flops(const std::vector<Kernel>& kernels) {
   double sum = 0;
   for (const auto& k : kernels)
-    if (k.kind != KernelKind::memory && k.kind != KernelKind::launch_only) sum += k.flops;
+    if (k.kind != KernelKind::memory && k.kind != KernelKind::launch_only &&
+        k.kind != KernelKind::host_memory)
+      sum += k.flops;
   return sum;
 }
 

@@ -128,7 +128,7 @@ class Writer {
     const engine::Rendezvous matched = engine::match_communication(s_);
     std::uint64_t id = 0;
     for (const auto& inst : matched.instances) {
-      if (inst.group != engine::kNone) continue;
+      if (!inst.send_recv()) continue;
       const OpId snd = matched.ops[inst.ops_begin];
       const OpId rcv = matched.ops[inst.ops_begin + 1];
       if (!kept(snd) || !kept(rcv)) continue;

@@ -11,12 +11,15 @@
 #include "models/plans/training_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
 #include <variant>
 
 #include "engine/network/network_model.hpp"
+#include "models/offload.hpp"
+#include "models/plans/activation_memory.hpp"
 #include "models/plans/data_parallel.hpp"
 #include "models/plans/expert_parallelism.hpp"
 #include "models/plans/layer_kernels.hpp"
@@ -32,14 +35,6 @@ namespace {
 using engine::Category;
 using engine::OpId;
 using engine::Rank;
-
-// Adam keeps fp32 master weights and two moments: per parameter it reads master, m, v and the
-// gradient and writes master, m, v and the low-precision weight (28 bytes in mixed precision);
-// momentum SGD reads/writes master and momentum (20). ~10 FLOPs per parameter.
-constexpr double kOptimizerFlopsPerParam = 10.0;
-double optimizer_bytes_per_param(Optimizer o) {
-  return o == Optimizer::sgd ? 20.0 : 28.0;
-}
 
 // Composes the plans: the pipeline's order of steps, tensor (and expert) parallelism inside each
 // layer, the data-parallel strategy around the layers, and the optimizer step.
@@ -85,6 +80,14 @@ class PlanComposer {
     if (sc.parallel.cp > 1 && sc.parallel.cp_comm == ContextParallelComm::p2p)
       cp_stream_ = b_.stream("cp kv");
     if (sc.parallel.tp_comm_overlap) tp_stream_ = b_.stream("tp overlap");
+    if (sc.parallel.offload.any()) {
+      to_host_ = b_.stream("offload d2h");
+      from_host_ = b_.stream("offload h2d");
+    }
+    if (sc.parallel.offload.optimizer) host_ = b_.stream("host optimizer");
+    if (sc.parallel.offload.activations)
+      activations_ = std::make_unique<ActivationMemory>(
+          ctx_, ctx_.transformer != nullptr ? &kernels_.config() : nullptr);
     if (sc.parallel.pp > 1) {
       recv_fwd_ = b_.stream("pp recv act");
       send_fwd_ = b_.stream("pp send act");
@@ -166,6 +169,7 @@ class PlanComposer {
           data_parallel_->before_layer(g, l, true, mb, deps);
           last = tp_.forward(b_, r, compute_, groups, l, mb, deps);
           data_parallel_->after_layer(g, l, true, mb, last, engine::kNone);
+          offload_activations(r, l, mb, last);
         }
         if (g < last_chunk) {
           const OpId after[] = {last};
@@ -186,10 +190,13 @@ class PlanComposer {
           deps.push_back(b_.recv({r, recv_bwd_, Category::pp_comm, "recv grad", mb},
                                  stage_rank(r, (g + 1) % pp), boundary_bytes(g), tag));
         OpId last = engine::kNone;
+        std::array<OpId, 2> earlier = {engine::kNone, engine::kNone};  // backwards before
         for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
           OpId weight_grads = engine::kNone;
           data_parallel_->before_layer(g, *l, false, mb, deps);
+          reload_activations(r, *l, mb, earlier[1], deps);
           last = tp_.backward(b_, r, compute_, groups, *l, mb, deps, &weight_grads, split);
+          earlier = {last, earlier[0]};
           if (split)
             input_grads[{step.microbatch, *l}] = last;
           else
@@ -206,19 +213,77 @@ class PlanComposer {
     emit_optimizer(r);
   }
 
+  // Activation offload (docs/parallelism.md "Offload"): layer l's saved activations go to the
+  // host once its forward has ended.
+  void offload_activations(Rank r, int l, std::uint32_t mb, OpId forward) {
+    if (!activations_ || !offloads_activations(ctx_, l)) return;
+    const auto bytes = static_cast<std::uint64_t>(activations_->at(l).kept);
+    if (bytes == 0) return;
+    const OpId after[] = {forward};
+    offloaded_[{l, mb}] =
+        b_.copy({r, to_host_, Category::forward, name_of(l) + " act d2h", mb, after}, bytes,
+                engine::CopyDirection::to_host);
+  }
+  // ... and come back before its backward (and its recompute), prefetched one layer ahead: the
+  // reload starts once it is offloaded and the backward two layers before it has ended, so it
+  // runs beside the backward of the layer before it.
+  void reload_activations(Rank r, int l, std::uint32_t mb, OpId two_before,
+                          std::vector<OpId>& deps) {
+    const auto it = offloaded_.find({l, mb});
+    if (it == offloaded_.end()) return;
+    std::vector<OpId> after = {it->second};
+    if (two_before != engine::kNone) after.push_back(two_before);
+    deps.push_back(b_.copy({r, from_host_, Category::backward, name_of(l) + " act h2d", mb, after},
+                           static_cast<std::uint64_t>(activations_->at(l).kept),
+                           engine::CopyDirection::from_host));
+    offloaded_.erase(it);
+  }
+  const std::string& name_of(int l) const { return ctx_.layers[static_cast<std::size_t>(l)].name; }
+
   // The optimizer step waits for every gradient reduction of the data-parallel strategy.
   void emit_optimizer(Rank r) {
     const std::vector<OpId> reduce_ops = data_parallel_->gradient_ops();
     const double params = data_parallel_->optimizer_params();
+    if (ctx_.parallel.offload.optimizer) {
+      emit_offloaded_optimizer(r, reduce_ops, params);
+      return;
+    }
     const auto stage = static_cast<std::size_t>(layout_.coords(r).pp);
-    const OpId step = b_.compute(
-        {r, compute_, Category::optimizer, "optimizer step", engine::kNone, reduce_ops},
-        params * kOptimizerFlopsPerParam,
-        static_cast<std::uint64_t>(params * optimizer_bytes_per_param(ctx_.training.optimizer)),
-        static_cast<std::uint8_t>(Precision::fp32),
-        kernels_.optimizer(params, stage_tensors_[stage]));
+    const OpId step =
+        b_.compute({r, compute_, Category::optimizer, "optimizer step", engine::kNone, reduce_ops},
+                   params * kOptimizerFlopsPerParam,
+                   static_cast<std::uint64_t>(
+                       params * optimizer_step_bytes_per_param(ctx_.training.optimizer)),
+                   static_cast<std::uint8_t>(Precision::fp32),
+                   kernels_.optimizer(params, stage_tensors_[stage]));
     optimizer_[r] = step;
     data_parallel_->after_optimizer(step);
+  }
+
+  // ZeRO-Offload (docs/parallelism.md "Offload"): the reduced gradient shard goes to host memory
+  // over PCIe, the CPU steps it at the host's memory bandwidth, the updated 16-bit shard comes
+  // back; the strategy's parameter all-gather (ZeRO-1/2) follows the upload.
+  void emit_offloaded_optimizer(Rank r, const std::vector<OpId>& reduce_ops, double params) {
+    const OptimizerOffload o = optimizer_offload(ctx_.training, params);
+    const OpId down =
+        b_.copy({r, to_host_, Category::optimizer, "offload grads d2h", engine::kNone, reduce_ops},
+                static_cast<std::uint64_t>(o.gradients_down), engine::CopyDirection::to_host);
+    engine::Kernel cpu;
+    cpu.kind = engine::KernelKind::host_memory;
+    cpu.bytes = o.cpu_step_bytes;
+    cpu.flops = params * kOptimizerFlopsPerParam;
+    cpu.name = b_.kernel_table().name("cpu optimizer step");
+    const OpId after_down[] = {down};
+    const OpId step = b_.compute(
+        {r, host_, Category::optimizer, "cpu optimizer step", engine::kNone, after_down}, cpu.flops,
+        static_cast<std::uint64_t>(cpu.bytes), static_cast<std::uint8_t>(Precision::fp32),
+        b_.kernel_table().intern(std::span<const engine::Kernel>(&cpu, 1)));
+    const OpId after_step[] = {step};
+    const OpId up = b_.copy(
+        {r, from_host_, Category::optimizer, "offload params h2d", engine::kNone, after_step},
+        static_cast<std::uint64_t>(o.params_up), engine::CopyDirection::from_host);
+    optimizer_[r] = up;
+    data_parallel_->after_optimizer(up);
   }
 
   BuiltSchedule& out_;
@@ -235,6 +300,10 @@ class PlanComposer {
   engine::StreamId compute_ = 0;
   engine::StreamId cp_stream_ = 0;
   engine::StreamId tp_stream_ = 0;  // parallel.tp_comm_overlap's collectives
+  // parallel.offload.optimizer: the copies to and from host memory and the CPU's step
+  engine::StreamId to_host_ = 0, host_ = 0, from_host_ = 0;
+  std::unique_ptr<ActivationMemory> activations_;            // parallel.offload.activations
+  std::map<std::pair<int, std::uint32_t>, OpId> offloaded_;  // (layer, mb) -> its d2h copy
   engine::StreamId recv_fwd_ = 0, send_fwd_ = 0, recv_bwd_ = 0, send_bwd_ = 0;
   std::vector<OpId> optimizer_;  // per rank: its latest optimizer step
 };

@@ -23,7 +23,8 @@ std::set<std::string> keys_of(const json& j) {
   return keys;
 }
 
-// DESIGN.md "Result JSON", plus our extras: critical_rank, notes, workload, memory.peak_rank.
+// DESIGN.md "Result JSON", plus our extras: critical_rank, notes, workload, offload,
+// memory.peak_rank, memory.host.
 void expect_design_keys(const json& j) {
   EXPECT_EQ(keys_of(j),
             (std::set<std::string>{"scenario", "world_size", "iteration_time_s", "tokens_per_s",
@@ -31,7 +32,7 @@ void expect_design_keys(const json& j) {
                                    "exposed_comm_s", "comm_overlap_fraction", "memory",
                                    "breakdown_s", "links", "network_model", "simulator",
                                    // extras
-                                   "critical_rank", "notes", "workload"}));
+                                   "critical_rank", "notes", "workload", "offload"}));
   EXPECT_EQ(keys_of(j["exposed_comm_s"]),
             (std::set<std::string>{"dp", "tp", "pp", "ep", "cp", "total"}));
   EXPECT_EQ(
@@ -39,7 +40,7 @@ void expect_design_keys(const json& j) {
       (std::set<std::string>{"peak_bytes_per_gpu", "capacity_bytes", "fits", "breakdown",
                              // extras (docs/memory.md)
                              "peak_rank", "overheads", "allocated_bytes", "reserved_bytes", "phase",
-                             "headroom_bytes", "verdict", "suggestions", "timeline"}));
+                             "headroom_bytes", "verdict", "suggestions", "timeline", "host"}));
   EXPECT_EQ(keys_of(j["memory"]["breakdown"]),
             (std::set<std::string>{"weights", "gradients", "optimizer", "activations", "buffers"}));
   EXPECT_EQ(keys_of(j["breakdown_s"]),
@@ -107,7 +108,10 @@ void expect_consistent(const json& j, const models::Scenario& sc) {
   EXPECT_NEAR(m["peak_bytes_per_gpu"].get<double>(), terms, rel * terms);
   EXPECT_EQ(m["capacity_bytes"].get<double>(), sc.cluster.gpu.memory_bytes);
   EXPECT_EQ(m["fits"].get<bool>(),
-            m["peak_bytes_per_gpu"].get<double>() <= m["capacity_bytes"].get<double>());
+            m["peak_bytes_per_gpu"].get<double>() <= m["capacity_bytes"].get<double>() &&
+                m["host"]["fits"].get<bool>());
+  EXPECT_EQ(m["host"]["fits"].get<bool>(),
+            m["host"]["bytes_per_node"].get<double>() <= m["host"]["capacity_bytes"].get<double>());
   // Links: busiest first, utilization = bytes / (bandwidth × iteration time) within [0, 1].
   double previous = 2.0;
   for (const auto& link : j["links"]) {

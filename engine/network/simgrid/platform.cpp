@@ -104,9 +104,12 @@ Platform::Platform(const Topology& topology, const SimgridSettings& settings)
   start_engine(settings);
   auto* zone = new ClusterZone(topology);  // SimGrid's root zone
   s4u::NetZone* iface = zone->get_iface();
-  hosts_.reserve(topology.num_gpus());
-  for (EndpointId e = 0; e < topology.num_gpus(); ++e) {
-    s4u::Host* h = iface->create_host("gpu" + std::to_string(e), 1e12);
+  // The GPUs, then each GPU's host memory (Topology::host_endpoint: num_gpus() + e).
+  const auto gpus = static_cast<EndpointId>(topology.num_gpus());
+  hosts_.reserve(2 * topology.num_gpus());
+  for (EndpointId e = 0; e < 2 * gpus; ++e) {
+    s4u::Host* h = iface->create_host(
+        (e < gpus ? "gpu" + std::to_string(e) : "host" + std::to_string(e - gpus)), 1e12);
     h->seal();
     zone->add_gpu(e, h);
     hosts_.push_back(h);

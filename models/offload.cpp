@@ -1,0 +1,101 @@
+#include "models/offload.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "models/rank_layout.hpp"
+
+namespace clustersim::models {
+
+double optimizer_step_bytes_per_param(Optimizer optimizer) {
+  return optimizer == Optimizer::sgd ? 20.0 : 28.0;
+}
+
+OptimizerOffload optimizer_offload(const TrainingConfig& training, double params) {
+  const double param_bytes = training.amp ? 4.0 : stored_element_bytes(training.precision);
+  const double grad_bytes =
+      training.grad_reduce_dtype ? bytes_per_element(*training.grad_reduce_dtype) : param_bytes;
+  OptimizerOffload o;
+  o.gradients_down = params * grad_bytes;
+  o.params_up = params * param_bytes;
+  o.cpu_step_bytes = params * optimizer_step_bytes_per_param(training.optimizer);
+  return o;
+}
+
+double optimizer_host_bytes(const TrainingConfig& training, const MemoryBreakdown& states,
+                            double gradient_bytes) {
+  const double k = optimizer_state_bytes_per_param(training);
+  const double stepped = k > 0 ? states.optimizer / k : 0.0;
+  return states.optimizer + stepped * gradient_bytes;
+}
+
+double host_bytes_per_node(const Scenario& sc, const std::vector<double>& host_per_stage) {
+  const RankLayout layout = rank_layout(sc.parallel);
+  const int gpus = sc.cluster.topology.node.gpus;
+  double most = 0;
+  for (int node = 0; node < sc.cluster.nodes; ++node) {
+    double sum = 0;
+    for (int g = 0; g < gpus; ++g) {
+      const auto rank = static_cast<engine::Rank>(node * gpus + g);
+      const auto stage = static_cast<std::size_t>(layout.coords(rank).pp);
+      if (stage < host_per_stage.size()) sum += host_per_stage[stage];
+    }
+    most = std::max(most, sum);
+  }
+  return most;
+}
+
+bool offloads_activations(const PlanContext& ctx, int layer) {
+  if (!ctx.parallel.offload.activations) return false;
+  return ctx.transformer == nullptr || ctx.layers[static_cast<std::size_t>(layer)].block >= 0;
+}
+
+OffloadActivity offload_activity(const engine::Schedule& s, const engine::Timeline& tl,
+                                 engine::Rank rank) {
+  OffloadActivity a;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (op.rank != rank) continue;
+    const double seconds = (tl.end[id] - tl.start[id]).seconds();
+    if (engine::is_host_copy(op)) {
+      const bool down = op.tag == static_cast<std::uint32_t>(engine::CopyDirection::to_host);
+      (down ? a.to_host_bytes : a.from_host_bytes) += static_cast<double>(op.bytes);
+      (down ? a.to_host_s : a.from_host_s) += seconds;
+    } else if (op.kind == engine::OpKind::compute && op.kernels < s.kernels.size()) {
+      const auto list = s.kernels.list(op.kernels);
+      if (!list.empty() && list.front().kind == engine::KernelKind::host_memory)
+        a.host_step_s += seconds;
+    }
+  }
+  return a;
+}
+
+namespace detail {
+
+void validate_offload(const Scenario& s) {
+  const OffloadConfig& o = s.parallel.offload;
+  if (!o.any()) return;
+  const std::string what =
+      o.optimizer ? "parallel.offload.optimizer" : "parallel.offload.activations";
+  if (o.optimizer && s.parallel.data_parallel == DataParallel::ddp)
+    s.fail("parallel.offload.optimizer",
+           "optimizer offload is ZeRO-Offload (DeepSpeed offload_optimizer with ZeRO stage 1, 2 "
+           "or 3) or FSDP's CPUOffload, which step the optimizer's shard on the CPU, but "
+           "parallel.data_parallel is ddp; allowed: data_parallel zero1, zero2, zero3, fsdp or "
+           "hsdp, or false");
+  if (!(s.cluster.host.memory_bytes > 0))
+    s.fail("cluster.host.memory",
+           what +
+               " puts tensors in host memory, whose size the node does not state; give "
+               "cluster.host.memory (e.g. 2TB) or use a node preset that has it "
+               "(clustersim presets nodes)");
+  if (o.optimizer && !(s.cluster.host.memory_bandwidth > 0))
+    s.fail("cluster.host.memory_bandwidth",
+           "parallel.offload.optimizer steps the optimizer on the CPU at the host's memory "
+           "bandwidth, which the node does not state; give cluster.host.memory_bandwidth (e.g. "
+           "409.6GB/s: 16 channels of DDR4-3200)");
+}
+
+}  // namespace detail
+
+}  // namespace clustersim::models
