@@ -57,6 +57,7 @@ class TraceAssembly {
   };
 
   std::uint32_t intern(std::string_view name);
+  const std::string& name(std::uint32_t interned) const { return names_.at(interned); }
   // A process group by its name (`dp[0]`): it holds the ranks whose collectives name it.
   std::uint32_t group(std::string_view name);
   // Names stream `tid` of rank (process) `pid`; a stream an op uses unnamed is "stream TID".
