@@ -298,7 +298,10 @@ TraceContents read_trace(std::istream& in, const std::string& source,
     reader.assembly().reserve(std::min(options.size_bytes / kMinBytesPerOp, kMaxReserve));
   const std::string not_chrome = source + ": not a Chrome trace: expected {\"traceEvents\": [...]}";
   try {
-    JsonCursor json(in);
+    // A file smaller than the cursor's buffer gets a buffer of its size.
+    JsonCursor json(in, options.size_bytes > 0 ? std::min<std::uint64_t>(options.size_bytes + 1,
+                                                                         std::uint64_t{1} << 20)
+                                               : std::size_t{1} << 20);
     const Type top = json.peek();
     if (top == Type::array)
       throw TraceError(source + ": a JSON array; expected the object {\"traceEvents\": [...]}");

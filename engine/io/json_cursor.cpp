@@ -15,8 +15,6 @@ namespace clustersim::engine {
 
 namespace {
 
-constexpr std::size_t kBuffer = std::size_t{1} << 20;
-
 // Bytes a string holds as they are: not '"', '\\', a control character or a byte of a UTF-8
 // sequence (checked apart).
 constexpr std::array<bool, 256> plain_bytes() {
@@ -87,7 +85,8 @@ void append_utf8(std::string& out, std::uint32_t cp) {
 
 }  // namespace
 
-JsonCursor::JsonCursor(std::istream& in) : in_(in), buf_(kBuffer) {
+JsonCursor::JsonCursor(std::istream& in, std::size_t buffer)
+    : in_(in), buf_(std::clamp<std::size_t>(buffer, 64, kMaxToken)) {
   // A UTF-8 byte order mark may come first, as nlohmann-json allows.
   std::size_t from = 0;
   std::size_t i = 0;

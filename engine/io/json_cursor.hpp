@@ -47,7 +47,8 @@ class JsonCursor {
   // Arrays and objects nested deeper than this are an error.
   static constexpr std::size_t kMaxDepth = 10'000;
 
-  explicit JsonCursor(std::istream& in);
+  // `buffer`: the bytes read at a time (a smaller text needs no more).
+  explicit JsonCursor(std::istream& in, std::size_t buffer = std::size_t{1} << 20);
 
   // The type of the next value, after whitespace. JsonSyntaxError if no value starts there.
   Type peek();

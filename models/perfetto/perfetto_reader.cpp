@@ -34,22 +34,26 @@ constexpr std::uint64_t kMaxReserve = std::uint64_t{1} << 25;
 // Nanoseconds the simulated clock (64-bit picoseconds) holds.
 constexpr std::uint64_t kMaxNs = std::numeric_limits<std::int64_t>::max() / 1000;
 
-// uuids and iids are small counters in clustersim's traces: a vector holds them while they stay
-// dense, a map any other (a hostile id of 4e9 costs a map entry, not gigabytes).
+// uuids and iids are counters in clustersim's traces (lane uuids start after one per rank): a
+// vector holds them from the first id set while they stay dense, a map any other (a hostile id of
+// 4e9 costs a map entry, not gigabytes).
 template <typename T>
 class IdMap {
  public:
   T* find(std::uint64_t id) {
-    if (id < dense_.size() && dense_[id]) return &*dense_[id];
+    if (id >= base_ && id - base_ < dense_.size() && dense_[id - base_])
+      return &*dense_[id - base_];
     const auto it = sparse_.find(id);
     return it == sparse_.end() ? nullptr : &it->second;
   }
   T& set(std::uint64_t id, T value) {
-    if (id < dense_.size() || id <= 2 * dense_count_ + kSlack) {
-      if (id >= dense_.size()) dense_.resize(id + 1);
-      if (!dense_[id]) ++dense_count_;
+    if (dense_.empty() && sparse_.empty()) base_ = id;
+    const std::uint64_t i = id - base_;
+    if (id >= base_ && (i < dense_.size() || i <= 2 * dense_count_ + kSlack)) {
+      if (i >= dense_.size()) dense_.resize(i + 1);
+      if (!dense_[i]) ++dense_count_;
       sparse_.erase(id);
-      return *(dense_[id] = std::move(value));
+      return *(dense_[i] = std::move(value));
     }
     return sparse_.insert_or_assign(id, std::move(value)).first->second;
   }
@@ -60,9 +64,9 @@ class IdMap {
   }
 
  private:
-  // Ids up to twice the count held, plus this, stay dense: the writer's lane uuids start after
-  // its process uuids, one per rank.
-  static constexpr std::uint64_t kSlack = 1u << 16;
+  // Ids up to twice the count held, plus this, past the first stay dense.
+  static constexpr std::uint64_t kSlack = 1024;
+  std::uint64_t base_ = 0;
   std::vector<std::optional<T>> dense_;
   std::uint64_t dense_count_ = 0;
   std::unordered_map<std::uint64_t, T> sparse_;
@@ -287,7 +291,7 @@ engine::TraceContents read_perfetto_trace(std::istream& in, const std::string& s
   Reader reader(source);
   const std::uint64_t size = options.size_bytes;
   if (size > 0) reader.assembly().reserve(std::min(size / kMinBytesPerOp, kMaxReserve));
-  google::protobuf::io::IstreamInputStream file(&in, 1 << 20);
+  google::protobuf::io::IstreamInputStream file(&in, 1 << 16);
   std::optional<CodedInputStream> coded(&file);
   std::uint64_t base = 0;  // bytes before the current CodedInputStream
   pb::TracePacket packet;
