@@ -3,7 +3,9 @@
 // cursor refuses, and tokens that straddle its 1 MiB buffer read as well as any other.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -132,6 +134,33 @@ TEST(JsonCursor, RefusesWhatNlohmannRefuses) {
     EXPECT_FALSE(json::accept(text));
     EXPECT_NE(error_of(text), "");
   }
+}
+
+// Times in a trace are decimals (microseconds with six places), read on a fast path: each must be
+// the double strtod makes of the same text.
+TEST(JsonCursor, DecimalsRoundAsStrtodDoes) {
+  std::mt19937_64 rng(3);
+  std::string text = "[";
+  std::vector<std::string> numbers = {"0.1",
+                                      "0.000001",
+                                      "9007199254740.993",
+                                      "999999999.999999",
+                                      "123456789012345.6",
+                                      "0.30000000000000004",
+                                      "1.0",
+                                      "10.25"};
+  for (int k = 0; k < 20'000; ++k) {
+    const std::string whole = std::to_string(rng() % 10'000'000'000ull);
+    std::string fraction = std::to_string(rng() % 1'000'000);
+    fraction.insert(0, 6 - fraction.size(), '0');
+    numbers.push_back(whole + "." + fraction);
+  }
+  for (const std::string& n : numbers)
+    text += n + ",";
+  text.back() = ']';
+  const json read_back = read(text);
+  for (std::size_t k = 0; k < numbers.size(); ++k)
+    ASSERT_EQ(read_back[k].get<double>(), std::strtod(numbers[k].c_str(), nullptr)) << numbers[k];
 }
 
 TEST(JsonCursor, SkipsAValueWithoutKeepingIt) {
