@@ -10,8 +10,9 @@
 // its op, no document built) and the ops go into their final arrays as they come
 // (engine/trace_assembly.hpp), so memory grows with the ops kept, not with the text: the GPT-3
 // 1,024-GPU run's 3.8 GB trace reads at 1 to 1.5 M ops/s on a loaded 2-core machine, faster than
-// the run simulates (docs/performance.md "Reading traces back"). Perfetto's protobuf traces have their reader beside their writer, in models/perfetto
-// (perfetto_reader.hpp), and come back into the same TraceContents.
+// the run simulates (docs/performance.md "Reading traces back"). Perfetto's protobuf traces have
+// their reader beside their writer, in models/perfetto (perfetto_reader.hpp), and come back into
+// the same TraceContents.
 #pragma once
 
 #include <cstdint>
