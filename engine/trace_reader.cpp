@@ -4,9 +4,12 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstring>
+#include <iterator>
+#include <nlohmann/json.hpp>
 #include <utility>
+#include <vector>
 
-#include "engine/io/json_cursor.hpp"
 #include "engine/network/transfer_plan.hpp"
 #include "engine/trace_assembly.hpp"
 
@@ -14,7 +17,16 @@ namespace clustersim::engine {
 
 namespace {
 
-using Type = JsonCursor::Type;
+// The JSON type of a value.
+enum class Type : std::uint8_t { object, array, string, number, boolean, null };
+
+struct Number {
+  double value = 0.0;
+  // A non-negative integer written without fraction or exponent that fits 64 bits: `count` holds
+  // it exactly (nlohmann's number_unsigned).
+  bool is_count = false;
+  std::uint64_t count = 0;
+};
 
 // The simulated clock holds 64-bit picoseconds, about 9.2e12 us.
 constexpr double kMaxMicros = 9.0e12;
@@ -27,7 +39,7 @@ struct Field {
   bool present = false;
   Type type = Type::null;
   std::string text;
-  JsonCursor::Number number;
+  Number number;
 };
 
 // The members of a trace event the reader uses; the others are skipped unread.
@@ -111,42 +123,6 @@ struct Event {
   }
 };
 
-void read_field(JsonCursor& json, Field& f) {
-  f.present = true;
-  f.type = json.peek();
-  if (f.type == Type::string)
-    f.text.assign(json.string());
-  else if (f.type == Type::number)
-    f.number = json.number();
-  else
-    json.skip();
-}
-
-void read_event(JsonCursor& json, Event& e) {
-  e.clear(Event::kMembers);
-  e.clear(Event::kArgs);
-  json.begin_object();
-  while (const auto key = json.next_key()) {
-    if (*key != "args") {
-      Field* f = e.member(*key);
-      f != nullptr ? read_field(json, *f) : json.skip();
-      continue;
-    }
-    e.clear(Event::kArgs);  // a second "args" replaces the first
-    e.args.present = true;
-    e.args.type = json.peek();
-    if (e.args.type != Type::object) {
-      json.skip();
-      continue;
-    }
-    json.begin_object();
-    while (const auto arg = json.next_key()) {
-      Field* f = e.arg(*arg);
-      f != nullptr ? read_field(json, *f) : json.skip();
-    }
-  }
-}
-
 std::int64_t picoseconds(double micros) {
   return static_cast<std::int64_t>(std::llround(micros * 1e6));
 }
@@ -170,10 +146,17 @@ class Reader {
 
   TraceAssembly& assembly() { return assembly_; }
 
-  void element(JsonCursor& json, std::size_t index) {
+  // The event being read, which the SAX handler fills member by member.
+  Event& event() { return e_; }
+
+  [[noreturn]] void not_an_event(std::size_t index) {
     index_ = index;
-    if (json.peek() != Type::object) fail("", "expected an object (a trace event)");
-    read_event(json, e_);
+    fail("", "expected an object (a trace event)");
+  }
+
+  // The event whose members event() holds ended.
+  void element(std::size_t index) {
+    index_ = index;
     const std::string& ph = text(e_.ph, "ph");
     if (ph == "X")
       op();
@@ -289,6 +272,261 @@ class Reader {
   std::size_t index_ = 0;
 };
 
+// The stream read in large blocks, as an input iterator for nlohmann's iterator input adapter:
+// the parser takes a byte at a time from the block in memory, and the block is refilled by one
+// istream::read, which is much cheaper than nlohmann's istream adapter (a streambuf call a byte).
+class BlockInput {
+ public:
+  BlockInput(std::istream& in, std::size_t block) : in_(in), buf_(block) {}
+
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char*;
+    using reference = const char&;
+
+    Iterator() = default;  // the end
+    explicit Iterator(BlockInput* in) : in_(in) {}
+    reference operator*() const { return in_->buf_[in_->pos_]; }
+    Iterator& operator++() {
+      ++in_->pos_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator before = *this;
+      ++*this;
+      return before;
+    }
+    // Only ever compared with the end, which it equals when the stream has nothing more.
+    friend bool operator==(const Iterator& a, const Iterator& b) { return a.done() == b.done(); }
+
+   private:
+    bool done() const { return in_ == nullptr || (in_->pos_ == in_->end_ && !in_->refill()); }
+    BlockInput* in_ = nullptr;
+  };
+
+  Iterator begin() { return Iterator(this); }
+  static Iterator end() { return {}; }
+  // Bytes the parser has taken, for progress.
+  std::uint64_t offset() const { return consumed_ + pos_; }
+
+ private:
+  bool refill() {
+    consumed_ += end_;
+    pos_ = end_ = 0;
+    if (!in_) return false;
+    in_.read(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    end_ = static_cast<std::size_t>(in_.gcount());
+    return end_ > 0;
+  }
+
+  std::istream& in_;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0;
+  std::size_t end_ = 0;
+  std::uint64_t consumed_ = 0;
+};
+
+// nlohmann::json's SAX events (the nlohmann::json_sax<json> interface) turned straight into
+// events' members: each member the reader uses is kept in its Field, the others (and anything
+// nested where the reader wants none) are skipped as they pass, so no JSON value is built.
+class TraceHandler {
+ public:
+  using json = nlohmann::json;
+
+  TraceHandler(Reader& reader, const std::string& source, const TraceReadOptions& options,
+               const BlockInput& input)
+      : reader_(reader), source_(source), options_(options), input_(input) {}
+
+  // The top-level value was not an object (a number, a string...).
+  bool top_is_scalar() const { return top_is_scalar_; }
+  bool has_events() const { return has_events_; }
+
+  bool null() { return scalar(Type::null); }
+  bool boolean(bool) { return scalar(Type::boolean); }
+  bool number_integer(json::number_integer_t v) {
+    return number(Number{static_cast<double>(v), false, 0});
+  }
+  bool number_unsigned(json::number_unsigned_t v) {
+    return number(Number{static_cast<double>(v), true, v});
+  }
+  bool number_float(json::number_float_t v, const json::string_t&) {
+    return number(Number{v, false, 0});
+  }
+  bool string(json::string_t& s) {
+    if (Field* f = value(Type::string)) f->text.assign(s);
+    return true;
+  }
+  bool binary(json::binary_t&) { return scalar(Type::null); }  // JSON text has none
+
+  bool start_object(std::size_t) {
+    if (skip_ > 0) return ++skip_, true;
+    switch (level_) {
+      case Level::top:
+        level_ = Level::root;
+        return true;
+      case Level::events:
+        clear_event();
+        level_ = Level::event;
+        return true;
+      case Level::event:
+        if (args_next_) {
+          args_next_ = false;
+          Event& e = reader_.event();
+          e.clear(Event::kArgs);  // a second "args" replaces the first
+          e.args.present = true;
+          e.args.type = Type::object;
+          level_ = Level::args;
+          return true;
+        }
+        break;
+      default:
+        break;
+    }
+    value(Type::object);
+    skip_ = 1;
+    return true;
+  }
+  bool start_array(std::size_t) {
+    if (skip_ > 0) return ++skip_, true;
+    if (level_ == Level::top)
+      throw TraceError(source_ + ": a JSON array; expected the object {\"traceEvents\": [...]}");
+    if (level_ == Level::root && events_next_) {
+      has_events_ = true;
+      level_ = Level::events;
+      return true;
+    }
+    value(Type::array);
+    skip_ = 1;
+    return true;
+  }
+  bool key(json::string_t& k) {
+    if (skip_ > 0) return true;
+    switch (level_) {
+      case Level::root:
+        events_next_ = k == "traceEvents";
+        break;
+      case Level::event:
+        args_next_ = k == "args";
+        field_ = args_next_ ? nullptr : reader_.event().member(k);
+        break;
+      case Level::args:
+        field_ = reader_.event().arg(k);
+        break;
+      default:
+        break;
+    }
+    return true;
+  }
+  bool end_object() {
+    if (skip_ > 0) return --skip_, true;
+    switch (level_) {
+      case Level::args:
+        level_ = Level::event;
+        break;
+      case Level::event:
+        level_ = Level::events;
+        reader_.element(index_++);
+        if (options_.progress && index_ % 65'536 == 0) {
+          const auto size = static_cast<double>(options_.size_bytes);
+          options_.progress(size > 0 ? std::min(1.0, static_cast<double>(input_.offset()) / size)
+                                     : -1.0);
+        }
+        break;
+      default:  // the root
+        level_ = Level::done;
+        break;
+    }
+    return true;
+  }
+  bool end_array() {
+    if (skip_ > 0) return --skip_, true;
+    level_ = Level::root;  // the end of traceEvents
+    return true;
+  }
+
+  // nlohmann's message, with the byte where the text goes wrong: "not valid JSON at byte 17:
+  // line 1, column 17: syntax error while parsing value - unexpected end of input; ...".
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
+    std::string_view what = e.what();
+    if (what.starts_with('[')) {  // "[json.exception.parse_error.101] "
+      const std::size_t close = what.find("] ");
+      if (close != std::string_view::npos) what.remove_prefix(close + 2);
+    }
+    if (what.starts_with("parse error at ")) what.remove_prefix(15);
+    throw TraceError(source_ + ": not valid JSON at byte " + std::to_string(position) + ": " +
+                     std::string(what));
+  }
+
+ private:
+  // Where the parser is: which containers the reader reads into are open.
+  enum class Level : std::uint8_t { top, root, events, event, args, done };
+
+  void clear_event() {
+    Event& e = reader_.event();
+    e.clear(Event::kMembers);
+    e.clear(Event::kArgs);
+    field_ = nullptr;
+    args_next_ = false;
+  }
+
+  // A value starts (a scalar, or a container that is skipped): the Field it fills, if any.
+  Field* value(Type type) {
+    switch (level_) {
+      case Level::top:
+        top_is_scalar_ = true;
+        level_ = Level::done;
+        return nullptr;
+      case Level::events:
+        reader_.not_an_event(index_);
+      case Level::event:
+        if (args_next_) {  // "args" that is not an object
+          args_next_ = false;
+          Event& e = reader_.event();
+          e.clear(Event::kArgs);
+          e.args.present = true;
+          e.args.type = type;
+          return nullptr;
+        }
+        [[fallthrough]];
+      case Level::args:
+        if (field_ == nullptr) return nullptr;
+        field_->present = true;
+        field_->type = type;
+        return std::exchange(field_, nullptr);
+      default:
+        return nullptr;
+    }
+  }
+  bool scalar(Type type) {
+    if (skip_ == 0) value(type);
+    return true;
+  }
+  bool number(const Number& n) {
+    if (skip_ > 0) return true;
+    if (Field* f = value(Type::number)) f->number = n;
+    return true;
+  }
+
+  Reader& reader_;
+  const std::string& source_;
+  const TraceReadOptions& options_;
+  const BlockInput& input_;
+  Level level_ = Level::top;
+  std::size_t skip_ = 0;      // the depth inside a value skipped
+  std::size_t index_ = 0;     // of the next element of traceEvents
+  Field* field_ = nullptr;    // the member whose value comes next, if the reader uses it
+  bool events_next_ = false;  // the root's member "traceEvents" comes next
+  bool args_next_ = false;    // the event's member "args" comes next
+  bool has_events_ = false;
+  bool top_is_scalar_ = false;
+};
+
+// The bytes read at a time: a smaller file gets a block of its size.
+constexpr std::uint64_t kBlock = std::uint64_t{4} << 20;
+
 }  // namespace
 
 TraceContents read_trace(std::istream& in, const std::string& source,
@@ -296,44 +534,11 @@ TraceContents read_trace(std::istream& in, const std::string& source,
   Reader reader(source);
   if (options.size_bytes > 0)
     reader.assembly().reserve(std::min(options.size_bytes / kMinBytesPerOp, kMaxReserve));
+  BlockInput input(in, options.size_bytes > 0 ? std::min(options.size_bytes + 1, kBlock) : kBlock);
+  TraceHandler handler(reader, source, options, input);
+  nlohmann::json::sax_parse(input.begin(), input.end(), &handler);
   const std::string not_chrome = source + ": not a Chrome trace: expected {\"traceEvents\": [...]}";
-  try {
-    // A file smaller than the cursor's buffer gets a buffer of its size.
-    JsonCursor json(in, options.size_bytes > 0 ? std::min<std::uint64_t>(options.size_bytes + 1,
-                                                                         std::uint64_t{1} << 20)
-                                               : std::size_t{1} << 20);
-    const Type top = json.peek();
-    if (top == Type::array)
-      throw TraceError(source + ": a JSON array; expected the object {\"traceEvents\": [...]}");
-    if (top != Type::object) {
-      json.skip();
-      json.end();
-      throw TraceError(not_chrome);
-    }
-    bool has_events = false;
-    std::size_t index = 0;  // of the next element of traceEvents
-    json.begin_object();
-    while (const auto key = json.next_key()) {
-      if (*key != "traceEvents" || json.peek() != Type::array) {
-        json.skip();
-        continue;
-      }
-      has_events = true;
-      json.begin_array();
-      while (json.next_element()) {
-        reader.element(json, index++);
-        if (options.progress && index % 65'536 == 0) {
-          const auto size = static_cast<double>(options.size_bytes);
-          options.progress(size > 0 ? std::min(1.0, static_cast<double>(json.offset()) / size)
-                                    : -1.0);
-        }
-      }
-    }
-    json.end();
-    if (!has_events) throw TraceError(not_chrome);
-  } catch (const JsonSyntaxError& e) {
-    throw TraceError(source + ": not valid JSON: " + e.what());
-  }
+  if (handler.top_is_scalar() || !handler.has_events()) throw TraceError(not_chrome);
   if (reader.assembly().size() == 0)
     throw TraceError(source + ": no ops (no \"ph\": \"X\" events); is it a clustersim trace?");
   TraceContents out = std::move(reader.assembly()).finish();
