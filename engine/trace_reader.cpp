@@ -273,8 +273,9 @@ class Reader {
 };
 
 // The stream read in large blocks, as an input iterator for nlohmann's iterator input adapter:
-// the parser takes a byte at a time from the block in memory, and the block is refilled by one
-// istream::read, which is much cheaper than nlohmann's istream adapter (a streambuf call a byte).
+// the parser takes a byte at a time from the block in memory (the iterator holds the pointers),
+// and the block is refilled by one istream::read, cheaper than nlohmann's istream adapter (a
+// streambuf call a byte).
 class BlockInput {
  public:
   BlockInput(std::istream& in, std::size_t block) : in_(in), buf_(block) {}
@@ -289,9 +290,9 @@ class BlockInput {
 
     Iterator() = default;  // the end
     explicit Iterator(BlockInput* in) : in_(in) {}
-    reference operator*() const { return in_->buf_[in_->pos_]; }
+    reference operator*() const { return *next_; }
     Iterator& operator++() {
-      ++in_->pos_;
+      ++next_;
       return *this;
     }
     Iterator operator++(int) {
@@ -303,30 +304,32 @@ class BlockInput {
     friend bool operator==(const Iterator& a, const Iterator& b) { return a.done() == b.done(); }
 
    private:
-    bool done() const { return in_ == nullptr || (in_->pos_ == in_->end_ && !in_->refill()); }
+    bool done() const { return in_ == nullptr || (next_ == last_ && !in_->refill(next_, last_)); }
     BlockInput* in_ = nullptr;
+    // The bytes of the block not yet taken.
+    mutable const char* next_ = nullptr;
+    mutable const char* last_ = nullptr;
   };
 
   Iterator begin() { return Iterator(this); }
   static Iterator end() { return {}; }
-  // Bytes the parser has taken, for progress.
-  std::uint64_t offset() const { return consumed_ + pos_; }
+  // Bytes read from the stream so far (the parser is within a block of it), for progress.
+  std::uint64_t offset() const { return read_; }
 
  private:
-  bool refill() {
-    consumed_ += end_;
-    pos_ = end_ = 0;
+  bool refill(const char*& next, const char*& last) {
     if (!in_) return false;
     in_.read(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    end_ = static_cast<std::size_t>(in_.gcount());
-    return end_ > 0;
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    read_ += got;
+    next = buf_.data();
+    last = next + got;
+    return got > 0;
   }
 
   std::istream& in_;
   std::vector<char> buf_;
-  std::size_t pos_ = 0;
-  std::size_t end_ = 0;
-  std::uint64_t consumed_ = 0;
+  std::uint64_t read_ = 0;
 };
 
 // nlohmann::json's SAX events (the nlohmann::json_sax<json> interface) turned straight into

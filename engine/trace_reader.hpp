@@ -6,13 +6,13 @@
 // What a trace does not keep stays empty or is guessed plainly: no dependencies, no link bytes;
 // launch = start (the time a communication op waited for its peers is not in the trace); a
 // process group holds the ranks whose ops name it, in increasing order; a collective's root is 0.
-// The text is read as it streams (engine/io/json_cursor.hpp: each event's members straight into
-// its op, no document built) and the ops go into their final arrays as they come
-// (engine/trace_assembly.hpp), so memory grows with the ops kept, not with the text: the GPT-3
-// 1,024-GPU run's 3.8 GB trace reads at 1 to 1.5 M ops/s on a loaded 2-core machine, faster than
-// the run simulates (docs/performance.md "Reading traces back"). Perfetto's protobuf traces have
-// their reader beside their writer, in models/perfetto (perfetto_reader.hpp), and come back into
-// the same TraceContents.
+// The text is read as it streams, through nlohmann-json's SAX parser (each event's members
+// straight into its op, no document built), and the ops go into their final arrays as they come
+// (engine/trace_assembly.hpp), so memory grows with the ops kept, not with the text. JSON is the
+// slow format to read back: for the largest runs open the .pftrace, which reads faster than the
+// run simulates where the JSON does not (docs/performance.md "Reading traces back"). Perfetto's
+// protobuf traces have their reader beside their writer, in models/perfetto
+// (perfetto_reader.hpp), and come back into the same TraceContents.
 #pragma once
 
 #include <cstdint>
