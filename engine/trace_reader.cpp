@@ -4,7 +4,6 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <streambuf>
 #include <utility>
@@ -275,7 +274,8 @@ class Reader {
 // The stream read in large blocks, for nlohmann's istream input adapter: it takes a byte at a
 // time with streambuf::sbumpc, inline while the block lasts, and the block is refilled by one
 // istream::read (the caller's stream may have a small buffer, or none). Callgrind on 20 MB of
-// a trace: about 18 % fewer instructions than an input iterator over the same blocks.
+// a trace: 18 % fewer instructions for the parse (6 % for the whole read) than nlohmann's
+// iterator adapter over the same blocks.
 class BlockBuffer : public std::streambuf {
  public:
   BlockBuffer(std::istream& in, std::size_t block) : in_(in), buf_(block) {}
