@@ -6,8 +6,13 @@
 // What a trace does not keep stays empty or is guessed plainly: no dependencies, no link bytes;
 // launch = start (the time a communication op waited for its peers is not in the trace); a
 // process group holds the ranks whose ops name it, in increasing order; a collective's root is 0.
-// The file is parsed event by event (nlohmann's callback parser drops each event once read), so
-// memory grows with the ops kept, not with the text.
+// The text is read as it streams, through nlohmann-json's SAX parser (each event's members
+// straight into its op, no document built), and the ops go into their final arrays as they come
+// (engine/trace_assembly.hpp), so memory grows with the ops kept, not with the text. JSON is the
+// slow format to read back: for the largest runs open the .pftrace, which reads faster than the
+// run simulates where the JSON does not (docs/performance.md "Reading traces back"). Perfetto's
+// protobuf traces have their reader beside their writer, in models/perfetto
+// (perfetto_reader.hpp), and come back into the same TraceContents.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +41,9 @@ struct TraceContents {
 struct TraceReadOptions {
   // The stream's length in bytes, for progress; 0 when unknown.
   std::uint64_t size_bytes = 0;
-  // Called every 65,536 events with the share of the bytes read (0..1; -1 when the size is
-  // unknown); it may throw to stop reading (a cancelled load).
+  // Called every 65,536 events (or packets) with the share of the bytes read (0..1; -1 when the
+  // size is unknown); it may throw to stop reading (a cancelled load), and what it throws comes
+  // out of the reader as it is.
   std::function<void(double)> progress;
 };
 

@@ -5,23 +5,31 @@
 #include <cstdio>
 
 #include "gui/models/presentation.hpp"
+#include "gui/models/run_controller.hpp"
 #include "gui/widgets/main_window.hpp"
+#include "models/frontend.hpp"
 
 namespace {
 
 constexpr QSize kScreenshotSize{1600, 900};
 
-// Renders every view of FILE's prediction to DIR/<view>.png, no display needed. Exit codes as
-// the CLI's: 2 for bad input, 1 for anything else.
+// Renders every view of FILE (a scenario, run first, or a trace, read) to DIR/<view>.png, no
+// display needed. Exit codes as the CLI's: 2 for bad input, 1 for anything else.
 int screenshot(clustersim::gui::MainWindow& window, const QString& directory, const QString& file) {
   QString error;
-  const auto prediction =
-      clustersim::gui::run_prediction({file, {}, {}}, nullptr, {}, &error, nullptr);
-  if (!prediction) {
+  clustersim::gui::PresentationPtr presentation;
+  if (clustersim::models::is_trace_path(file.toStdString())) {
+    bool cancelled = false;
+    presentation = clustersim::gui::read_trace_presentation(file, nullptr, {}, &error, &cancelled);
+  } else if (const auto prediction =
+                 clustersim::gui::run_prediction({file, {}, {}}, nullptr, {}, &error, nullptr)) {
+    presentation = clustersim::gui::present(prediction);
+  }
+  if (!presentation) {
     std::fprintf(stderr, "%s\n", qPrintable(error));
     return 2;
   }
-  window.show_presentation(clustersim::gui::present(prediction));
+  window.show_presentation(presentation);
   if (!window.save_screenshots(directory, kScreenshotSize, &error)) {
     std::fprintf(stderr, "error: %s\n", qPrintable(error));
     return 1;
@@ -60,7 +68,7 @@ int main(int argc, char** argv) {
   clustersim::gui::MainWindow window;
   if (parser.isSet(screenshot_option)) {
     if (files.size() != 1) {
-      std::fprintf(stderr, "error: --screenshot DIR needs one scenario FILE\n");
+      std::fprintf(stderr, "error: --screenshot DIR needs one FILE (a scenario or a trace)\n");
       return 2;
     }
     return screenshot(window, parser.value(screenshot_option), files.first());

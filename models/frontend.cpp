@@ -12,6 +12,7 @@
 #include "engine/trace.hpp"
 #include "models/hardware.hpp"
 #include "models/model_spec.hpp"
+#include "models/perfetto/perfetto_reader.hpp"
 #include "models/perfetto/perfetto_trace.hpp"
 #include "models/result_json.hpp"
 
@@ -195,10 +196,6 @@ void write_trace(const Prediction& p, const std::string& path, const ProgressFn&
 
 engine::TraceContents read_trace(const std::string& path, const ProgressFn& progress,
                                  const std::atomic<bool>* cancel) {
-  if (is_perfetto_path(path))
-    throw engine::TraceError(path +
-                             ": a Perfetto protobuf trace, which keeps no categories or "
-                             "arguments; write the trace as .json (--trace t.json) to open it");
   std::ifstream in(path, std::ios::binary);
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
@@ -212,7 +209,8 @@ engine::TraceContents read_trace(const std::string& path, const ProgressFn& prog
       throw Cancelled("reading the trace cancelled");
     if (progress) progress("reading trace", fraction < 0 ? kUnknownFraction : fraction);
   };
-  return engine::read_trace(in, path, options);
+  return is_perfetto_path(path) ? read_perfetto_trace(in, path, options)
+                                : engine::read_trace(in, path, options);
 }
 
 bool is_trace_path(const std::string& path) {

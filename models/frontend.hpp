@@ -82,11 +82,11 @@ void write_trace(const Prediction& prediction, const std::string& path);
 void write_trace(const Prediction& prediction, const std::string& path, const ProgressFn& progress,
                  const engine::TraceFilter& filter = {});
 bool is_perfetto_path(const std::string& path);
-// Reads back a Chrome trace JSON that write_trace wrote (engine/trace_reader.hpp), to show a run
-// without simulating it again; reports phase "reading trace" with the share of the file read, and
-// stops when `cancel` is set (Cancelled). Throws engine::TraceError naming the file and what is
-// wrong: it cannot be read, is not such a trace, or is a Perfetto protobuf trace (which keeps
-// neither categories nor arguments: write the trace as .json to open it).
+// Reads back a trace that write_trace wrote, to show a run without simulating it again: Perfetto's
+// protobuf for a .pftrace or .perfetto-trace path (models/perfetto/perfetto_reader.hpp), Chrome
+// trace JSON otherwise (engine/trace_reader.hpp). Reports phase "reading trace" with the share of
+// the file read, and stops when `cancel` is set (Cancelled). Throws engine::TraceError naming the
+// file and what is wrong: it cannot be read, or is not such a trace.
 engine::TraceContents read_trace(const std::string& path, const ProgressFn& progress = {},
                                  const std::atomic<bool>* cancel = nullptr);
 // Whether `path` looks like a trace rather than another JSON file (a result, a profile): a

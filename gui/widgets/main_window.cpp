@@ -401,8 +401,8 @@ bool MainWindow::save_screenshots(const QString& directory, QSize view_size, QSt
 void MainWindow::choose_and_open() {
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open scenario, trace or result"), {},
-      tr("Scenarios (*.yaml *.yml);;Traces, result JSON or calibration profiles (*.json);;All "
-         "files (*)"));
+      tr("Scenarios (*.yaml *.yml);;Traces (*.json *.pftrace *.perfetto-trace);;Result JSON or "
+         "calibration profiles (*.json);;All files (*)"));
   if (!path.isEmpty()) open_file(path);
 }
 

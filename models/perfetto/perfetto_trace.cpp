@@ -80,6 +80,9 @@ class Writer {
     descriptors();
     flows();
     slices();
+    // After the last slice: a reader that has not met the network process knows the file is cut
+    // short (a trace has no other end marker).
+    network();
     counters();
     if (options_.progress) options_.progress(1.0);
     if (packets_.failed()) throw std::runtime_error("could not write the Perfetto trace");
@@ -116,6 +119,9 @@ class Writer {
         packets_.write(packet_);
       }
     }
+  }
+
+  void network() {
     auto* d = fresh().mutable_track_descriptor();
     d->set_uuid(tracks_.network());
     d->mutable_process()->set_pid(static_cast<std::int32_t>(s_.num_ranks));
@@ -139,6 +145,35 @@ class Writer {
 
   bool kept(OpId id) const {
     return filter().keeps_rank(s_.ops[id].rank) && filter().keeps_time(tl_.start[id], tl_.end[id]);
+  }
+
+  // The interned id of the op's category, which says what the reader needs to restore it
+  // (docs/outputs.md "Perfetto protobuf"): its category, its kind (a collective's type stands for
+  // it), and a collective's group or a send's or recv's peer: `forward,compute`,
+  // `tp-comm,all_reduce,tp[3]`, `pp-comm,send,to 9`. One category per op keeps it to two or three
+  // bytes; a new one travels in the packet that first uses it.
+  std::uint64_t category_iid(const Op& op, pb::InternedData*& interned) {
+    using engine::OpKind;
+    const bool collective = op.kind == OpKind::collective;
+    const bool p2p = op.kind == OpKind::send || op.kind == OpKind::recv;
+    const std::uint64_t key = (static_cast<std::uint64_t>(op.category) << 48) |
+                              (static_cast<std::uint64_t>(op.kind) << 40) |
+                              (collective ? static_cast<std::uint64_t>(op.collective) << 32 : 0u) |
+                              (collective || p2p ? op.group_or_peer : 0u);
+    auto [it, inserted] = categories_.try_emplace(key, categories_.size() + 1);
+    if (inserted) {
+      std::string text =
+          std::string(engine::to_string(op.category)) + "," +
+          std::string(collective ? engine::to_string(op.collective) : engine::to_string(op.kind));
+      if (collective) text += "," + s_.groups[op.group_or_peer].name;
+      if (p2p)
+        text += (op.kind == OpKind::send ? ",to " : ",from ") + std::to_string(op.group_or_peer);
+      if (interned == nullptr) interned = packet_.mutable_interned_data();
+      auto* c = interned->add_event_categories();
+      c->set_iid(it->second);
+      c->set_name(std::move(text));
+    }
+    return it->second;
   }
 
   // The interned id of an op's label (name, micro-batch); a new one travels in the packet that
@@ -170,6 +205,7 @@ class Writer {
         e->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
         e->set_track_uuid(track);
         e->set_name_iid(name);
+        e->add_category_iids(category_iid(op, interned));
         if (op.kind == engine::OpKind::send) {
           if (auto f = flow_from_.find(id); f != flow_from_.end()) e->add_flow_ids(f->second);
         } else if (op.kind == engine::OpKind::recv) {
@@ -239,6 +275,7 @@ class Writer {
   bool first_ = true;
   Tracks tracks_;
   std::unordered_map<std::uint64_t, std::uint64_t> names_;
+  std::unordered_map<std::uint64_t, std::uint64_t> categories_;
   std::unordered_map<OpId, std::uint64_t> flow_from_, flow_to_;
 };
 

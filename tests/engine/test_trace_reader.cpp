@@ -120,7 +120,9 @@ TEST(TraceReader, RefusesWhatIsNotSuchATrace) {
     std::string message;  // what the error says after "t.json: "
   };
   const std::vector<Case> cases = {
-      {R"({"traceEvents":[)", "not valid JSON"},
+      {R"({"traceEvents":[)", "not valid JSON at byte 17: line 1, column 17: syntax error"},
+      {"{\"traceEvents\":[\n{\"ph\":\"X\",}]}",
+       "not valid JSON at byte 28: line 2, column 11: syntax error"},
       {R"({"traceEvents":[{"ts":1e400}]})", "not valid JSON"},  // past a double (fuzzing)
       {"[]", "a JSON array; expected the object"},
       {R"({"events":[]})", "not a Chrome trace"},

@@ -10,8 +10,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  clustersim::engine::TraceReadOptions options;
+  options.size_bytes = size;  // as the front end passes it
   try {
-    clustersim::engine::read_trace(in, "fuzz.json");
+    clustersim::engine::read_trace(in, "fuzz.json", options);
   } catch (const clustersim::engine::TraceError&) {
   }
   return 0;

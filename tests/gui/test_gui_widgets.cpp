@@ -310,40 +310,56 @@ class GuiWidgetsTest : public QObject {
     QCOMPARE(view.shown_rows().size(), lanes);
   }
 
-  // A trace the CLI wrote opens into the timeline, one item per op of the run; a trace cut short
-  // or a Perfetto one is refused in the status bar with the file and the reason.
+  // A trace the CLI wrote, in either format, opens into the timeline, one item per op of the run
+  // with the run's category (its colour); a trace cut short is refused in the status bar with the
+  // file and the reason, and the view keeps what it showed.
   void opening_a_trace_fills_the_timeline() {
     QTemporaryDir dir;
-    const QString path = dir.filePath("t.json");
     models::RunRequest request;
     request.scenario = (kScenarios + "/resnet50-ddp-dgx-a100.yaml").toStdString();
     const models::Prediction run = models::predict(request);
-    models::write_trace(run, path.toStdString());
+    const engine::Schedule& s = run.output.built.schedule;
 
     MainWindow window;
-    QVERIFY(open_and_wait(window, path));
-    QVERIFY(!window.current());
-    QVERIFY(window.presentation() && window.presentation()->trace);
-    QCOMPARE(window.timeline_view()->store().item_count(), run.output.built.schedule.ops.size());
-    QVERIFY(window.topology_view()->layout_data().cables.empty());
-    QVERIFY2(window.status_text().contains(
-                 QStringLiteral("a trace of %1 ops").arg(run.output.built.schedule.ops.size())),
-             qPrintable(window.status_text()));
+    for (const QString name : {"t.json", "t.pftrace"}) {
+      const QString path = dir.filePath(name);
+      models::write_trace(run, path.toStdString());
+      QVERIFY(open_and_wait(window, path));
+      QVERIFY(!window.current());
+      QVERIFY(window.presentation() && window.presentation()->trace);
+      QCOMPARE(window.presentation()->trace_path, path);
+      QCOMPARE(window.timeline_view()->store().item_count(), s.ops.size());
+      const engine::Schedule& shown = window.presentation()->schedule();
+      QCOMPARE(shown.ops.size(), s.ops.size());
+      for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+        QCOMPARE(shown.label(shown.ops[id]), s.label(s.ops[id]));
+        QCOMPARE(shown.ops[id].category, s.ops[id].category);
+      }
+      QVERIFY(window.topology_view()->layout_data().cables.empty());
+      QVERIFY2(window.status_text().contains(QStringLiteral("a trace of %1 ops").arg(s.ops.size())),
+               qPrintable(window.status_text()));
+    }
 
+    QSignalSpy failed(&window.runner(), &RunController::failed);
     QFile cut(dir.filePath("cut.json"));
     QVERIFY(cut.open(QIODevice::WriteOnly));
     cut.write(R"({"traceEvents":[{"ph":"X","name":"op")");
     cut.close();
-    QSignalSpy failed(&window.runner(), &RunController::failed);
     QVERIFY(window.open_file(cut.fileName()));
     QVERIFY(failed.wait(kRunTimeoutMs));
     QVERIFY2(window.status_text().contains(cut.fileName() + ": not valid JSON"),
              qPrintable(window.status_text()));
-    // The trace shown before stays.
-    QCOMPARE(window.timeline_view()->store().item_count(), run.output.built.schedule.ops.size());
-    QVERIFY(window.open_file(dir.filePath("t.pftrace")));
+    QFile pftrace(dir.filePath("t.pftrace"));
+    QVERIFY(pftrace.open(QIODevice::ReadWrite));
+    QVERIFY(pftrace.resize(pftrace.size() / 2));
+    pftrace.close();
+    QVERIFY(window.open_file(pftrace.fileName()));
     QVERIFY(failed.wait(kRunTimeoutMs));
-    QVERIFY2(window.status_text().contains("Perfetto"), qPrintable(window.status_text()));
+    QVERIFY2(window.status_text().contains(pftrace.fileName() + ": ") &&
+                 window.status_text().contains("cut short"),
+             qPrintable(window.status_text()));
+    // The trace shown before stays.
+    QCOMPARE(window.timeline_view()->store().item_count(), s.ops.size());
   }
 
   // File ▸ Open takes a result JSON into the compare view (A, then B); the run can be pinned
