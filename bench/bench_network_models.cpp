@@ -24,11 +24,6 @@ namespace {
 
 using namespace clustersim;
 
-class NoCompute : public engine::ComputeModel {
- public:
-  engine::Time duration(const engine::Op&) const override { return engine::Time::zero(); }
-};
-
 // Runs `body` (which returns its simulated seconds) in a child; returns {wall s, simulated s}.
 std::pair<double, double> timed_in_child(const std::function<double()>& body) {
   int fds[2];
@@ -77,7 +72,7 @@ void BM_Ring512(benchmark::State& state) {
   const engine::Topology topology = bench::ring_topology(kNodes);
   const engine::Schedule schedule = bench::ring_schedule(kNodes, std::uint64_t{1} << 28);
   report(state, [&] {
-    const NoCompute compute;
+    const bench::NoCompute compute;
     auto network = engine::make_network_model(model, topology);
     return engine::simulate(schedule, topology, *network, compute).makespan.seconds();
   });

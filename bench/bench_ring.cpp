@@ -14,16 +14,11 @@ namespace {
 
 using namespace clustersim;
 
-class NoCompute : public engine::ComputeModel {
- public:
-  engine::Time duration(const engine::Op&) const override { return engine::Time::zero(); }
-};
-
 void BM_RingAllReduce512Nodes(benchmark::State& state) {
   constexpr std::uint32_t kNodes = 512;
   const engine::Topology topology = bench::ring_topology(kNodes);
   const engine::Schedule schedule = bench::ring_schedule(kNodes, std::uint64_t{1} << 30);
-  const NoCompute compute;
+  const bench::NoCompute compute;
   double wall_s = 0, simulated_s = 0;
   std::uint64_t events = 0;
   for (auto _ : state) {

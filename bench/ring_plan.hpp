@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/compute_model.hpp"
 #include "engine/schedule.hpp"
 #include "engine/topology_builders.hpp"
 
@@ -32,5 +33,11 @@ inline engine::Schedule ring_schedule(std::uint32_t nodes, std::uint64_t bytes) 
                  engine::CollectiveType::all_reduce, group, bytes, engine::Algorithm::ring);
   return std::move(b).finish();
 }
+
+// The ring has no compute: every op is a transfer.
+class NoCompute : public engine::ComputeModel {
+ public:
+  engine::Time duration(const engine::Op&) const override { return engine::Time::zero(); }
+};
 
 }  // namespace clustersim::bench

@@ -9,18 +9,18 @@ namespace clustersim::calibrate {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
-const json& field(const json& j, const std::string& key, const std::string& file,
-                  const std::string& where = "") {
+const ordered_json& field(const ordered_json& j, const std::string& key, const std::string& file,
+                          const std::string& where = "") {
   if (!j.is_object() || !j.contains(key))
     throw CompareError(file + ": no key '" + where + key + "'");
   return j.at(key);
 }
 
-double number(const json& j, const std::string& key, const std::string& file,
+double number(const ordered_json& j, const std::string& key, const std::string& file,
               const std::string& where = "") {
-  const json& v = field(j, key, file, where);
+  const ordered_json& v = field(j, key, file, where);
   if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
     throw CompareError(file + ": '" + where + key + "' is " + v.dump() +
                        "; allowed: a number of seconds >= 0");
@@ -49,7 +49,7 @@ std::vector<OpError> largest_errors(std::vector<OpError> errors, std::size_t top
   return errors;
 }
 
-Comparison compare_results(const json& predicted, const json& measured,
+Comparison compare_results(const ordered_json& predicted, const ordered_json& measured,
                            const std::string& predicted_name, const std::string& measured_name,
                            std::size_t top) {
   Comparison c;
@@ -62,21 +62,21 @@ Comparison compare_results(const json& predicted, const json& measured,
       predicted.at("scenario").is_string() ? predicted.at("scenario").get<std::string>() : ps;
   c.iteration = {"iteration", number(predicted, "iteration_time_s", predicted_name),
                  number(measured, "iteration_time_s", measured_name)};
-  const json& pb = field(predicted, "breakdown_s", predicted_name);
-  const json& mb = field(measured, "breakdown_s", measured_name);
+  const ordered_json& pb = field(predicted, "breakdown_s", predicted_name);
+  const ordered_json& mb = field(measured, "breakdown_s", measured_name);
   if (!pb.is_object()) throw CompareError(predicted_name + ": 'breakdown_s' is not an object");
   for (const auto& [key, value] : pb.items())
     c.categories.push_back({key, number(pb, key, predicted_name, "breakdown_s."),
                             number(mb, key, measured_name, "breakdown_s.")});
 
-  const json& ops = field(measured, "ops", measured_name);
+  const ordered_json& ops = field(measured, "ops", measured_name);
   if (!ops.is_array())
     throw CompareError(measured_name +
                        ": 'ops' is not a list (is it the JSON of `clustersim "
                        "execute`?)");
   std::vector<OpError> all;
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const json& op = ops[i];
+    const ordered_json& op = ops[i];
     const std::string where = "ops[" + std::to_string(i) + "].";
     OpError e;
     e.id = field(op, "id", measured_name, where).get<std::uint64_t>();
@@ -154,9 +154,9 @@ nlohmann::ordered_json comparison_to_json(const Comparison& c) {
   return j;
 }
 
-json merged_trace(const json& measured, const std::string& measured_name) {
-  const json& ops = field(measured, "ops", measured_name);
-  json events = json::array();
+ordered_json merged_trace(const ordered_json& measured, const std::string& measured_name) {
+  const ordered_json& ops = field(measured, "ops", measured_name);
+  ordered_json events = ordered_json::array();
   std::map<std::uint64_t, bool> ranks;
   std::map<std::pair<std::uint64_t, std::string>, int> threads;  // (pid, stream) -> tid
   auto tid_of = [&](std::uint64_t pid, const std::string& stream) {
@@ -169,7 +169,7 @@ json merged_trace(const json& measured, const std::string& measured_name) {
                         {"args", {{"name", stream}}}});
     return it->second;
   };
-  for (const json& op : ops) {
+  for (const ordered_json& op : ops) {
     const auto rank = op.at("rank").get<std::uint64_t>();
     ranks[rank] = true;
     const std::string stream = op.at("stream").get<std::string>();
@@ -201,7 +201,7 @@ json merged_trace(const json& measured, const std::string& measured_name) {
                         {"pid", pid},
                         {"args", {{"sort_index", pid}}}});
     }
-  return json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+  return ordered_json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
 }
 
 }  // namespace clustersim::calibrate

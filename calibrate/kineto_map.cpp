@@ -11,8 +11,8 @@ namespace clustersim::calibrate {
 
 namespace {
 
-using json = nlohmann::ordered_json;
 using engine::OpKind;
+using nlohmann::ordered_json;
 
 struct Kernel {
   std::string name;
@@ -40,11 +40,11 @@ std::string nccl_kind(std::string_view name) {
 
 }  // namespace
 
-bool is_kineto_trace(const json& doc) {
+bool is_kineto_trace(const ordered_json& doc) {
   return doc.is_object() && doc.contains("traceEvents") && !doc.contains("iteration_time_s");
 }
 
-KinetoMapping map_kineto_trace(const engine::Schedule& s, const json& trace,
+KinetoMapping map_kineto_trace(const engine::Schedule& s, const ordered_json& trace,
                                const std::string& file) {
   KinetoMapping m;
   if (const auto it = trace.find("distributedInfo"); it != trace.end() && it->contains("rank"))
@@ -53,12 +53,12 @@ KinetoMapping map_kineto_trace(const engine::Schedule& s, const json& trace,
     throw CompareError(file + ": distributedInfo.rank " + std::to_string(m.rank) +
                        " is not a rank of the scenario (" + std::to_string(s.num_ranks) +
                        " ranks)");
-  const json& events = trace.at("traceEvents");
+  const ordered_json& events = trace.at("traceEvents");
   std::vector<Kernel> compute;
   std::map<std::string, std::vector<Kernel>> nccl;  // by kind, in time order
   double first = 1e300, last = -1e300;
   std::vector<Kernel> all;
-  for (const json& e : events) {
+  for (const ordered_json& e : events) {
     if (!e.is_object() || e.value("ph", "") != "X" || e.value("cat", "") != "kernel") continue;
     const double ts = e.at("ts").get<double>() * 1e-6, dur = e.at("dur").get<double>() * 1e-6;
     all.push_back({e.at("name").get<std::string>(), ts, ts + dur});
@@ -149,17 +149,17 @@ Comparison compare_kineto(const engine::Schedule& s, const engine::Timeline& pre
   return c;
 }
 
-json kineto_ops_json(const engine::Schedule& s, const engine::Timeline& predicted,
-                     const KinetoMapping& m) {
-  json ops = json::array();
+ordered_json kineto_ops_json(const engine::Schedule& s, const engine::Timeline& predicted,
+                             const KinetoMapping& m) {
+  ordered_json ops = ordered_json::array();
   for (engine::OpId id = 0; id < s.ops.size(); ++id) {
     if (!m.ops[id]) continue;
-    json o = op_json(s, id, predicted);
+    ordered_json o = op_json(s, id, predicted);
     o["start_s"] = m.ops[id]->start_s;
     o["end_s"] = m.ops[id]->end_s;
     ops.push_back(std::move(o));
   }
-  return json{{"ops", std::move(ops)}};
+  return ordered_json{{"ops", std::move(ops)}};
 }
 
 }  // namespace clustersim::calibrate

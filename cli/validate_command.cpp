@@ -31,7 +31,7 @@ std::string default_dir() {
   return std::string(CLUSTERSIM_SOURCE_DIR) + "/validation";
 }
 
-std::string percent(double fraction) {
+std::string signed_percent(double fraction) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%+.1f %%", fraction * 100.0);
   return buf;
@@ -83,7 +83,7 @@ int validate(const ValidateArgs& a) {
     }
     std::snprintf(line, sizeof line, "%-52s %-22s %12.4g %12.4g %9s  %2.0f/%2.0f/%2.0f/%2.0f %%\n",
                   r.file.c_str(), r.metric.c_str(), r.published, r.simulated,
-                  percent(r.error).c_str(), r.shares.compute * 100, r.shares.recompute * 100,
+                  signed_percent(r.error).c_str(), r.shares.compute * 100, r.shares.recompute * 100,
                   r.shares.communication * 100, r.shares.idle * 100);
     std::cout << line;
   }
@@ -99,12 +99,12 @@ int validate(const ValidateArgs& a) {
       continue;
     }
     const bool small = c.small();
-    std::snprintf(line, sizeof line, "%-52s %-10s %10s %12.4g %12.4g %9s  %s/%s/%d\n",
-                  c.file.c_str(), engine::format_bytes(c.bytes).c_str(),
-                  small ? "time us" : "busbw GB/s",
-                  small ? c.published_time_us : c.published_busbw_GBps,
-                  small ? c.simulated_time_us : c.simulated_busbw_GBps, percent(c.error()).c_str(),
-                  c.algorithm.c_str(), c.protocol.c_str(), c.channels);
+    std::snprintf(
+        line, sizeof line, "%-52s %-10s %10s %12.4g %12.4g %9s  %s/%s/%d\n", c.file.c_str(),
+        engine::format_bytes(c.bytes).c_str(), small ? "time us" : "busbw GB/s",
+        small ? c.published_time_us : c.published_busbw_GBps,
+        small ? c.simulated_time_us : c.simulated_busbw_GBps, signed_percent(c.error()).c_str(),
+        c.algorithm.c_str(), c.protocol.c_str(), c.channels);
     std::cout << line;
   }
   std::cout << "\n";

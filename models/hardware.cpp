@@ -4,11 +4,12 @@
 
 #include <algorithm>
 
+#include "models/units.hpp"
+
 namespace clustersim::models {
 namespace {
 
 constexpr double kTera = 1e12;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Dense peaks in TFLOP/s, in Precision order: fp32, tf32, fp16, bf16, fp8 (0 = unsupported).
 GpuSpec gpu(std::string name, std::array<double, kNumPrecisions> tflops, double hbm_gb_per_s,

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <string>
 
+#include "models/units.hpp"
+
 namespace clustersim::models {
 
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // The compute capability family a GPU preset belongs to, from its name.
 enum class Family { volta, ampere_sm80, ampere_ada, hopper_or_later };

@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -14,6 +15,11 @@
 #include "models/yaml_reader.hpp"
 
 namespace clustersim::models::detail {
+
+// A count as the validation messages print it.
+inline std::string str(std::int64_t v) {
+  return std::to_string(v);
+}
 
 // Applies one "path.to.key=value" override (the value parsed as YAML) to `root` (a map), creating
 // intermediate maps, and tells `source` so errors in that value cite the flag.

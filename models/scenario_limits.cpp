@@ -12,10 +12,6 @@
 namespace clustersim::models::detail {
 namespace {
 
-std::string str(std::int64_t v) {
-  return std::to_string(v);
-}
-
 // The key the user wrote among `keys`, else the first (blamed on its section).
 std::string written(const Scenario& s, std::initializer_list<const char*> keys) {
   for (const char* k : keys)

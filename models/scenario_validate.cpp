@@ -12,10 +12,6 @@
 namespace clustersim::models::detail {
 namespace {
 
-std::string str(long v) {
-  return std::to_string(v);
-}
-
 std::string divisors(long n) {
   std::string out;
   for (long d = 1; d <= n; ++d)

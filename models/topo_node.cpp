@@ -9,11 +9,12 @@
 #include <set>
 #include <stdexcept>
 
+#include "models/units.hpp"
+
 namespace clustersim::models {
 
 namespace {
 
-constexpr double kGB = 1e9;
 // The most NVLinks one GPU has (H100, H200, B200: 18). A pair bonded by more links than that
 // divided by its peers cannot be a direct mesh: the links go to NVSwitches.
 constexpr int kMaxLinksPerGpu = 18;

@@ -19,6 +19,11 @@ class UnitError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// Byte multiples: decimal as vendors quote bandwidth and capacity, binary as memory is reported.
+inline constexpr double kGB = 1e9;
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kGiB = 1024.0 * kMiB;
+
 // The unit lists, for messages and documentation.
 inline constexpr std::string_view kSizeUnits = "B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB";
 inline constexpr std::string_view kBandwidthUnits =

@@ -9,16 +9,13 @@
 
 #include "engine/format.hpp"
 #include "models/frontend.hpp"
+#include "models/units.hpp"
 
 namespace clustersim::models {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr double kGB = 1e9;
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // The published figures of a file that did not load, read as plainly as possible so that the
 // report can still list them.

@@ -21,6 +21,7 @@
 #include "calibrate/execution.hpp"
 #include "calibrate/host_work.hpp"
 #include "calibrate/mpi/exec_comm.hpp"
+#include "calibrate/mpi/mpi_session.hpp"
 #include "engine/format.hpp"
 #include "models/frontend.hpp"
 
@@ -394,23 +395,6 @@ class RankRunner {
   std::uint64_t checked_ = 0, wrong_ = 0;
 };
 
-class MpiSession {
- public:
-  MpiSession() {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &world_.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world_.size);
-  }
-  ~MpiSession() { MPI_Finalize(); }
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-  const World& world() const { return world_; }
-
- private:
-  World world_;
-};
-
 // Rank 0 assembles every rank's times: one OpTimes vector per run, indexed by OpId, shifted so
 // the run starts at 0.
 std::vector<std::vector<OpTimes>> gather_runs(const engine::Schedule& s, const World& w,
@@ -460,7 +444,7 @@ std::vector<std::vector<OpTimes>> gather_runs(const engine::Schedule& s, const W
 
 int execute_mpi(const ExecuteOptions& o) {
   MpiSession session;
-  const World& w = session.world();
+  const World w{session.rank(), session.size()};
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const bool writer = w.rank == 0;
   auto fail = [&](int code, const std::string& message) {

@@ -12,38 +12,12 @@
 
 #include "calibrate/cpu_bench.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/mpi/mpi_session.hpp"
 #include "engine/network/collectives.hpp"
 
 namespace clustersim::calibrate {
 
 namespace {
-
-// Initializes MPI unless the caller did, and finalizes what it initialized, even on an exception.
-class MpiSession {
- public:
-  MpiSession() {
-    int done = 0;
-    MPI_Initialized(&done);
-    if (!done) {
-      int provided = 0;
-      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
-      owned_ = true;
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  }
-  ~MpiSession() {
-    if (owned_) MPI_Finalize();
-  }
-  MpiSession(const MpiSession&) = delete;
-  MpiSession& operator=(const MpiSession&) = delete;
-  int rank() const { return rank_; }
-  int size() const { return size_; }
-
- private:
-  bool owned_ = false;
-  int rank_ = 0, size_ = 1;
-};
 
 struct Collective {
   const char* name;  // engine's name

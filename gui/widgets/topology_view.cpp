@@ -13,7 +13,7 @@ namespace clustersim::gui {
 
 namespace {
 
-constexpr int kTopMargin = 56;
+constexpr int kTopologyTopMargin = 56;
 constexpr int kSideMargin = 20;
 constexpr double kHoverPixels = 4.0;
 
@@ -77,9 +77,10 @@ QString TopologyView::cables_as_csv() const {
 
 QPointF TopologyView::position_of(engine::VertexId vertex) const {
   const PlacedVertex& v = layout_.vertices[vertex];
-  const double row_height = (height() - kTopMargin - 20.0) / std::max(1, rows_);
+  const double row_height = (height() - kTopologyTopMargin - 20.0) / std::max(1, rows_);
   const int row = row_of_tier_[static_cast<std::size_t>(v.tier)];
-  return {kSideMargin + v.x * (width() - 2.0 * kSideMargin), kTopMargin + (row + 0.5) * row_height};
+  return {kSideMargin + v.x * (width() - 2.0 * kSideMargin),
+          kTopologyTopMargin + (row + 0.5) * row_height};
 }
 
 std::optional<std::size_t> TopologyView::cable_at(QPointF point) const {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/kernels/element_bytes.hpp"
 #include "models/kernels/kernel_emitter.hpp"
 
 namespace clustersim::models::kernels {
@@ -10,8 +11,6 @@ namespace clustersim::models::kernels {
 namespace {
 using detail::Emitter;
 using engine::Kernel;
-constexpr double kFp32 = 4.0;
-constexpr double kIndex = 8.0;  // int64 max-pool indices
 }  // namespace
 
 std::vector<LayerKernels> resnet50_kernels(long batch, engine::KernelTable& names, Precision dtype,

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/kernels/element_bytes.hpp"
+
 namespace clustersim::models::kernels {
 namespace {
-
-constexpr double kFp32 = 4.0;
-constexpr double kMaskByte = 1.0;
 
 // The residual stream's element: fp32 under autocast (the fp32 embedding output plus 16-bit
 // sublayer outputs promotes to fp32), else the training dtype.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/kernels/element_bytes.hpp"
 #include "models/kernels/kernel_emitter.hpp"
 
 namespace clustersim::models::kernels {
@@ -13,9 +14,6 @@ using detail::Emitter;
 using engine::Kernel;
 using engine::KernelKind;
 
-constexpr double kFp32 = 4.0;
-constexpr double kMaskByte = 1.0;  // dropout masks are bytes
-constexpr double kIndex = 8.0;     // int64 token indices
 // apex multi_tensor_apply: tensors per launch at depth 4 (Adam: grad, param, m, v) and depth 2.
 constexpr std::uint64_t kTensorsPerLaunchDepth4 = 36;
 constexpr std::uint64_t kTensorsPerLaunchDepth2 = 64;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/trace_assembly.hpp"
+#include "models/perfetto/trace_framing.hpp"
 #include "perfetto_trace.pb.h"
 
 namespace clustersim::models {
@@ -23,7 +24,7 @@ namespace pb = perfetto::protos;
 using engine::TraceError;
 using google::protobuf::io::CodedInputStream;
 
-constexpr std::uint32_t kPacketTag = (1u << 3) | 2u;  // Trace.packet: field 1, length-delimited
+using perfetto_framing::kPacketTag;
 // The writer's packets are tens of bytes; a longer one is not a clustersim trace's.
 constexpr std::uint32_t kMaxPacket = 16u << 20;
 // CodedInputStream stops at 2 GiB; a fresh one takes over every GiB.

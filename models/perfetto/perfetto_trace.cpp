@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/rendezvous.hpp"
+#include "models/perfetto/trace_framing.hpp"
 #include "perfetto_trace.pb.h"
 
 namespace clustersim::models {
@@ -24,7 +25,7 @@ using engine::Time;
 // Every packet is on one sequence, which interns the names (Perfetto requires a sequence id for
 // interning; the first packet clears the sequence's incremental state).
 constexpr std::uint32_t kSequence = 1;
-constexpr std::uint32_t kPacketTag = (1u << 3) | 2u;  // Trace.packet: field 1, length-delimited
+using perfetto_framing::kPacketTag;
 constexpr OpId kReportEvery = 65'536;
 
 std::uint64_t nanoseconds(Time t) {
