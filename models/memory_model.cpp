@@ -94,12 +94,13 @@ struct Parts {
     if (!sc.parallel.offload.optimizer) return 0;
     return optimizer_host_bytes(sc.training, data_parallel->memory(stage), ctx.gradient_bytes());
   }
-  // Parameters of layer `li` on its rank (÷ tp for a transformer, routed experts ÷ ep).
+  // Parameters of layer `li` on its rank (÷ tp for a transformer but its replicated tensors,
+  // routed experts ÷ ep).
   double local_params(int li) const {
     const int t = ctx.transformer != nullptr ? sc.parallel.tp : 1;
     double local = 0;
     for (const auto& x : layers[static_cast<std::size_t>(li)].tensors)
-      local += x.count / t / (x.expert >= 0 ? sc.parallel.ep : 1);
+      local += tp_local_count(x, t) / (x.expert >= 0 ? sc.parallel.ep : 1);
     return local;
   }
   // Buffers the run keeps for its activation exchanges: the pipeline's and TP overlap's.

@@ -69,18 +69,20 @@ class TransformerCoster {
   static std::string block(int k) { return "L" + std::to_string(k); }
 
   void norm(LayerCost& l, const std::string& prefix) const {
-    l.tensors.push_back({prefix + ".norm.weight", h_, TensorRole::norm});
+    l.tensors.push_back({prefix + ".norm.weight", h_, TensorRole::norm, -1, true});
     if (t_.norm == Norm::layernorm)
-      l.tensors.push_back({prefix + ".norm.bias", h_, TensorRole::norm});
+      l.tensors.push_back({prefix + ".norm.bias", h_, TensorRole::norm, -1, true});
   }
 
   // `role`/`expert` mark an expert's or the router's tensors.
   void linear(LayerCost& l, const std::string& name, double in, double out_features,
-              TensorRole role = TensorRole::weight, int expert = -1) const {
-    l.tensors.push_back({name + ".weight", in * out_features, role, expert});
+              TensorRole role = TensorRole::weight, int expert = -1,
+              bool tp_replicated = false) const {
+    l.tensors.push_back({name + ".weight", in * out_features, role, expert, tp_replicated});
     if (t_.bias)
       l.tensors.push_back({name + ".bias", out_features,
-                           role == TensorRole::weight ? TensorRole::bias : role, expert});
+                           role == TensorRole::weight ? TensorRole::bias : role, expert,
+                           tp_replicated});
   }
 
   LayerCost embedding() const {
@@ -122,19 +124,21 @@ class TransformerCoster {
     const double rope = static_cast<double>(m.qk_rope_head_dim);
     const double nope = static_cast<double>(m.qk_nope_head_dim);
     double macs = 0;  // per token, the projections'
-    auto project = [&](const std::string& name, double in, double out) {
-      linear(l, name, in, out);
+    // The down-projections are duplicated on every tensor-parallel rank (Megatron-Core's
+    // MLASelfAttention builds them with parallel_mode "duplicated"); the rest are split.
+    auto project = [&](const std::string& name, double in, double out, bool replicated = false) {
+      linear(l, name, in, out, TensorRole::weight, -1, replicated);
       macs += in * out;
     };
     if (m.q_lora_rank > 0) {
-      project(p + ".q_down", h_, q_rank);
-      l.tensors.push_back({p + ".q_norm.weight", q_rank, TensorRole::norm});
+      project(p + ".q_down", h_, q_rank, true);
+      l.tensors.push_back({p + ".q_norm.weight", q_rank, TensorRole::norm, -1, true});
       project(p + ".q_up", q_rank, heads * dqk);
     } else {
       project(p + ".q", h_, heads * dqk);
     }
-    project(p + ".kv_down", h_, kv_rank + rope);
-    l.tensors.push_back({p + ".kv_norm.weight", kv_rank, TensorRole::norm});
+    project(p + ".kv_down", h_, kv_rank + rope, true);
+    l.tensors.push_back({p + ".kv_norm.weight", kv_rank, TensorRole::norm, -1, true});
     project(p + ".kv_up", kv_rank, heads * (nope + dv));
     project(p + ".proj", heads * dv, h_);
     // The projections, then Q·Kᵀ (2·s²·heads·dqk) and scores·V (2·s²·heads·dv).
@@ -187,7 +191,7 @@ class TransformerCoster {
     const double per_token = m.top_k + m.shared_experts;
     LayerCost l{p, LayerRole::moe, k, {}, 0, 0, 0, 0};
     norm(l, p);
-    l.tensors.push_back({p + ".router.weight", h_ * experts, TensorRole::router});
+    l.tensors.push_back({p + ".router.weight", h_ * experts, TensorRole::router, -1, true});
     for (int e = 0; e < m.num_experts; ++e)
       mlp_tensors(l, p + ".experts." + std::to_string(e), ffn, TensorRole::expert, e);
     for (int e = 0; e < m.shared_experts; ++e)

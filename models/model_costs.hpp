@@ -29,7 +29,16 @@ struct ParamTensor {
   double count = 0;
   TensorRole role = TensorRole::weight;
   int expert = -1;  // the routed expert it belongs to (role expert), -1 otherwise
+  // Every tensor-parallel rank holds all of it (Megatron-Core duplicates norms, the MoE router
+  // and latent attention's down-projections) instead of a 1/tp shard. Under sequence
+  // parallelism each rank's gradient covers its own tokens, so these are all-reduced over TP.
+  bool tp_replicated = false;
 };
+
+// A tensor's elements on one rank of `tp` tensor-parallel ranks (of a sharded layer).
+inline double tp_local_count(const ParamTensor& t, int tp) {
+  return t.tp_replicated ? t.count : t.count / tp;
+}
 
 struct LayerCost {
   std::string name;  // "embedding", "L3.attn", "L3.mlp", "lm_head", "conv1"

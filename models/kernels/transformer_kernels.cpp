@@ -203,21 +203,24 @@ void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDi
   if (gqa) em.memory("attn.repeat_kv.bwd", 2 * (kv + expanded));
 }
 
-// A latent's RMSNorm (DeepSeek's q_a_layernorm, kv_a_layernorm), fused: T rows of `width`.
+// A latent's RMSNorm (DeepSeek's q_a_layernorm, kv_a_layernorm), fused: the rank's Tn rows of
+// `width` (its own tokens under sequence parallelism, before the latent is gathered).
 void latent_norm(Emitter& em, const LayerDims& x, const std::string& name, double width,
                  Pass pass) {
-  const double act = x.T * width * x.e;
-  const double stats = x.T * kFp32;
+  const double act = x.Tn * width * x.e;
+  const double stats = x.Tn * kFp32;
   if (pass == Pass::forward)
     em.memory(name + ".fwd", 2 * act + stats);
   else
     em.memory(name + ".bwd", 3 * act + stats);
 }
 
-// Multi-head latent attention's projections (DeepSeek-V2 §2.1): the latents are projected from
-// the full hidden state by every rank (Megatron-Core replicates the down-projections), the heads
-// this rank holds are rebuilt from them, and rotary embedding touches only the rope dimensions
-// (the key's shared by all heads). Backward runs them in reverse.
+// Multi-head latent attention's projections (DeepSeek-V2 §2.1): every rank projects its tokens'
+// latents with the whole down-projections (Megatron-Core duplicates them): all T tokens without
+// sequence parallelism, its own Tn with it, whose latents are then gathered (TensorParallelism
+// gathers b·s·latent instead of b·s·h). The heads this rank holds are rebuilt from the gathered
+// latents, and rotary embedding touches only the rope dimensions (the key's shared by all
+// heads). Backward runs them in reverse.
 void latent_projections(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
                         Pass pass) {
   const MlaSpec& m = *c.mla;
@@ -233,24 +236,24 @@ void latent_projections(Emitter& em, const TransformerKernelConfig& c, const Lay
       return;
     }
     if (pass == Pass::forward) {
-      linear(em, "attn.q_down", pass, x.T, q_rank, x.h, false, x.e);
+      linear(em, "attn.q_down", pass, x.Tn, q_rank, x.h, false, x.e);
       latent_norm(em, x, "attn.q_norm", q_rank, pass);
       linear(em, "attn.q_up", pass, x.T, x.q_local_width, q_rank, false, x.e);
     } else {
       linear(em, "attn.q_up", pass, x.T, x.q_local_width, q_rank, false, x.e);
       latent_norm(em, x, "attn.q_norm", q_rank, pass);
-      linear(em, "attn.q_down", pass, x.T, q_rank, x.h, false, x.e);
+      linear(em, "attn.q_down", pass, x.Tn, q_rank, x.h, false, x.e);
     }
   };
   auto kv_path = [&] {
     if (pass == Pass::forward) {
-      linear(em, "attn.kv_down", pass, x.T, kv_rank + rope, x.h, false, x.e);
+      linear(em, "attn.kv_down", pass, x.Tn, kv_rank + rope, x.h, false, x.e);
       latent_norm(em, x, "attn.kv_norm", kv_rank, pass);
       linear(em, "attn.kv_up", pass, x.T, kv_up, kv_rank, false, x.e);
     } else {
       linear(em, "attn.kv_up", pass, x.T, kv_up, kv_rank, false, x.e);
       latent_norm(em, x, "attn.kv_norm", kv_rank, pass);
-      linear(em, "attn.kv_down", pass, x.T, kv_rank + rope, x.h, false, x.e);
+      linear(em, "attn.kv_down", pass, x.Tn, kv_rank + rope, x.h, false, x.e);
     }
   };
   if (pass == Pass::forward) {

@@ -18,9 +18,12 @@ LayerCost local_shard(const LayerCost& layer, const TensorParallelism& tp, int n
     shard.tensors.insert(shard.tensors.end(), own.tensors.begin(), own.tensors.end());
     shard.params += own.params;
   }
-  for (auto& t : shard.tensors)
-    t.count = tp.local_params(shard, t.count);
-  shard.params = tp.local_params(shard, shard.params);
+  double params = 0;
+  for (auto& t : shard.tensors) {
+    t.count = tp.local_count(shard, t);
+    params += t.count;
+  }
+  shard.params = params;
   return shard;
 }
 
@@ -29,7 +32,7 @@ StageParameters stage_parameters(const PlanContext& ctx, int stage) {
   const int tp = ctx.transformer != nullptr ? ctx.parallel.tp : 1;
   ctx.for_each_stage_layer(stage, [&](int li) {
     for (const auto& t : ctx.layers[static_cast<std::size_t>(li)].tensors) {
-      const double local = t.count / tp;
+      const double local = tp_local_count(t, tp);
       if (t.expert >= 0)
         out.experts += local / ctx.parallel.ep;
       else

@@ -31,6 +31,16 @@ TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels*
   // fp8 buffers (fp8_buf) reduce the fp8 GEMM output, as NeMo's fp8 TP-overlap configurations do.
   scatter_bytes_ = activation_bytes_ / static_cast<std::uint64_t>(elem_) *
                    static_cast<std::uint64_t>(ctx.fp8_wire_bytes());
+  if (ctx.transformer != nullptr && ctx.transformer->mla) {
+    // Megatron-Core's MLASelfAttention runs the duplicated down-projections on the rank's own
+    // tokens and gathers their outputs for the column-parallel up-projections: the q latent (or
+    // the hidden state for a full q projection), the kv latent and the shared rope key.
+    const MlaSpec& m = *ctx.transformer->mla;
+    const double q_in = m.q_lora_rank > 0 ? static_cast<double>(m.q_lora_rank) : hidden;
+    latent_bytes_ = static_cast<std::uint64_t>(
+        static_cast<double>(ctx.training.micro_batch) * ctx.seq_len() *
+        (q_in + static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim)) * elem_);
+  }
   if (ctx.transformer != nullptr && ctx.cp() > 1) {
     // K and V of the whole sequence for this rank's heads (KV heads replicated when fewer than
     // tp), in 16 bits: Transformer Engine exchanges them unquantized under fp8 training.
@@ -105,9 +115,16 @@ TensorParallelism::KvExchange TensorParallelism::with_kv_exchange(
   return out;
 }
 
-double TensorParallelism::local_params(const LayerCost& l, double count) const {
-  // Norms are replicated in Megatron; they are < 0.1 % of a layer and counted as sharded here.
-  return sharded(l) ? count / tp_ : count;
+std::uint64_t TensorParallelism::input_gather_bytes(const LayerCost& l) const {
+  return l.role == LayerRole::attention && latent_bytes_ > 0 ? latent_bytes_ : gather_bytes_;
+}
+
+std::uint64_t TensorParallelism::input_grad_bytes(const LayerCost& l) const {
+  return l.role == LayerRole::attention && latent_bytes_ > 0 ? latent_bytes_ : activation_bytes_;
+}
+
+double TensorParallelism::local_count(const LayerCost& l, const ParamTensor& t) const {
+  return sharded(l) ? tp_local_count(t, tp_) : t.count;
 }
 
 std::uint64_t TensorParallelism::boundary_bytes(const LayerCost& layer) const {
@@ -162,10 +179,10 @@ OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ra
   if (split && sequence_parallel_ && role != LayerRole::embedding) {
     if (overlap)
       side = beside(b, common(Category::tp_comm, base + " tp all_gather"), groups.tp_stream,
-                    CollectiveType::all_gather, groups.tp, gather_bytes_);
+                    CollectiveType::all_gather, groups.tp, input_gather_bytes(l));
     else
       emitted(b.collective(common(Category::tp_comm, base + " tp all_gather"),
-                           CollectiveType::all_gather, groups.tp, gather_bytes_));
+                           CollectiveType::all_gather, groups.tp, input_gather_bytes(l)));
   }
   if (role == LayerRole::moe) {
     emitted(moe_.forward(b, rank, stream, groups.ep, l, mb, deps, category));
@@ -306,14 +323,14 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   deps.clear();
   if (join != engine::kNone) deps.push_back(join);
   if (overlap) {
-    last = side_reduce_scatter(b, rank, groups, base, mb, side, activation_bytes_);
+    last = side_reduce_scatter(b, rank, groups, base, mb, side, input_grad_bytes(l));
     deps.push_back(last);
   } else if (split && l.role != LayerRole::embedding) {
     last = b.collective(
         common(Category::tp_comm,
                base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce")),
         sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, groups.tp,
-        activation_bytes_);
+        input_grad_bytes(l));
   }
   return last;
 }

@@ -67,8 +67,9 @@ class TensorParallelism {
   // FC2 forward reduce-scatters, the projection and FC2 data-gradient all-gathers, and the QKV
   // and FC1 data- and weight-gradient bulk exchanges). 0 without overlap.
   std::uint64_t userbuffer_bytes() const { return overlap_ ? 10 * activation_bytes_ : 0; }
-  // This rank's share of `count` parameters of `layer`.
-  double local_params(const LayerCost& layer, double count) const;
+  // This rank's elements of `tensor` of `layer`: all of a replicated tensor or of a layer
+  // tensor parallelism does not split, else 1/tp.
+  double local_count(const LayerCost& layer, const ParamTensor& tensor) const;
 
   // FLOPs the backward re-spends on recomputing `layer` (per sample): the whole forward with
   // full recompute (not the embedding or the logits), the attention core (4·s²·h) with selective
@@ -131,6 +132,13 @@ class TensorParallelism {
   // The sequence-parallel all-gathers' b·s·h: the next GEMM's input, in fp8 under fp8 training.
   std::uint64_t gather_bytes_ = 0;
   std::uint64_t scatter_bytes_ = 0;  // the forward reduce-scatter's: fp8 with fp8_comm
+  // Latent attention's: b·s·(q latent or h, kv latent, rope key) (docs/parallelism.md "Latent
+  // attention"); 0 for other attention.
+  std::uint64_t latent_bytes_ = 0;
+  // What a sharded layer's forward gathers under sequence parallelism, and what its backward
+  // reduces over TP (the conjugate): the latents for latent attention, else b·s·h.
+  std::uint64_t input_gather_bytes(const LayerCost& layer) const;
+  std::uint64_t input_grad_bytes(const LayerCost& layer) const;
   std::uint64_t kv_bytes_ = 0;  // K and V of a whole sequence on this TP rank (context parallel)
   std::uint8_t precision_ = 0;
 };

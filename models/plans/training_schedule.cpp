@@ -72,6 +72,19 @@ class PlanComposer {
         stage_tensors_[static_cast<std::size_t>(stage)] +=
             experts / static_cast<std::uint64_t>(sc.parallel.ep);
       });
+    // Under sequence parallelism a TP rank's gradients of the tensors it holds whole (norms,
+    // router, latent down-projections) cover its own tokens only: Megatron's
+    // finalize_model_grads all-reduces them over TP before the optimizer step.
+    replicated_grad_bytes_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);
+    if (sc.parallel.tp > 1 && sc.parallel.sequence_parallel && ctx_.transformer != nullptr)
+      for (int stage = 0; stage < sc.parallel.pp; ++stage)
+        ctx_.for_each_stage_layer(stage, [&](int l) {
+          for (const auto& t : ctx_.layers[static_cast<std::size_t>(l)].tensors)
+            if (t.tp_replicated)
+              replicated_grad_bytes_[static_cast<std::size_t>(stage)] +=
+                  static_cast<std::uint64_t>(t.count) *
+                  static_cast<std::uint64_t>(ctx_.gradient_bytes());
+        });
     // With one data-parallel rank there is nothing to shard or reduce: every strategy runs as
     // DDP without communication.
     data_parallel_ = make_data_parallel(
@@ -242,7 +255,13 @@ class PlanComposer {
 
   // The optimizer step waits for every gradient reduction of the data-parallel strategy.
   void emit_optimizer(Rank r) {
-    const std::vector<OpId> reduce_ops = data_parallel_->gradient_ops();
+    std::vector<OpId> reduce_ops = data_parallel_->gradient_ops();
+    const auto stage_bytes = replicated_grad_bytes_[static_cast<std::size_t>(layout_.coords(r).pp)];
+    if (stage_bytes > 0)
+      reduce_ops = {b_.collective({r, compute_, Category::tp_comm, "tp all_reduce replicated grads",
+                                   engine::kNone, reduce_ops},
+                                  engine::CollectiveType::all_reduce,
+                                  groups_.get(layout_.tp_group(r), "tp"), stage_bytes)};
     const double params = data_parallel_->optimizer_params();
     if (ctx_.parallel.offload.optimizer) {
       emit_offloaded_optimizer(r, reduce_ops, params);
@@ -296,6 +315,7 @@ class PlanComposer {
   LayerKernels kernels_;  // before tp_, which names its lists
   TensorParallelism tp_;
   std::vector<std::uint64_t> stage_tensors_;
+  std::vector<std::uint64_t> replicated_grad_bytes_;  // per stage, the TP all-reduce's bytes
   std::unique_ptr<DataParallelStrategy> data_parallel_;
   engine::StreamId compute_ = 0;
   engine::StreamId cp_stream_ = 0;

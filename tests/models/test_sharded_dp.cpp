@@ -172,8 +172,10 @@ TEST(ShardedDp, OptimizerStepsTheLocalShard) {
   EXPECT_NEAR(b.flops, 10 * kGradientBytes / 2 / kN, 1.0);
 }
 
-// With tp 2 the shards are of the rank's TP half: dp = 4, each unit's all-gather moves its
-// half of the unit, so the all-gathered bytes total 2 · G/2.
+// With tp 2 the shards are of the rank's TP part: dp = 4, each unit's all-gather moves the
+// rank's part of the unit, half of it but the RMSNorm weights, which every TP rank holds whole
+// (2 per block and the final one: N = (4 · 2 + 1) · h · 2 B), so the forward and backward
+// all-gathers total 2 · ((G − N)/2 + N) = G + N.
 TEST(ShardedDp, TensorParallelShardsAreShardedAgain) {
   const auto built =
       build_schedule(parse("{tp: 2, data_parallel: fsdp}", 1, 4));  // one micro-batch
@@ -185,7 +187,8 @@ TEST(ShardedDp, TensorParallelShardsAreShardedAgain) {
       EXPECT_EQ(s.groups[op.group_or_peer].ranks, (std::vector<engine::Rank>{0, 2, 4, 6}));
       gathered += static_cast<double>(op.bytes);
     }
-  EXPECT_NEAR(gathered, 2 * kGradientBytes / 2, 1.0);
+  constexpr double kNormBytes = (kL * 2 + 1) * kH * 2;
+  EXPECT_NEAR(gathered, kGradientBytes + kNormBytes, 1.0);
 }
 
 // Backward prefetch (depth 1): unit U3's (block 2) all-gather is issued before unit U4's (block

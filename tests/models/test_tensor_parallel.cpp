@@ -46,10 +46,15 @@ struct TpOps {
   bool uniform = true;
 };
 
+constexpr const char* kReplicatedGrads = "tp all_reduce replicated grads";
+
+// The per-layer ones: the once-an-iteration all-reduce of the replicated tensors' gradients
+// under sequence parallelism is left out (tested on its own).
 TpOps tp_ops(const engine::Schedule& s, engine::Rank rank) {
   TpOps out;
   for (const auto& op : s.ops) {
     if (op.rank != rank || op.category != Category::tp_comm) continue;
+    if (s.name_of(op) == kReplicatedGrads) continue;
     EXPECT_EQ(op.kind, OpKind::collective);
     EXPECT_EQ(s.stream_names[op.stream], "compute");
     EXPECT_EQ(s.groups[op.group_or_peer].ranks.size(), 2u);
@@ -99,6 +104,27 @@ TEST(TensorParallel, SequenceParallelMovesTheSameBytesAsPairs) {
   EXPECT_TRUE(ops.uniform);
   EXPECT_EQ(static_cast<double>(ops.bytes.at(CollectiveType::all_gather)), kActivation);
   EXPECT_EQ(static_cast<double>(ops.bytes.at(CollectiveType::reduce_scatter)), kActivation);
+}
+
+// The layernorms are whole on both TP ranks and, under sequence parallelism, each rank's
+// gradient covers its own tokens: one all-reduce before the optimizer step sums them. Stage 0's
+// blocks 0–3 hold 2 layernorms of weight and bias each, 4·h parameters a block, bf16 gradients:
+// 4 · 4 · 1024 · 2 B = 32,768 B. Without sequence parallelism the gradients already agree.
+TEST(TensorParallel, SequenceParallelAllReducesTheReplicatedNormsGradientsOnce) {
+  for (const bool sp : {true, false}) {
+    SCOPED_TRACE(sp ? "sequence parallel" : "plain");
+    const auto built =
+        build_schedule(parse_scenario(gpt(sp ? ", sequence_parallel: true" : ""), "test"));
+    const engine::Schedule& s = built.schedule;
+    int found = 0;
+    for (const auto& op : s.ops)
+      if (op.rank == 0 && s.name_of(op) == kReplicatedGrads) {
+        ++found;
+        EXPECT_EQ(op.collective, CollectiveType::all_reduce);
+        EXPECT_EQ(op.bytes, static_cast<std::uint64_t>(kBlocksPerStage * 4 * kH * 2));
+      }
+    EXPECT_EQ(found, sp ? 1 : 0);
+  }
 }
 
 // Megatron-LM's FLOPs per iteration (Narayanan et al. 2021, §5.1, Eq. 3): a block's forward is
