@@ -161,6 +161,27 @@ TEST(DualPipe, BubbleIsHalfPMinusOnePassesWithEqualPasses) {
   EXPECT_NEAR(two.iteration_time_s, 3 * 8 * 120e-6, 2e-5 * 120e-6);
 }
 
+// The same closed form for the other even p that divide the 24 layers, with m = 2p (the least),
+// 2p + 2 and 3p: the simulation ends (no deadlock) with every rank idle (p/2 − 1)·T, and each
+// rank ran m forwards, m B and m W passes of its 24/p layers (one stage per micro-batch).
+TEST(DualPipe, EveryEvenPipelineEndsWithTheSameClosedForm) {
+  for (int p : {2, 6, 12})
+    for (int m : {2 * p, 2 * p + 2, 3 * p}) {
+      SCOPED_TRACE("p=" + std::to_string(p) + " m=" + std::to_string(m));
+      const double T = 24.0 / p * 10e-6;
+      const auto out = run_scenario(parse_scenario(dualpipe_uniform("dualpipe", p, m), "test"));
+      EXPECT_NEAR(out.result.iteration_time_s, (3 * m + p / 2 - 1) * T, 2e-5 * T);
+      std::vector<int> forwards(static_cast<std::size_t>(p)), backwards(forwards);
+      for (const auto& op : out.built.schedule.ops) {
+        if (op.kind != engine::OpKind::compute) continue;
+        if (op.category == engine::Category::forward) ++forwards[op.rank];
+        if (op.category == engine::Category::backward) ++backwards[op.rank];
+      }
+      EXPECT_EQ(forwards, std::vector<int>(static_cast<std::size_t>(p), m * 24 / p));
+      EXPECT_EQ(backwards, std::vector<int>(static_cast<std::size_t>(p), 2 * m * 24 / p));
+    }
+}
+
 // The two copies of a stage (on ranks s and p − 1 − s) add their gradients before either steps:
 // one all-reduce per rank over the pair, of the rank's two stages' gradients (2 bytes each), the
 // optimizer after it. Each direction's activations go to its own neighbour on its own streams.
