@@ -14,12 +14,12 @@
 #include "models/plans/training_schedule.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
-#include "tests/models/uniform_pipeline.hpp"
+#include "tests/models/pipeline_scenarios.hpp"
 
 namespace clustersim::models {
 namespace {
 
-// p ranks, one GPU each, 24 identical layers of `params` parameters (uniform_pipeline.hpp):
+// p ranks, one GPU each, 24 identical layers of `params` parameters (pipeline_scenarios.hpp):
 // F = B = W = 10 us per layer; each layer saves 1 MB per sample (bf16, micro_batch 1).
 std::string dualpipe_uniform(const std::string& schedule, int p, int m,
                              const std::string& params = "1") {
@@ -215,15 +215,7 @@ TEST(DualPipe, CopiesSumTheirGradientsOverThePair) {
 
 void expect_dualpipe_error(const std::string& text, const std::string& key,
                            const std::string& says) {
-  try {
-    build_schedule(parse_scenario(text, "dualpipe.yaml"));
-    ADD_FAILURE() << "no error for " << key;
-  } catch (const ScenarioError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("dualpipe.yaml:"), std::string::npos) << what;
-    EXPECT_NE(what.find(key + ":"), std::string::npos) << what;
-    EXPECT_NE(what.find(says), std::string::npos) << what;
-  }
+  expect_plan_error(text, "dualpipe.yaml", key, says);
 }
 
 std::string dualpipe_gpt(const std::string& parallel, long global_batch = 32,

@@ -12,14 +12,14 @@
 #include "models/plans/pipeline_order.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
-#include "tests/models/uniform_pipeline.hpp"
+#include "tests/models/pipeline_scenarios.hpp"
 
 namespace clustersim::models {
 namespace {
 
 using engine::OpKind;
 
-// p identical stages (uniform_pipeline.hpp); 24 divides p·v for every case below.
+// p identical stages (pipeline_scenarios.hpp); 24 divides p·v for every case below.
 std::string uniform_pipeline(const std::string& schedule, int p, int m, int v) {
   return uniform_pipeline_scenario(schedule, p, m, v);
 }
@@ -309,14 +309,7 @@ TEST(Pipeline, SendRecvCarryOneActivationPerMicroBatchAndBoundary) {
 // The plans that cannot be pipelined are refused with the key to change.
 void expect_scenario_error(const std::string& text, const std::string& key,
                            const std::string& says) {
-  try {
-    build_schedule(parse_scenario(text, "pp.yaml"));
-    ADD_FAILURE() << "no error for " << key;
-  } catch (const ScenarioError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(key + ":"), std::string::npos) << what;
-    EXPECT_NE(what.find(says), std::string::npos) << what;
-  }
+  expect_plan_error(text, "pp.yaml", key, says);
 }
 
 TEST(Pipeline, ImpossiblePlansNameTheKey) {

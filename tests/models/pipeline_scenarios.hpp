@@ -1,4 +1,5 @@
-// The pipeline tests' model of identical stages (test_pipeline.cpp, test_dualpipe.cpp): 24
+// What the pipeline tests (test_pipeline.cpp, test_dualpipe.cpp) share: a refused plan's error,
+// and the model of identical stages: 24
 // identical layers, one GPU per stage, no launch overhead, free communication. A layer's forward
 // is 1e9 FLOPs at 100 TFLOP/s = 10 us, its backward 20 us (a layer list's backward splits into B
 // and W of 10 us each under the zero-bubble schedules and dualpipe). With one parameter per layer
@@ -7,9 +8,29 @@
 // such as ", activation_bytes: 1MB".
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 
+#include "models/plans/training_schedule.hpp"
+#include "models/scenario.hpp"
+
 namespace clustersim::models {
+
+// Building `text` (read as file `file`) fails on `key` (named after the file and line) with a
+// message that contains `says`.
+inline void expect_plan_error(const std::string& text, const std::string& file,
+                              const std::string& key, const std::string& says) {
+  try {
+    build_schedule(parse_scenario(text, file));
+    ADD_FAILURE() << "no error for " << key;
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file + ":"), std::string::npos) << what;
+    EXPECT_NE(what.find(key + ":"), std::string::npos) << what;
+    EXPECT_NE(what.find(says), std::string::npos) << what;
+  }
+}
 
 inline std::string uniform_pipeline_scenario(const std::string& schedule, int p, int m, int v,
                                              const std::string& params = "1",
