@@ -31,7 +31,7 @@ class DualPipeSteps {
   DualPipeSteps(int stage, int stages, int microbatches)
       : near_(stage < stages / 2 ? 0 : 1), half_m_(microbatches / 2) {}
 
-  // direction 0 (forward) or 1 (reverse) of the near (0) or far (1) one
+  // The direction (0: forward, 1: reverse) of side 0 (near) or side 1 (far).
   int direction(int side) const { return near_ ^ side; }
 
   void forward(int side) {
