@@ -107,9 +107,11 @@ struct Parts {
   double exchange_buffers() const {
     const double userbuffers = static_cast<double>(tp.userbuffer_bytes());
     if (sc.parallel.pp <= 1) return userbuffers;
-    // A send and a receive buffer of one micro-batch's boundary activation in each direction.
+    // A send and a receive buffer of one micro-batch's boundary activation in each direction
+    // (activations and gradients); dualpipe's two pipelines each have their own.
     const LayerCost& any = layers.front();
-    return userbuffers + 4.0 * static_cast<double>(tp.boundary_bytes(any));
+    const double pipelines = sc.parallel.schedule == PipelineSchedule::dualpipe ? 2 : 1;
+    return userbuffers + pipelines * 4.0 * static_cast<double>(tp.boundary_bytes(any));
   }
   // Gradient bytes of each layer of `stage` on its rank: `stage_gradients` shared out by the
   // layer's local parameters.
@@ -216,7 +218,7 @@ StageResult walk_stage(const Parts& parts, int stage) {
     }
   };
 
-  const auto steps = pipeline_order(p.schedule, stage, p.pp, ctx.microbatches, p.virtual_stages);
+  const auto steps = pipeline_order(p.schedule, stage, p.pp, ctx.microbatches, p.chunks_per_rank());
   // Zero-bubble schedules: B frees what the layer recomputed or made on the way; the saved
   // tensors (the linear layers' inputs among them) stay until W has used them.
   const bool split = splits_backward(p.schedule);

@@ -159,13 +159,19 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
     e.bubble_s = (p.pp - 1) * (stage_mb - 2 * weight_mb);
   else if (p.schedule == PipelineSchedule::zb_h2)
     e.bubble_s = (p.pp - 1) * std::max(stage_mb - 3 * weight_mb, compute_mb / 3);
+  else if (p.schedule == PipelineSchedule::dualpipe)
+    // DeepSeek-V3 Table 2's (p/2 − 1)(F&B + B − 3W), F&B = F + B + W serial, B the input
+    // gradients (docs/parallelism.md "DualPipe").
+    e.bubble_s = (p.pp / 2 - 1) * (stage_mb - 2 * weight_mb);
   else
     e.bubble_s = (p.pp - 1) / static_cast<double>(p.virtual_stages) * stage_mb;
 
   // DP: the rank's gradients (its stage's shard of the dense part, experts also split by ep).
+  // DualPipe: two stages per rank, and the two copies' gradients summed over a pair of ranks.
+  const double copies = p.schedule == PipelineSchedule::dualpipe ? 2 : 1;
   const double rank_params =
-      (blocks_per_stage * f.block_params + f.edge_params / std::min(p.pp, 2)) / p.tp +
-      moe_per_stage * f.block_expert_params / (p.tp * p.ep);
+      copies * ((blocks_per_stage * f.block_params + f.edge_params / std::min(p.pp, 2)) / p.tp +
+                moe_per_stage * f.block_expert_params / (p.tp * p.ep));
   const double grads = rank_params * elem;
   const long dp_stride = static_cast<long>(p.tp) * p.ep;
   const double dp_bw = group_bandwidth(s, bw, p.dp, dp_stride);
@@ -198,6 +204,9 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
     }
   }
   const bool sharded_optimizer = p.data_parallel != DataParallel::ddp;
+  if (copies > 1)  // the pair's all-reduce of what the optimizer steps, after the DP reduction
+    e.dp_s += ring_all_reduce_s(grads / (sharded_optimizer ? p.dp : 1), 2,
+                                group_bandwidth(s, bw, 2, pp_stride));
   e.optimizer_s = rank_params / (sharded_optimizer ? p.dp : 1) * kAdamBytesPerParam /
                   (gpu.hbm_bandwidth * gpu.memory_efficiency);
   if (p.offload.optimizer && sharded_optimizer && gpu.host_memory_bandwidth > 0) {

@@ -56,7 +56,7 @@ enum class OptimizerImpl { fused, foreach, for_loop };
 enum class Optimizer { adam, adamw, sgd };
 // zb_h1, zb_h2: Qi et al.'s zero-bubble schedules (ICLR 2024), each backward split into B (input
 // gradients) and W (weight gradients), W filling the bubble (docs/parallelism.md "Zero bubble").
-enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2 };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2, dualpipe };
 enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
 // s² scores through memory) or a fused FlashAttention kernel.
@@ -88,12 +88,13 @@ inline constexpr engine::NameTable kOptimizerNames{
         {Optimizer::sgd, "sgd"},
     }}};
 inline constexpr engine::NameTable kPipelineScheduleNames{
-    std::array<std::pair<PipelineSchedule, std::string_view>, 5>{{
+    std::array<std::pair<PipelineSchedule, std::string_view>, 6>{{
         {PipelineSchedule::gpipe, "gpipe"},
         {PipelineSchedule::one_f_one_b, "1f1b"},
         {PipelineSchedule::interleaved, "interleaved"},
         {PipelineSchedule::zb_h1, "zb-h1"},
         {PipelineSchedule::zb_h2, "zb-h2"},
+        {PipelineSchedule::dualpipe, "dualpipe"},
     }}};
 inline constexpr engine::NameTable kAttentionNames{
     std::array<std::pair<Attention, std::string_view>, 2>{{
@@ -230,6 +231,11 @@ struct ParallelConfig {
   bool tp_comm_overlap = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;
+  // Model chunks each pipeline rank holds: virtual_stages, or 2 under dualpipe (stage s of the
+  // forward direction and stage pp − 1 − s of the reverse one; docs/parallelism.md "DualPipe").
+  int chunks_per_rank() const {
+    return schedule == PipelineSchedule::dualpipe ? 2 : virtual_stages;
+  }
   // Transformer blocks (or list layers) per pipeline chunk, pp × virtual_stages entries; empty:
   // split evenly (transformers) or balanced by time (layer lists).
   std::vector<int> stage_layers;

@@ -102,6 +102,34 @@ void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
                "a generic layer has none); allowed: none | full");
 }
 
+// DualPipe (docs/parallelism.md "DualPipe"): two pipelines in opposite directions through pairs
+// of ranks s and pp − 1 − s, half the micro-batches fed from each end; the steady phase of rank s
+// runs m/2 − pp + min(s, pp − 1 − s) + 1 rounds, at least one only from m = 2·pp on
+// (deepseek-ai/DualPipe asserts the same).
+void validate_dualpipe(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  if (p.pp % 2 != 0)
+    s.fail("parallel.pp",
+           "schedule dualpipe pairs rank s with rank pp − 1 − s: needs an even pp, not " +
+               str(p.pp) + "; allowed: " + str(p.pp - 1) + " or " + str(p.pp + 1) +
+               ", or schedule: zb-h1");
+  // ZeRO-2 reduce-scatters each micro-batch's gradients as they come; under dualpipe a bucket
+  // mixes two chunks that see different micro-batches, which is not modelled.
+  if (p.data_parallel == DataParallel::zero2)
+    s.fail("parallel.data_parallel",
+           "schedule dualpipe is modelled with ddp and zero1 only (DeepSeek-V3 trains with "
+           "ZeRO-1); allowed: ddp, zero1");
+  const long m = s.num_microbatches();
+  if (m % 2 != 0 || m < 2L * p.pp)
+    s.fail("training.global_batch",
+           "schedule dualpipe feeds half the micro-batches from each end and needs an even "
+           "micro-batch count >= 2 · pp = " +
+               str(2L * p.pp) + ", not " + str(m) +
+               " = global_batch / (micro_batch · dp); allowed: global_batch a multiple of " +
+               str(2L * s.training.micro_batch * p.dp) +
+               " and >= " + str(2L * p.pp * s.training.micro_batch * p.dp));
+}
+
 // parallel.stage_layers: the blocks (or list layers) of each pipeline chunk.
 void validate_stage_layers(const Scenario& s, long units, bool transformer) {
   const ParallelConfig& p = s.parallel;
@@ -369,6 +397,7 @@ void validate(Scenario& s) {
       s.fail("parallel.schedule", "schedule " + name +
                                       " is modelled for dense models; allowed for MoE models: "
                                       "gpipe, 1f1b, interleaved");
+    if (p.schedule == PipelineSchedule::dualpipe) validate_dualpipe(s);
   }
   if (p.schedule != PipelineSchedule::interleaved && p.virtual_stages != 1) {
     s.fail("parallel.virtual_stages", "virtual_stages = " + str(p.virtual_stages) +

@@ -65,8 +65,14 @@ std::vector<OpId> Ddp::gradient_ops() {
     for (std::size_t k = 0; k < sets[static_cast<std::size_t>(s)].size(); ++k)
       order.emplace_back(-sets[static_cast<std::size_t>(s)][k].first_layer, s, k);
   std::stable_sort(order.begin(), order.end());
-  // With overlap off every bucket waits for the whole backward: the stage's first layer.
-  const OpId end_of_backward = last_backward_.at(index.front());
+  // With overlap off every bucket waits for the whole backward: the stage's first layer, or
+  // under dualpipe the latest backward of either chunk.
+  OpId end_of_backward = last_backward_.at(index.front());
+  if (ctx_.parallel.schedule == PipelineSchedule::dualpipe)
+    for (const int layer : index)
+      if (const OpId op = last_backward_.at(layer);
+          op != engine::kNone && (end_of_backward == engine::kNone || op > end_of_backward))
+        end_of_backward = op;
   std::vector<OpId> reduce_ops;
   for (const auto& [neg_first, s, k] : order) {
     if (on[static_cast<std::size_t>(s)] == engine::kNone) continue;

@@ -38,7 +38,8 @@ std::vector<PipelineStep> zero_bubble_order(int stage, int stages, int m, int fa
 }  // namespace
 
 bool splits_backward(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::zb_h1 || schedule == PipelineSchedule::zb_h2;
+  return schedule == PipelineSchedule::zb_h1 || schedule == PipelineSchedule::zb_h2 ||
+         schedule == PipelineSchedule::dualpipe;
 }
 
 std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, int stages,
@@ -88,6 +89,8 @@ std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, i
       return zero_bubble_order(stage, stages, m, 1);
     case PipelineSchedule::zb_h2:
       return zero_bubble_order(stage, stages, m, 2);
+    case PipelineSchedule::dualpipe:
+      return dualpipe_order(stage, stages, m);
   }
   return steps;
 }

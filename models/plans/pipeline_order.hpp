@@ -1,8 +1,9 @@
 // The order in which one pipeline stage runs its forward and backward passes (DESIGN.md "PP"):
 // GPipe (all forwards, then all backwards), 1F1B (PipeDream-Flush: warm-up forwards, then one
 // forward one backward, then cool-down backwards), Megatron's interleaved 1F1B over virtual
-// stages (model chunks), and the zero-bubble ZB-H1 and ZB-H2, whose backward is two passes:
-// B (input gradients, on the critical path) and W (weight gradients, placed to fill bubbles).
+// stages (model chunks), the zero-bubble ZB-H1 and ZB-H2, whose backward is two passes:
+// B (input gradients, on the critical path) and W (weight gradients, placed to fill bubbles), and
+// DeepSeek's bidirectional DualPipe (pipeline_dualpipe.cpp).
 #pragma once
 
 #include <vector>
@@ -14,7 +15,9 @@ namespace clustersim::models {
 struct PipelineStep {
   bool forward = true;
   int microbatch = 0;
-  int chunk = 0;  // virtual stage (model chunk) on this rank, 0 without interleaving
+  // Virtual stage (model chunk) on this rank, 0 without interleaving; under dualpipe the
+  // direction: 0 runs stage s of the forward direction, 1 stage pp − 1 − s of the reverse one.
+  int chunk = 0;
   // A zero-bubble schedule's W pass (forward false): the weight gradients of a micro-batch whose
   // B pass (forward false, weight false) ran before. Schedules that do not split the backward
   // have no W steps, and their backward steps compute both.
@@ -25,9 +28,17 @@ struct PipelineStep {
 bool splits_backward(PipelineSchedule schedule);
 
 // Steps of stage `stage` of `stages`, for `microbatches` micro-batches and `chunks` model chunks
-// per stage (chunks > 1 only for interleaved; it then needs microbatches % stages == 0).
+// per stage (chunks > 1 only for interleaved, which then needs microbatches % stages == 0, and
+// 2 for dualpipe, which ignores it).
 std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, int stages,
                                          int microbatches, int chunks);
+
+// DualPipe (DeepSeek-V3 §3.2.1; deepseek-ai/DualPipe): rank `stage` of an even `stages` holds
+// stage `stage` of the forward direction (chunk 0) and stage stages − 1 − stage of the reverse
+// one (chunk 1). Micro-batches 0 .. m/2 − 1 enter at rank 0 and run forward-direction; m/2 .. m − 1
+// enter at rank stages − 1. Needs m even and m >= 2 · stages. A backward of the F&B pairs (and of
+// the cool-down's first half) is followed at once by its W step; the others' W comes later.
+std::vector<PipelineStep> dualpipe_order(int stage, int stages, int microbatches);
 
 // Most micro-batches whose activations a stage holds at once under this order (counted from the
 // order itself: forwards done minus backwards done, per chunk summed; where the backward is split,

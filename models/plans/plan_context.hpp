@@ -50,10 +50,11 @@ struct PlanContext {
   int num_experts() const {
     return transformer != nullptr && transformer->moe ? transformer->moe->num_experts : 0;
   }
-  // The layers of pipeline stage `stage` in forward order, over all its chunks.
+  // The layers of pipeline stage `stage` in forward order, over all its chunks (under dualpipe
+  // its forward-direction stage, then its reverse-direction one).
   template <typename F>
   void for_each_stage_layer(int stage, F&& f) const {
-    for (int c = 0; c < parallel.virtual_stages; ++c)
+    for (int c = 0; c < parallel.chunks_per_rank(); ++c)
       for (int l : chunks[static_cast<std::size_t>(c * parallel.pp + stage)])
         f(l);
   }

@@ -272,13 +272,30 @@ std::vector<OpId> ShardedDataParallel::gradient_ops() {
     order.emplace_back(-expert[k].first_layer, 1, k);
   std::stable_sort(order.begin(), order.end());
   const bool every_microbatch = kind_ == DataParallel::zero2;
+  // Under dualpipe (ZeRO-1 only) each chunk sees half the micro-batches: a layer's reduction
+  // waits for its latest backward, whichever micro-batch ran it, and the whole backward ends
+  // with the latest of them.
+  const bool dual = ctx_.parallel.schedule == PipelineSchedule::dualpipe;
+  auto ready_at = [&](int layer, std::size_t m) {
+    const std::vector<OpId>& ops = backward_ops_.at(layer);
+    if (!dual) return ops[m];
+    OpId latest = engine::kNone;
+    for (const OpId op : ops)
+      if (op != engine::kNone && (latest == engine::kNone || op > latest)) latest = op;
+    return latest;
+  };
   for (int mb = every_microbatch ? 0 : ctx_.microbatches - 1; mb < ctx_.microbatches; ++mb) {
     const auto m = static_cast<std::size_t>(mb);
-    const OpId end_of_backward = backward_ops_.at(index.front())[m];
+    OpId end_of_backward = ready_at(index.front(), m);
+    if (dual)
+      for (const int layer : index)
+        if (const OpId op = ready_at(layer, m);
+            op != engine::kNone && (end_of_backward == engine::kNone || op > end_of_backward))
+          end_of_backward = op;
     for (const auto& [neg_first, set, k] : order) {
       const auto& bk = set == 0 ? dense[k] : expert[k];
       const OpId ready[] = {ctx_.parallel.overlap
-                                ? backward_ops_.at(index[static_cast<std::size_t>(-neg_first)])[m]
+                                ? ready_at(index[static_cast<std::size_t>(-neg_first)], m)
                                 : end_of_backward};
       const std::string name = std::string(set == 0 ? "zero bucket " : "zero expert bucket ") +
                                std::to_string(k) + " reduce_scatter";
@@ -293,7 +310,7 @@ std::vector<OpId> ShardedDataParallel::gradient_ops() {
 
 double ShardedDataParallel::optimizer_params() const {
   double dense = 0, expert = 0;
-  for (int c = 0; c < ctx_.parallel.virtual_stages; ++c)
+  for (int c = 0; c < ctx_.parallel.chunks_per_rank(); ++c)
     for (const auto& u : units_[static_cast<std::size_t>(c * ctx_.parallel.pp + stage_)]) {
       dense += u.dense_params;
       expert += u.expert_params;
@@ -304,7 +321,7 @@ double ShardedDataParallel::optimizer_params() const {
 void ShardedDataParallel::after_optimizer(OpId step) {
   if (full_) return;  // FSDP's parameters stay sharded until the next forward gathers them
   double dense = 0, expert = 0;
-  for (int c = 0; c < ctx_.parallel.virtual_stages; ++c)
+  for (int c = 0; c < ctx_.parallel.chunks_per_rank(); ++c)
     for (const auto& u : units_[static_cast<std::size_t>(c * ctx_.parallel.pp + stage_)]) {
       dense += u.dense_params;
       expert += u.expert_params;
@@ -360,7 +377,7 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
 
 ShardedDataParallel::UnitSizes ShardedDataParallel::measure_units(int stage) const {
   UnitSizes s;
-  for (int c = 0; c < ctx_.parallel.virtual_stages; ++c) {
+  for (int c = 0; c < ctx_.parallel.chunks_per_rank(); ++c) {
     const auto g = static_cast<std::size_t>(c * ctx_.parallel.pp + stage);
     for (std::size_t i = 0; i < units_[g].size(); ++i) {
       const Unit& u = units_[g][i];

@@ -131,6 +131,10 @@ std::vector<std::vector<int>> partition_layers(const ParallelConfig& parallel,
     for (int k = 0; k < counts[static_cast<std::size_t>(g)]; ++k, ++u)
       for (int layer : units[static_cast<std::size_t>(u)])
         out[static_cast<std::size_t>(g)].push_back(layer);
+  // DualPipe: rank s's second chunk is stage pp − 1 − s, run by the reverse direction.
+  if (parallel.schedule == PipelineSchedule::dualpipe)
+    for (int stage = 0; stage < parallel.pp; ++stage)
+      out.push_back(out[static_cast<std::size_t>(parallel.pp - 1 - stage)]);
   return out;
 }
 

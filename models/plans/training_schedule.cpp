@@ -102,10 +102,16 @@ class PlanComposer {
       activations_ = std::make_unique<ActivationMemory>(
           ctx_, ctx_.transformer != nullptr ? &kernels_.config() : nullptr);
     if (sc.parallel.pp > 1) {
-      recv_fwd_ = b_.stream("pp recv act");
-      send_fwd_ = b_.stream("pp send act");
-      recv_bwd_ = b_.stream("pp recv grad");
-      send_bwd_ = b_.stream("pp send grad");
+      // DualPipe's reverse direction talks to the other neighbours: streams of its own, so that
+      // each stream still has one peer.
+      const bool dual = sc.parallel.schedule == PipelineSchedule::dualpipe;
+      for (int d = 0; d < 2; ++d) {
+        const std::string rev = d == 1 && dual ? " rev" : "";
+        recv_fwd_[d] = b_.stream("pp recv act" + rev);
+        send_fwd_[d] = b_.stream("pp send act" + rev);
+        recv_bwd_[d] = b_.stream("pp recv grad" + rev);
+        send_bwd_[d] = b_.stream("pp send grad" + rev);
+      }
     }
   }
 
@@ -146,10 +152,28 @@ class PlanComposer {
         ctx_.layers[static_cast<std::size_t>(ctx_.chunks[static_cast<std::size_t>(g)].back())]);
   }
 
+  // Where chunk `chunk` of `stage` sits in its pipeline: global chunk g = chunk · pp + stage,
+  // the chunks before and after it (on stages g ∓ 1 mod pp), or none at the ends. DualPipe's
+  // reverse chunk (chunk 1: stage pp − 1 − stage) runs from rank pp − 1 down to rank 0.
+  struct ChunkPlace {
+    int g = 0;
+    int prev = -1, next = -1;  // global chunks, -1: none
+    int direction = 0;         // 1: dualpipe's reverse direction
+  };
+  ChunkPlace place(int stage, int chunk) const {
+    const int pp = ctx_.parallel.pp;
+    const int g = chunk * pp + stage;
+    if (ctx_.parallel.schedule == PipelineSchedule::dualpipe) {
+      if (chunk == 0) return {g, stage > 0 ? g - 1 : -1, stage < pp - 1 ? g + 1 : -1, 0};
+      return {g, stage < pp - 1 ? g + 1 : -1, stage > 0 ? g - 1 : -1, 1};
+    }
+    const int last = pp * ctx_.parallel.virtual_stages - 1;
+    return {g, g > 0 ? g - 1 : -1, g < last ? g + 1 : -1, 0};
+  }
+
   void emit_rank(Rank r) {
     const int pp = ctx_.parallel.pp;
-    const int v = ctx_.parallel.virtual_stages;
-    const int last_chunk = pp * v - 1;
+    const int chunks = pp * ctx_.parallel.chunks_per_rank();
     const int stage = layout_.coords(r).pp;
     const int m = ctx_.microbatches;
     LayerGroups groups;
@@ -165,18 +189,25 @@ class PlanComposer {
     const bool split = splits_backward(ctx_.parallel.schedule);
     std::map<std::pair<int, int>, OpId> input_grads;
 
-    for (const auto& step : pipeline_order(ctx_.parallel.schedule, stage, pp, m, v)) {
-      const int g = step.chunk * pp + stage;
+    for (const auto& step :
+         pipeline_order(ctx_.parallel.schedule, stage, pp, m, ctx_.parallel.chunks_per_rank())) {
+      const ChunkPlace at = place(stage, step.chunk);
+      const int g = at.g;
+      const auto d = static_cast<std::size_t>(at.direction);
       const auto& layers = ctx_.chunks[static_cast<std::size_t>(g)];
       const auto mb = static_cast<std::uint32_t>(step.microbatch);
-      // Tags tell the micro-batch, chunk and direction apart on one pair of ranks.
-      const auto tag = static_cast<std::uint32_t>((step.microbatch * (last_chunk + 1) + g) * 2 +
-                                                  (step.forward ? 0 : 1));
+      // Tags tell the micro-batch, the receiving chunk and the direction apart on one pair of
+      // ranks.
+      const auto tag_of = [&](int receiver, bool forward) {
+        return static_cast<std::uint32_t>((step.microbatch * chunks + receiver) * 2 +
+                                          (forward ? 0 : 1));
+      };
       std::vector<OpId> deps;
       if (step.forward) {
-        if (g > 0)
-          deps.push_back(b_.recv({r, recv_fwd_, Category::pp_comm, "recv act", mb},
-                                 stage_rank(r, (g - 1) % pp), boundary_bytes(g - 1), tag));
+        if (at.prev >= 0)
+          deps.push_back(b_.recv({r, recv_fwd_[d], Category::pp_comm, "recv act", mb},
+                                 stage_rank(r, at.prev % pp), boundary_bytes(at.prev),
+                                 tag_of(g, true)));
         OpId last = engine::kNone;
         for (int l : layers) {
           data_parallel_->before_layer(g, l, true, mb, deps);
@@ -184,11 +215,10 @@ class PlanComposer {
           data_parallel_->after_layer(g, l, true, mb, last, engine::kNone);
           offload_activations(r, l, mb, last);
         }
-        if (g < last_chunk) {
+        if (at.next >= 0) {
           const OpId after[] = {last};
-          b_.send({r, send_fwd_, Category::pp_comm, "send act", mb, after},
-                  stage_rank(r, (g + 1) % pp), boundary_bytes(g),
-                  static_cast<std::uint32_t>((step.microbatch * (last_chunk + 1) + g + 1) * 2));
+          b_.send({r, send_fwd_[d], Category::pp_comm, "send act", mb, after},
+                  stage_rank(r, at.next % pp), boundary_bytes(g), tag_of(at.next, true));
         }
       } else if (step.weight) {
         // W: the weight gradients the B pass left, in the B pass's layer order; only now are
@@ -199,9 +229,9 @@ class PlanComposer {
           data_parallel_->after_layer(g, *l, false, mb, w, w);
         }
       } else {
-        if (g < last_chunk)
-          deps.push_back(b_.recv({r, recv_bwd_, Category::pp_comm, "recv grad", mb},
-                                 stage_rank(r, (g + 1) % pp), boundary_bytes(g), tag));
+        if (at.next >= 0)
+          deps.push_back(b_.recv({r, recv_bwd_[d], Category::pp_comm, "recv grad", mb},
+                                 stage_rank(r, at.next % pp), boundary_bytes(g), tag_of(g, false)));
         OpId last = engine::kNone;
         std::array<OpId, 2> earlier = {engine::kNone, engine::kNone};  // backwards before
         for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
@@ -215,11 +245,10 @@ class PlanComposer {
           else
             data_parallel_->after_layer(g, *l, false, mb, last, weight_grads);
         }
-        if (g > 0) {
+        if (at.prev >= 0) {
           const OpId after[] = {last};
-          b_.send({r, send_bwd_, Category::pp_comm, "send grad", mb, after},
-                  stage_rank(r, (g - 1) % pp), boundary_bytes(g - 1),
-                  static_cast<std::uint32_t>((step.microbatch * (last_chunk + 1) + g - 1) * 2 + 1));
+          b_.send({r, send_bwd_[d], Category::pp_comm, "send grad", mb, after},
+                  stage_rank(r, at.prev % pp), boundary_bytes(at.prev), tag_of(at.prev, false));
         }
       }
     }
@@ -263,6 +292,8 @@ class PlanComposer {
                                   engine::CollectiveType::all_reduce,
                                   groups_.get(layout_.tp_group(r), "tp"), stage_bytes)};
     const double params = data_parallel_->optimizer_params();
+    if (ctx_.parallel.schedule == PipelineSchedule::dualpipe)
+      reduce_ops = {sum_copies(r, reduce_ops, params)};
     if (ctx_.parallel.offload.optimizer) {
       emit_offloaded_optimizer(r, reduce_ops, params);
       return;
@@ -277,6 +308,20 @@ class PlanComposer {
                    kernels_.optimizer(params, stage_tensors_[stage]));
     optimizer_[r] = step;
     data_parallel_->after_optimizer(step);
+  }
+
+  // DualPipe: ranks s and pp − 1 − s hold the same two stages, one copy for each direction, and
+  // add each other's gradients before either steps (as deepseek-ai/DualPipe's example does): an
+  // all-reduce over the pair of the gradients this rank's optimizer steps, after its own
+  // data-parallel reduction.
+  OpId sum_copies(Rank r, const std::vector<OpId>& reduced, double params) {
+    const int stage = layout_.coords(r).pp;
+    std::vector<Rank> pair = {r, stage_rank(r, ctx_.parallel.pp - 1 - stage)};
+    std::sort(pair.begin(), pair.end());
+    return b_.collective(
+        {r, compute_, Category::dp_comm, "dualpipe copies grad all-reduce", engine::kNone, reduced},
+        engine::CollectiveType::all_reduce, groups_.get(pair, "dualpipe"),
+        static_cast<std::uint64_t>(params * ctx_.gradient_bytes()));
   }
 
   // ZeRO-Offload (docs/parallelism.md "Offload"): the reduced gradient shard goes to host memory
@@ -324,7 +369,8 @@ class PlanComposer {
   engine::StreamId to_host_ = 0, host_ = 0, from_host_ = 0;
   std::unique_ptr<ActivationMemory> activations_;            // parallel.offload.activations
   std::map<std::pair<int, std::uint32_t>, OpId> offloaded_;  // (layer, mb) -> its d2h copy
-  engine::StreamId recv_fwd_ = 0, send_fwd_ = 0, recv_bwd_ = 0, send_bwd_ = 0;
+  // Per direction (index 1: dualpipe's reverse direction; the same streams otherwise).
+  std::array<engine::StreamId, 2> recv_fwd_{}, send_fwd_{}, recv_bwd_{}, send_bwd_{};
   std::vector<OpId> optimizer_;  // per rank: its latest optimizer step
 };
 

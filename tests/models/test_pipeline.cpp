@@ -12,34 +12,16 @@
 #include "models/plans/pipeline_order.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "tests/models/pipeline_scenarios.hpp"
 
 namespace clustersim::models {
 namespace {
 
 using engine::OpKind;
 
-// p identical stages: 24 identical layers (24 divides p·v for every case below), one GPU per
-// stage, no launch overhead, free communication. A layer's forward is 1e9 FLOPs at 100 TFLOP/s =
-// 10 us, its backward 20 us; one parameter per layer makes the optimizer step (12 params × 28 B
-// at 1 TB/s ≈ 0.3 ns) and the bytes term of every op negligible.
+// p identical stages (pipeline_scenarios.hpp); 24 divides p·v for every case below.
 std::string uniform_pipeline(const std::string& schedule, int p, int m, int v) {
-  return "name: uniform-pipeline\n"
-         "cluster:\n"
-         "  nodes: 1\n"
-         "  gpus_per_node: " +
-         std::to_string(p) +
-         "\n"
-         "  gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB,\n"
-         "        compute_efficiency: 1, memory_efficiency: 1, launch_overhead: 0us}\n"
-         "model: {name: uniform, layers: [{name: block, params: 1, forward_flops: 1e9, "
-         "repeat: 24}]}\n"
-         "training: {global_batch: " +
-         std::to_string(m) +
-         ", micro_batch: 1, precision: bf16}\n"
-         "parallel: {pp: " +
-         std::to_string(p) + ", schedule: " + schedule + ", virtual_stages: " + std::to_string(v) +
-         "}\n"
-         "simulation: {network_model: ideal}\n";
+  return uniform_pipeline_scenario(schedule, p, m, v);
 }
 
 // GPipe (Huang et al. 2019) and 1F1B (Narayanan et al. 2019): p − 1 forward+backward slots of
@@ -327,14 +309,7 @@ TEST(Pipeline, SendRecvCarryOneActivationPerMicroBatchAndBoundary) {
 // The plans that cannot be pipelined are refused with the key to change.
 void expect_scenario_error(const std::string& text, const std::string& key,
                            const std::string& says) {
-  try {
-    build_schedule(parse_scenario(text, "pp.yaml"));
-    ADD_FAILURE() << "no error for " << key;
-  } catch (const ScenarioError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(key + ":"), std::string::npos) << what;
-    EXPECT_NE(what.find(says), std::string::npos) << what;
-  }
+  expect_plan_error(text, "pp.yaml", key, says);
 }
 
 TEST(Pipeline, ImpossiblePlansNameTheKey) {

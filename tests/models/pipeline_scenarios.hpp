@@ -1,0 +1,58 @@
+// What the pipeline tests (test_pipeline.cpp, test_dualpipe.cpp) share: a refused plan's error,
+// and the model of identical stages: 24
+// identical layers, one GPU per stage, no launch overhead, free communication. A layer's forward
+// is 1e9 FLOPs at 100 TFLOP/s = 10 us, its backward 20 us (a layer list's backward splits into B
+// and W of 10 us each under the zero-bubble schedules and dualpipe). With one parameter per layer
+// (the default `params`) the optimizer step (at most 24 params × 28 B at 1 TB/s ≈ 0.7 ns) and the
+// bytes term of every op are negligible. `layer_extra`, when given, adds fields to the layer,
+// such as ", activation_bytes: 1MB".
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "models/plans/training_schedule.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+
+// Building `text` (read as file `file`) fails on `key` (named after the file and line) with a
+// message that contains `says`.
+inline void expect_plan_error(const std::string& text, const std::string& file,
+                              const std::string& key, const std::string& says) {
+  try {
+    build_schedule(parse_scenario(text, file));
+    ADD_FAILURE() << "no error for " << key;
+  } catch (const ScenarioError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file + ":"), std::string::npos) << what;
+    EXPECT_NE(what.find(key + ":"), std::string::npos) << what;
+    EXPECT_NE(what.find(says), std::string::npos) << what;
+  }
+}
+
+inline std::string uniform_pipeline_scenario(const std::string& schedule, int p, int m, int v,
+                                             const std::string& params = "1",
+                                             const std::string& layer_extra = "") {
+  return "name: uniform-pipeline\n"
+         "cluster:\n"
+         "  nodes: 1\n"
+         "  gpus_per_node: " +
+         std::to_string(p) +
+         "\n"
+         "  gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB,\n"
+         "        compute_efficiency: 1, memory_efficiency: 1, launch_overhead: 0us}\n"
+         "model: {name: uniform, layers: [{name: block, params: " +
+         params + ", forward_flops: 1e9" + layer_extra +
+         ", repeat: 24}]}\n"
+         "training: {global_batch: " +
+         std::to_string(m) +
+         ", micro_batch: 1, precision: bf16}\n"
+         "parallel: {pp: " +
+         std::to_string(p) + ", schedule: " + schedule + ", virtual_stages: " + std::to_string(v) +
+         "}\n"
+         "simulation: {network_model: ideal}\n";
+}
+
+}  // namespace clustersim::models
