@@ -14,6 +14,7 @@
 #include "models/model_spec.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "tests/models/rank0_ops.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -41,19 +42,6 @@ std::string tiny_mla(const std::string& parallel) {
 // blocks and the final norm 256: 58,816.
 constexpr double kReplicated = 2 * (256 + 16'384 + 64 + 12'288 + 32 + 256) + 256;
 
-const engine::Op& op_named(const engine::Schedule& s, const std::string& label) {
-  for (const auto& op : s.ops)
-    if (op.rank == 0 && s.label(op) == label) return op;
-  ADD_FAILURE() << "no op '" << label << "' on rank 0";
-  return s.ops.front();
-}
-
-bool has_op(const engine::Schedule& s, const std::string& label) {
-  for (const auto& op : s.ops)
-    if (op.rank == 0 && s.label(op) == label) return true;
-  return false;
-}
-
 // With sequence parallelism the attention block gathers the latents, b·s·(64 + 32 + 16)·2 B
 // = 57,344 B, where a multi-head block gathers b·s·h·2 = 131,072 B (the MLP still does); its
 // backward reduce-scatters their gradients (the same bytes); the duplicated tensors' fp32
@@ -61,12 +49,12 @@ bool has_op(const engine::Schedule& s, const std::string& label) {
 TEST(LatentAttentionTp, SequenceParallelGathersTheLatentsNotTheHiddenState) {
   const auto built = build_schedule(parse_scenario(tiny_mla("sequence_parallel: true"), "t.yaml"));
   const auto& s = built.schedule;
-  EXPECT_EQ(op_named(s, "L0.attn fwd tp all_gather mb0").bytes, 2u * 128 * 112 * 2);
-  EXPECT_EQ(op_named(s, "L0.mlp fwd tp all_gather mb0").bytes, 2u * 128 * 256 * 2);
-  EXPECT_EQ(op_named(s, "L0.attn fwd tp reduce_scatter mb0").bytes, 2u * 128 * 256 * 2);
-  EXPECT_EQ(op_named(s, "L0.attn bwd tp reduce_scatter mb0").bytes, 2u * 128 * 112 * 2);
-  EXPECT_EQ(op_named(s, "L0.mlp bwd tp reduce_scatter mb0").bytes, 2u * 128 * 256 * 2);
-  EXPECT_EQ(op_named(s, "tp all_reduce replicated grads").bytes,
+  EXPECT_EQ(rank0_op(s, "L0.attn fwd tp all_gather mb0").bytes, 2u * 128 * 112 * 2);
+  EXPECT_EQ(rank0_op(s, "L0.mlp fwd tp all_gather mb0").bytes, 2u * 128 * 256 * 2);
+  EXPECT_EQ(rank0_op(s, "L0.attn fwd tp reduce_scatter mb0").bytes, 2u * 128 * 256 * 2);
+  EXPECT_EQ(rank0_op(s, "L0.attn bwd tp reduce_scatter mb0").bytes, 2u * 128 * 112 * 2);
+  EXPECT_EQ(rank0_op(s, "L0.mlp bwd tp reduce_scatter mb0").bytes, 2u * 128 * 256 * 2);
+  EXPECT_EQ(rank0_op(s, "tp all_reduce replicated grads").bytes,
             static_cast<std::uint64_t>(kReplicated * 4));
 }
 
@@ -76,11 +64,11 @@ TEST(LatentAttentionTp, SequenceParallelGathersTheLatentsNotTheHiddenState) {
 TEST(LatentAttentionTp, WithoutSequenceParallelismTheLatentGradientsAreAllReduced) {
   const auto built = build_schedule(parse_scenario(tiny_mla("sequence_parallel: false"), "t.yaml"));
   const auto& s = built.schedule;
-  EXPECT_FALSE(has_op(s, "L0.attn fwd tp all_gather mb0"));
-  EXPECT_EQ(op_named(s, "L0.attn fwd tp all_reduce mb0").bytes, 2u * 128 * 256 * 2);
-  EXPECT_EQ(op_named(s, "L0.attn bwd tp all_reduce mb0").bytes, 2u * 128 * 112 * 2);
-  EXPECT_EQ(op_named(s, "L0.mlp bwd tp all_reduce mb0").bytes, 2u * 128 * 256 * 2);
-  EXPECT_FALSE(has_op(s, "tp all_reduce replicated grads"));
+  EXPECT_FALSE(rank0_has_op(s, "L0.attn fwd tp all_gather mb0"));
+  EXPECT_EQ(rank0_op(s, "L0.attn fwd tp all_reduce mb0").bytes, 2u * 128 * 256 * 2);
+  EXPECT_EQ(rank0_op(s, "L0.attn bwd tp all_reduce mb0").bytes, 2u * 128 * 112 * 2);
+  EXPECT_EQ(rank0_op(s, "L0.mlp bwd tp all_reduce mb0").bytes, 2u * 128 * 256 * 2);
+  EXPECT_FALSE(rank0_has_op(s, "tp all_reduce replicated grads"));
 }
 
 // A rank's weights: the duplicated tensors whole and the rest halved, 2 B each (bf16, no

@@ -13,6 +13,7 @@
 #include "models/memory_model.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "tests/models/rank0_ops.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -40,13 +41,6 @@ std::string llama(const std::string& parallel, const std::string& cluster = "nod
          "simulation: {network_model: analytical}\n";
 }
 
-const engine::Op& op_named(const engine::Schedule& s, const std::string& label) {
-  for (const auto& op : s.ops)
-    if (op.rank == 0 && s.label(op) == label) return op;
-  ADD_FAILURE() << "no op '" << label << "' on rank 0";
-  return s.ops.front();
-}
-
 bool on_compute_stream(const engine::Schedule& s, OpId id) {
   return s.stream_names[s.ops[id].stream] == "compute";
 }
@@ -58,15 +52,15 @@ TEST(TpCommOverlap, TheReduceScattersLastChunkStaysOnTheComputeStream) {
   const auto plain = build_schedule(parse_scenario(llama(""), "tpo.yaml"));
   const auto over = build_schedule(parse_scenario(llama(", tp_comm_overlap: true"), "tpo.yaml"));
   const auto& s = over.schedule;
-  EXPECT_EQ(op_named(plain.schedule, "L0.attn fwd tp reduce_scatter mb0").bytes, kActivationBytes);
-  EXPECT_EQ(op_named(s, "L0.attn fwd tp all_gather mb0").bytes, kActivationBytes);
-  EXPECT_EQ(op_named(s, "L0.attn fwd tp reduce_scatter overlapped mb0").bytes,
+  EXPECT_EQ(rank0_op(plain.schedule, "L0.attn fwd tp reduce_scatter mb0").bytes, kActivationBytes);
+  EXPECT_EQ(rank0_op(s, "L0.attn fwd tp all_gather mb0").bytes, kActivationBytes);
+  EXPECT_EQ(rank0_op(s, "L0.attn fwd tp reduce_scatter overlapped mb0").bytes,
             kActivationBytes / 4 * 3);
-  EXPECT_EQ(op_named(s, "L0.attn fwd tp reduce_scatter mb0").bytes, kActivationBytes / 4);
-  EXPECT_EQ(op_named(s, "L0.mlp bwd tp reduce_scatter overlapped mb0").bytes, kActivationBytes);
-  EXPECT_EQ(s.stream_names[op_named(s, "L0.attn fwd tp all_gather mb0").stream], "tp overlap");
-  EXPECT_EQ(s.stream_names[op_named(s, "L0.mlp bwd tp all_gather mb0").stream], "tp overlap");
-  EXPECT_EQ(s.stream_names[op_named(s, "L0.attn fwd tp reduce_scatter mb0").stream], "compute");
+  EXPECT_EQ(rank0_op(s, "L0.attn fwd tp reduce_scatter mb0").bytes, kActivationBytes / 4);
+  EXPECT_EQ(rank0_op(s, "L0.mlp bwd tp reduce_scatter overlapped mb0").bytes, kActivationBytes);
+  EXPECT_EQ(s.stream_names[rank0_op(s, "L0.attn fwd tp all_gather mb0").stream], "tp overlap");
+  EXPECT_EQ(s.stream_names[rank0_op(s, "L0.mlp bwd tp all_gather mb0").stream], "tp overlap");
+  EXPECT_EQ(s.stream_names[rank0_op(s, "L0.attn fwd tp reduce_scatter mb0").stream], "compute");
   // One more op per overlapped forward block (the split reduce-scatter), none in backward:
   // 8 ranks · 4 layers · 2 blocks (attention, MLP) · 2 micro-batches.
   EXPECT_EQ(s.ops.size() - plain.schedule.ops.size(), 8u * 4u * 2u * 2u);
