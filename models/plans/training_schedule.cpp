@@ -14,6 +14,8 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <set>
+#include <span>
 #include <string>
 #include <variant>
 
@@ -325,21 +327,27 @@ class PlanComposer {
   }
 
   // ZeRO-Offload (docs/parallelism.md "Offload"): the reduced gradient shard goes to host memory
-  // over PCIe, the CPU steps it at the host's memory bandwidth, the updated 16-bit shard comes
-  // back; the strategy's parameter all-gather (ZeRO-1/2) follows the upload.
+  // over PCIe bucket by bucket, each as soon as its reduction of the last micro-batch ends (as
+  // DeepSpeed copies the partition during the backward), so the copies overlap the rest of the
+  // backward; the CPU steps at the host's memory bandwidth once all have landed, and the updated
+  // 16-bit shard comes back; the strategy's parameter all-gather (ZeRO-1/2) follows the upload.
   void emit_offloaded_optimizer(Rank r, const std::vector<OpId>& reduce_ops, double params) {
     const OptimizerOffload o = optimizer_offload(ctx_.training, params);
-    const OpId down =
-        b_.copy({r, to_host_, Category::optimizer, "offload grads d2h", engine::kNone, reduce_ops},
-                static_cast<std::uint64_t>(o.gradients_down), engine::CopyDirection::to_host);
+    std::vector<OpId> downs;
+    for (const auto& [after, bytes] : gradient_copies(r, reduce_ops, o.gradients_down)) {
+      const std::span<const OpId> deps =
+          after == engine::kNone ? std::span<const OpId>{} : std::span<const OpId>(&after, 1);
+      downs.push_back(
+          b_.copy({r, to_host_, Category::optimizer, "offload grads d2h", engine::kNone, deps},
+                  bytes, engine::CopyDirection::to_host));
+    }
     engine::Kernel cpu;
     cpu.kind = engine::KernelKind::host_memory;
     cpu.bytes = o.cpu_step_bytes;
     cpu.flops = params * kOptimizerFlopsPerParam;
     cpu.name = b_.kernel_table().name("cpu optimizer step");
-    const OpId after_down[] = {down};
     const OpId step = b_.compute(
-        {r, host_, Category::optimizer, "cpu optimizer step", engine::kNone, after_down}, cpu.flops,
+        {r, host_, Category::optimizer, "cpu optimizer step", engine::kNone, downs}, cpu.flops,
         static_cast<std::uint64_t>(cpu.bytes), static_cast<std::uint8_t>(Precision::fp32),
         b_.kernel_table().intern(std::span<const engine::Kernel>(&cpu, 1)));
     const OpId after_step[] = {step};
@@ -348,6 +356,46 @@ class PlanComposer {
         static_cast<std::uint64_t>(o.params_up), engine::CopyDirection::from_host);
     optimizer_[r] = up;
     data_parallel_->after_optimizer(up);
+  }
+
+  // The gradient copies of emit_offloaded_optimizer: one after each reduction of the last
+  // micro-batch (ZeRO-2 reduces every micro-batch; the step needs the last), its share of
+  // `total` bytes in proportion to the bytes it reduced (the last takes the rounding). Without
+  // reductions (one data-parallel rank) one copy after the backward.
+  std::vector<std::pair<OpId, std::uint64_t>> gradient_copies(Rank r,
+                                                              const std::vector<OpId>& reduce_ops,
+                                                              double total) const {
+    const engine::Schedule& s = b_.peek();
+    std::uint32_t last_mb = 0;
+    for (const OpId id : reduce_ops)
+      if (s.ops[id].microbatch != engine::kNone) last_mb = std::max(last_mb, s.ops[id].microbatch);
+    // A reduction another one continues (HSDP's shard reduce-scatter, all-reduced across the
+    // replicas next) is not final: the copy follows the continuation.
+    std::set<OpId> continued;
+    for (const OpId id : reduce_ops)
+      for (const OpId dep : s.dependencies(s.ops[id]))
+        continued.insert(dep);
+    std::vector<OpId> last;
+    double reduced = 0;
+    for (const OpId id : reduce_ops)
+      if ((s.ops[id].microbatch == engine::kNone || s.ops[id].microbatch == last_mb) &&
+          continued.count(id) == 0) {
+        last.push_back(id);
+        reduced += static_cast<double>(s.ops[id].bytes);
+      }
+    const auto all = static_cast<std::uint64_t>(total);
+    if (last.empty() || !(reduced > 0)) return {{b_.last_on(r, compute_), all}};
+    std::vector<std::pair<OpId, std::uint64_t>> out;
+    std::uint64_t given = 0;
+    for (std::size_t k = 0; k < last.size(); ++k) {
+      const std::uint64_t bytes =
+          k + 1 == last.size() ? all - given
+                               : static_cast<std::uint64_t>(
+                                     total * static_cast<double>(s.ops[last[k]].bytes) / reduced);
+      given += bytes;
+      out.emplace_back(last[k], bytes);
+    }
+    return out;
   }
 
   BuiltSchedule& out_;

@@ -3,6 +3,9 @@
 // fp32 master weights and Adam (K = 12 bytes of state per parameter), ZeRO-2 over the 2 GPUs of
 // a DGX A100 cut to 2 GPUs: each rank steps P = Ψ/2 = 4e6 parameters.
 //   gradient shard down:  2 B · P = 8e6 B      parameter shard up: 2 B · P = 8e6 B
+//   ZeRO-2's buckets (torch's: the first closes at 1 MiB, the next at 25 MiB): the last layer's
+//   2 MB of gradients, then the other seven's 14 MB; each bucket's share of the shard goes down
+//   once its reduce-scatter ends: 1e6 B, then 7e6 B.
 //   CPU Adam step:        28 B · P = 112e6 B at 2 × 8 × 3200 MT/s × 8 B = 409.6 GB/s × 0.7,
 //                         shared by the node's 2 ranks: 143.36 GB/s each → 781.25 µs
 //   PCIe: 25 GB/s per direction; both GPUs sit under one PCIe switch, whose uplink to the CPU
@@ -11,7 +14,9 @@
 //   host memory: per rank K·P + 2·P = 56e6 B, per node 112e6 B; the GPU's optimizer term 0.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "models/run_scenario.hpp"
 
@@ -46,6 +51,20 @@ double duration_of(const RunOutput& out, engine::Rank rank, const std::string& n
   return -1;
 }
 
+// Rank `rank`'s ops named `name`, in the order they were issued.
+std::vector<engine::OpId> ops_named(const RunOutput& out, engine::Rank rank,
+                                    const std::string& name) {
+  const engine::Schedule& s = out.built.schedule;
+  std::vector<engine::OpId> ids;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].rank == rank && s.name_of(s.ops[id]) == name) ids.push_back(id);
+  return ids;
+}
+
+double seconds(const RunOutput& out, engine::OpId id, bool end) {
+  return (end ? out.timeline.end[id] : out.timeline.start[id]).seconds();
+}
+
 const engine::Op* op_named(const RunOutput& out, engine::Rank rank, const std::string& name) {
   const engine::Schedule& s = out.built.schedule;
   for (const engine::Op& op : s.ops)
@@ -65,7 +84,10 @@ TEST(Offload, CopiesTheGradientShardDownAndTheParameterShardUp) {
     EXPECT_EQ(down->kind, engine::OpKind::copy);
     EXPECT_EQ(down->tag, static_cast<std::uint32_t>(engine::CopyDirection::to_host));
     EXPECT_EQ(up->tag, static_cast<std::uint32_t>(engine::CopyDirection::from_host));
-    EXPECT_EQ(down->bytes, static_cast<std::uint64_t>(2 * kP));
+    const auto downs = ops_named(out, r, "offload grads d2h");
+    ASSERT_EQ(downs.size(), 2u);
+    EXPECT_EQ(out.built.schedule.ops[downs[0]].bytes, 1'000'000u);
+    EXPECT_EQ(out.built.schedule.ops[downs[1]].bytes, 7'000'000u);
     EXPECT_EQ(up->bytes, static_cast<std::uint64_t>(2 * kP));
     EXPECT_EQ(out.built.schedule.stream_names[down->stream], "offload d2h");
     EXPECT_EQ(out.built.schedule.stream_names[up->stream], "offload h2d");
@@ -78,7 +100,15 @@ TEST(Offload, CopiesShareThePcieSwitchUplinkAtItsBandwidth) {
   const RunOutput out = run(kOffload);
   const double both = 2 * 2 * kP / kPcie + kRouteLatency;  // 641 µs
   for (engine::Rank r : {0u, 1u}) {
-    EXPECT_NEAR(duration_of(out, r, "offload grads d2h"), both, 1e-9) << r;
+    const auto downs = ops_named(out, r, "offload grads d2h");
+    ASSERT_EQ(downs.size(), 2u);
+    // Both ranks' buckets go down together: 2 × 1e6 B, then 2 × 7e6 B, over the one uplink.
+    EXPECT_NEAR(seconds(out, downs[0], true) - seconds(out, downs[0], false),
+                2 * 1e6 / kPcie + kRouteLatency, 1e-9)
+        << r;
+    EXPECT_NEAR(seconds(out, downs[1], true) - seconds(out, downs[1], false),
+                2 * 7e6 / kPcie + kRouteLatency, 1e-9)
+        << r;
     EXPECT_NEAR(duration_of(out, r, "offload params h2d"), both, 1e-9) << r;
   }
 }
@@ -91,15 +121,60 @@ TEST(Offload, CpuStepTakesItsBytesAtTheRanksShareOfHostBandwidth) {
   EXPECT_NEAR(duration_of(slow, 0, "cpu optimizer step"), 28 * kP / 35e9, 1e-9);
 }
 
+// Each bucket's copy starts when its reduce-scatter ends, while the backward of the layers
+// before it still runs (DeepSpeed's overlap of the gradient copies with the backward).
+TEST(Offload, EachBucketGoesDownWhenItsReductionEnds) {
+  const RunOutput out = run(kOffload);
+  const auto downs = ops_named(out, 0, "offload grads d2h");
+  const auto reductions = ops_named(out, 0, "zero bucket 0 reduce_scatter");
+  ASSERT_EQ(downs.size(), 2u);
+  ASSERT_FALSE(reductions.empty());
+  EXPECT_DOUBLE_EQ(seconds(out, downs[0], false), seconds(out, reductions.back(), true));
+  double backward_end = 0;
+  const engine::Schedule& s = out.built.schedule;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].rank == 0 && s.ops[id].category == engine::Category::backward)
+      backward_end = std::max(backward_end, seconds(out, id, true));
+  EXPECT_LT(seconds(out, downs[0], false), backward_end);
+  // The CPU step waits for the last bucket.
+  EXPECT_DOUBLE_EQ(seconds(out, ops_named(out, 0, "cpu optimizer step")[0], false),
+                   seconds(out, downs[1], true));
+}
+
+// On one GPU (ZeRO-Offload's first use: a model too large for one GPU's memory) there is no
+// reduction to follow: the whole gradient, 2 B · Ψ, goes down once the backward has ended.
+TEST(Offload, OnOneGpuTheGradientsGoDownAfterTheBackward) {
+  const RunOutput out =
+      run_scenario(parse_scenario(R"(cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 1}
+model:
+  layers: [{name: block, params: 1e6, forward_flops: 1e9, activation_bytes: 1MB, repeat: 8}]
+training: {global_batch: 1, micro_batch: 1, precision: bf16, optimizer: adam}
+parallel: {data_parallel: zero2, offload: {optimizer: true}}
+)",
+                                  "one.yaml"));
+  const auto downs = ops_named(out, 0, "offload grads d2h");
+  ASSERT_EQ(downs.size(), 1u);
+  EXPECT_EQ(out.built.schedule.ops[downs[0]].bytes, static_cast<std::uint64_t>(2 * kPsi));
+  double backward_end = 0;
+  const engine::Schedule& s = out.built.schedule;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].rank == 0 && s.ops[id].category == engine::Category::backward)
+      backward_end = std::max(backward_end, seconds(out, id, true));
+  EXPECT_GT(backward_end, 0);
+  EXPECT_GE(seconds(out, downs[0], false), backward_end);
+}
+
 TEST(Offload, IterationPaysTheCopiesAndTheCpuStep) {
-  // The copies and the CPU step run in series between the last reduction and the parameter
-  // all-gather, in place of the GPU's optimizer step: the iteration grows by their hand-made
-  // times less the GPU step they replace.
+  // The last bucket's copy, the CPU step and the upload run in series between the last
+  // reduction and the parameter all-gather, in place of the GPU's optimizer step; the first
+  // bucket's copy (81 µs) has ended by then, hidden behind the other seven layers' backward and
+  // their reduce-scatter. The iteration grows by their hand-made times less the GPU step.
   const RunOutput with = run(kOffload);
   const RunOutput without = run("data_parallel: zero2");
   const double gpu_step = duration_of(without, 0, "optimizer step");
   ASSERT_GT(gpu_step, 0);
-  const double offload = 2 * (2 * 2 * kP / kPcie + kRouteLatency) + 28 * kP / kHostRankBandwidth;
+  const double offload = (2 * 7e6 / kPcie + kRouteLatency) + (2 * 2 * kP / kPcie + kRouteLatency) +
+                         28 * kP / kHostRankBandwidth;
   EXPECT_NEAR(with.result.iteration_time_s - without.result.iteration_time_s, offload - gpu_step,
               1e-6);
   EXPECT_NEAR(with.result.offload.to_host_bytes, 2 * kP, 0);
