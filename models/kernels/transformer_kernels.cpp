@@ -6,11 +6,14 @@
 
 #include "models/kernels/element_bytes.hpp"
 #include "models/kernels/kernel_emitter.hpp"
+#include "models/kernels/transformer_parts.hpp"
 
 namespace clustersim::models::kernels {
 namespace {
 
 using detail::Emitter;
+using detail::latent_projections;
+using detail::linear;
 using engine::Kernel;
 using engine::KernelKind;
 
@@ -52,11 +55,9 @@ LayerDims layer_dims(const TransformerKernelConfig& c) {
   return x;
 }
 
-namespace {
-
 // A linear layer's kernels: forward GEMM, or backward dgrad + wgrad (+ bias grad reduction).
-void linear(Emitter& em, const std::string& name, Pass pass, double T, double n, double k,
-            bool bias, double e, bool dgrad = true) {
+void detail::linear(Emitter& em, const std::string& name, Pass pass, double T, double n, double k,
+                    bool bias, double e, bool dgrad) {
   // fp8 GEMMs read fp8 copies: each input is cast (and its amax taken) by a kernel of its own,
   // reading bf16 (2 B) and writing fp8 (1 B) per element (Transformer Engine's cast_to_fp8).
   if (em.fp8())
@@ -70,6 +71,8 @@ void linear(Emitter& em, const std::string& name, Pass pass, double T, double n,
   em.gemm(name + ".wgrad", n, k, T, 1, true, false, e);
   if (bias) em.memory(name + ".bgrad", T * n * e + n * kFp32);
 }
+
+namespace {
 
 void norm(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
           const std::string& name, Pass pass) {
@@ -201,70 +204,6 @@ void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDi
   em.gemm("attn.qk.dgrad_q", s, x.d, s, B, false, false, x.e);
   em.gemm("attn.qk.dgrad_k", s, x.d, s, B, true, false, x.e);
   if (gqa) em.memory("attn.repeat_kv.bwd", 2 * (kv + expanded));
-}
-
-// A latent's RMSNorm (DeepSeek's q_a_layernorm, kv_a_layernorm), fused: the rank's Tn rows of
-// `width` (its own tokens under sequence parallelism, before the latent is gathered).
-void latent_norm(Emitter& em, const LayerDims& x, const std::string& name, double width,
-                 Pass pass) {
-  const double act = x.Tn * width * x.e;
-  const double stats = x.Tn * kFp32;
-  if (pass == Pass::forward)
-    em.memory(name + ".fwd", 2 * act + stats);
-  else
-    em.memory(name + ".bwd", 3 * act + stats);
-}
-
-// Multi-head latent attention's projections (DeepSeek-V2 §2.1): every rank projects its tokens'
-// latents with the whole down-projections (Megatron-Core duplicates them): all T tokens without
-// sequence parallelism, its own Tn with it, whose latents are then gathered (TensorParallelism
-// gathers b·s·latent instead of b·s·h). The heads this rank holds are rebuilt from the gathered
-// latents, and rotary embedding touches only the rope dimensions (the key's shared by all
-// heads). Backward runs them in reverse.
-void latent_projections(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
-                        Pass pass) {
-  const MlaSpec& m = *c.mla;
-  const double q_rank = static_cast<double>(m.q_lora_rank);
-  const double kv_rank = static_cast<double>(m.kv_lora_rank);
-  const double rope = static_cast<double>(m.qk_rope_head_dim);
-  const double kv_up = x.a_local * (static_cast<double>(m.qk_nope_head_dim) + x.dv);
-  const double tables = 2 * x.s * rope * kFp32;
-  const double roped = (x.T * x.a_local * rope + x.T * rope) * x.e;
-  auto q_path = [&] {
-    if (m.q_lora_rank == 0) {
-      linear(em, "attn.q", pass, x.T, x.q_local_width, x.h, false, x.e);
-      return;
-    }
-    if (pass == Pass::forward) {
-      linear(em, "attn.q_down", pass, x.Tn, q_rank, x.h, false, x.e);
-      latent_norm(em, x, "attn.q_norm", q_rank, pass);
-      linear(em, "attn.q_up", pass, x.T, x.q_local_width, q_rank, false, x.e);
-    } else {
-      linear(em, "attn.q_up", pass, x.T, x.q_local_width, q_rank, false, x.e);
-      latent_norm(em, x, "attn.q_norm", q_rank, pass);
-      linear(em, "attn.q_down", pass, x.Tn, q_rank, x.h, false, x.e);
-    }
-  };
-  auto kv_path = [&] {
-    if (pass == Pass::forward) {
-      linear(em, "attn.kv_down", pass, x.Tn, kv_rank + rope, x.h, false, x.e);
-      latent_norm(em, x, "attn.kv_norm", kv_rank, pass);
-      linear(em, "attn.kv_up", pass, x.T, kv_up, kv_rank, false, x.e);
-    } else {
-      linear(em, "attn.kv_up", pass, x.T, kv_up, kv_rank, false, x.e);
-      latent_norm(em, x, "attn.kv_norm", kv_rank, pass);
-      linear(em, "attn.kv_down", pass, x.Tn, kv_rank + rope, x.h, false, x.e);
-    }
-  };
-  if (pass == Pass::forward) {
-    q_path();
-    kv_path();
-    em.memory("attn.rope", 2 * roped + tables);
-  } else {
-    em.memory("attn.rope.bwd", 2 * roped + tables);
-    kv_path();
-    q_path();
-  }
 }
 
 void activation(Emitter& em, const TransformerKernelConfig& c, const std::string& name, double T,
