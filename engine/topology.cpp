@@ -34,15 +34,15 @@ std::uint64_t mix(std::uint64_t x) {
 }
 }  // namespace
 
-namespace {
-struct EdgeProps {
-  LinkId link = 0;
-};
-using AdjacencyList = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
-                                            boost::no_property, EdgeProps>;
-}  // namespace
-
+// Inside Topology::Graph rather than an anonymous namespace: a member of a class with linkage
+// whose type has none draws GCC's -Wsubobject-linkage once a unity build (CI) puts this file
+// into a batch.
 struct Topology::Graph {
+  struct EdgeProps {
+    LinkId link = 0;
+  };
+  using AdjacencyList = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
+                                              boost::no_property, EdgeProps>;
   AdjacencyList list;
 };
 
@@ -93,7 +93,7 @@ LinkId Topology::add_directed_link(VertexId src, VertexId dst, Bandwidth bandwid
   const auto id = static_cast<LinkId>(links_.size());
   links_.push_back(
       {src, dst, bandwidth, latency, kind, vertices_[src].name + "->" + vertices_[dst].name});
-  boost::add_edge(src, dst, EdgeProps{id}, graph_->list);
+  boost::add_edge(src, dst, Graph::EdgeProps{id}, graph_->list);
   hops_cache_.clear();
   route_cache_.clear();
   nic_cache_.clear();
