@@ -49,19 +49,23 @@ fs::path temporary(const std::string& stem, bool perfetto) {
                                       stem + (perfetto ? ".pftrace" : ".json"));
 }
 
-void write(const models::RunOutput& out, const fs::path& path, bool perfetto) {
+void write(const models::RunOutput& out, const fs::path& path, bool perfetto,
+           bool compress = true) {
   std::ofstream os(path, std::ios::binary);
+  engine::TraceOptions options;
+  options.compress = compress;
   if (perfetto)
-    models::write_perfetto_trace(os, out.built.schedule, out.timeline, out.topology);
+    models::write_perfetto_trace(os, out.built.schedule, out.timeline, out.topology, options);
   else
     engine::write_trace(os, out.built.schedule, out.timeline, out.topology);
 }
 
-void BM_Trace(benchmark::State& state, const char* file, bool perfetto) {
+// `compress` applies to the .pftrace: its packets in zlib bundles (the default) or plain.
+void BM_Trace(benchmark::State& state, const char* file, bool perfetto, bool compress = true) {
   const models::RunOutput& out = simulated(file);
   const fs::path path = temporary("write", perfetto);
   for (auto _ : state)
-    write(out, path, perfetto);
+    write(out, path, perfetto, compress);
   const auto ops = static_cast<double>(out.built.schedule.ops.size());
   state.counters["ops"] = ops;
   state.counters["file_MB"] = static_cast<double>(fs::file_size(path)) / 1e6;
@@ -156,6 +160,10 @@ constexpr const char* kGpt3 = "scenarios/gpt3-175b-1024xA100.yaml";
 constexpr const char* kLlama = "scenarios/llama3-70b-8xdgx-h100-interleaved.yaml";
 
 BENCHMARK_CAPTURE(BM_Trace, gpt3_175b_1024_gpus_pftrace, kGpt3, true)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_Trace, gpt3_175b_1024_gpus_pftrace_plain, kGpt3, true, false)
     ->Unit(benchmark::kSecond)
     ->Iterations(1)
     ->UseRealTime();

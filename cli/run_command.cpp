@@ -26,6 +26,7 @@ struct RunArgs {
   std::string trace_out;
   std::string trace_ranks;           // "0-7,512"
   std::string trace_from, trace_to;  // simulated times, e.g. "1.5s"
+  std::string trace_compression = "deflate";
   std::string network;
   bool reproducible = false;
   bool strict = false;
@@ -108,7 +109,8 @@ int run(const RunArgs& a) {
     std::cout << "  result JSON: " << a.json_out << "\n";
   }
   if (!a.trace_out.empty()) {
-    models::write_trace(p, a.trace_out, progress.callback(), filter);
+    models::write_trace(p, a.trace_out, progress.callback(), filter,
+                        a.trace_compression == "deflate");
     progress.done();
     std::cout << "  trace: " << a.trace_out << " (open it in https://ui.perfetto.dev)\n";
   }
@@ -139,6 +141,11 @@ void add_run_command(CLI::App& app, Action& action) {
       ->needs(trace);
   cmd->add_option("--trace-to", args->trace_to,
                   "Keep only what runs until this simulated time, e.g. 2s")
+      ->needs(trace);
+  cmd->add_option("--trace-compression", args->trace_compression,
+                  "A .pftrace's packets in zlib-compressed bundles, as Perfetto reads them "
+                  "(deflate, the default), or plain for protoc --decode (none)")
+      ->check(CLI::IsMember({"deflate", "none"}))
       ->needs(trace);
   cmd->add_option("--network", args->network, "Network model (overrides simulation.network_model)")
       ->check(CLI::IsMember(engine::network_model_names()));

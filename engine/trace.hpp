@@ -45,6 +45,8 @@ struct TraceOptions {
   // minutes, and a front end must show that it is still working. May be empty.
   std::function<void(double)> progress;
   TraceFilter filter;
+  // Writers that can (the Perfetto one) compress what they write; the JSON writer ignores it.
+  bool compress = true;
 };
 
 void write_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,

@@ -170,11 +170,12 @@ void check_trace_filter(const Prediction& p, const engine::TraceFilter& filter) 
 }
 
 void write_trace(const Prediction& p, const std::string& path, const ProgressFn& progress,
-                 const engine::TraceFilter& filter) {
+                 const engine::TraceFilter& filter, bool compress) {
   check_output_path(path, p.scenario.inputs, "trace");
   check_trace_filter(p, filter);
   engine::TraceOptions trace;
   trace.filter = filter;
+  trace.compress = compress;
   if (progress) trace.progress = [&progress](double f) { progress("writing trace", f); };
   trace.counter_links = p.output.result.busiest_link_ids;
   const auto& memory = p.output.result.memory;

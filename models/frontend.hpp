@@ -78,9 +78,10 @@ void write_result_json(const Prediction& prediction, const std::string& path, bo
 // any other the Chrome trace JSON (engine/trace.hpp).
 void write_trace(const Prediction& prediction, const std::string& path);
 // The same, reporting phase "writing trace" with the share of its ops written, keeping what
-// `filter` keeps (check_trace_filter first).
+// `filter` keeps (check_trace_filter first). A Perfetto trace is written in compressed bundles
+// unless `compress` is false (docs/outputs.md "Perfetto protobuf").
 void write_trace(const Prediction& prediction, const std::string& path, const ProgressFn& progress,
-                 const engine::TraceFilter& filter = {});
+                 const engine::TraceFilter& filter = {}, bool compress = true);
 bool is_perfetto_path(const std::string& path);
 // Reads back a trace that write_trace wrote, to show a run without simulating it again: Perfetto's
 // protobuf for a .pftrace or .perfetto-trace path (models/perfetto/perfetto_reader.hpp), Chrome

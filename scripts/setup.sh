@@ -8,7 +8,7 @@ packages=(
   clang libclang-rt-14-dev
   libboost-graph-dev libeigen3-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3-dev python3-numpy pybind11-dev protobuf-compiler libprotobuf-dev
+  python3-dev python3-numpy pybind11-dev protobuf-compiler libprotobuf-dev zlib1g-dev libdeflate-dev
   libopenmpi-dev openmpi-bin
   libsimgrid-dev
   qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev

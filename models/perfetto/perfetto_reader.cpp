@@ -2,9 +2,12 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -25,12 +28,17 @@ using engine::TraceError;
 using google::protobuf::io::CodedInputStream;
 
 using perfetto_framing::kPacketTag;
-// The writer's packets are tens of bytes; a longer one is not a clustersim trace's.
+// The writer's packets are tens of bytes and its compressed bundles under 1 MiB; a packet past
+// this is not a clustersim trace's.
 constexpr std::uint32_t kMaxPacket = 16u << 20;
+// An inflated bundle past this is refused (the writer's hold 1 MiB).
+constexpr std::size_t kMaxBundle = std::size_t{256} << 20;
 // CodedInputStream stops at 2 GiB; a fresh one takes over every GiB.
 constexpr int kRenewAfter = 1 << 30;
 // Bytes of file per op, at least (a begin and an end packet): the ops to make room for.
 constexpr std::uint64_t kMinBytesPerOp = 24;
+// The same in compressed bundles (GPT-3 1,024 GPUs: 11 bytes an op).
+constexpr std::uint64_t kMinCompressedBytesPerOp = 8;
 constexpr std::uint64_t kMaxReserve = std::uint64_t{1} << 25;
 // Nanoseconds the simulated clock (64-bit picoseconds) holds.
 constexpr std::uint64_t kMaxNs = std::numeric_limits<std::int64_t>::max() / 1000;
@@ -285,17 +293,89 @@ class Reader {
   bool network_ = false;
 };
 
+// Reads a packet's tag and length; the stream stands at its body after it.
+std::uint32_t packet_length(CodedInputStream& coded, std::uint32_t tag, const std::string& what,
+                            const std::function<void(const std::string&)>& fail) {
+  if (tag != kPacketTag)
+    fail("field " + std::to_string(tag >> 3) + " (wire type " + std::to_string(tag & 7) +
+         "): not a Perfetto trace, which holds only packets (field 1)");
+  std::uint32_t length = 0;
+  if (!coded.ReadVarint32(&length)) fail(what + " is cut short");
+  if (length > kMaxPacket)
+    fail(what + " is " + std::to_string(length) +
+         " bytes long; clustersim writes packets of less than 1 KiB and bundles of about 1 MiB");
+  return length;
+}
+
+// The packets of an inflated bundle, each as if it stood in the file.
+void read_bundle(const std::string& bundle, Reader& reader, pb::TracePacket& packet,
+                 const std::function<void(std::uint64_t, const std::string&)>& fail) {
+  CodedInputStream coded(reinterpret_cast<const std::uint8_t*>(bundle.data()),
+                         static_cast<int>(bundle.size()));
+  for (std::uint64_t n = 0;; ++n) {
+    const auto at = static_cast<std::uint64_t>(coded.CurrentPosition());
+    const std::uint32_t tag = coded.ReadTag();
+    if (tag == 0) {
+      if (coded.ConsumedEntireMessage()) return;
+      fail(at, "not a protobuf message (no field starts here)");
+    }
+    const std::string what = "packet " + std::to_string(n);
+    const std::uint32_t length =
+        packet_length(coded, tag, what, [&](const std::string& e) { fail(at, e); });
+    const auto limit = coded.PushLimit(static_cast<int>(length));
+    if (!packet.ParseFromCodedStream(&coded) || coded.BytesUntilLimit() != 0)
+      fail(at, what + " is not a valid TracePacket (or the bundle is cut short)");
+    coded.PopLimit(limit);
+    if (packet.has_compressed_packets())
+      fail(
+          at,
+          what + " is a compressed bundle inside a compressed bundle, which Perfetto never writes");
+    reader.packet(packet);
+  }
+}
+
+// Inflates one compressed bundle (zlib or gzip framing) into `out`, refusing one that grows past
+// kMaxBundle: a hostile few kilobytes must not become gigabytes.
+std::string inflate_bundle(const std::string& compressed,
+                           const std::function<void(const std::string&)>& fail) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 32) != Z_OK) fail("zlib could not start inflating a compressed bundle");
+  std::string out;
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  z.avail_in = static_cast<uInt>(compressed.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    if (out.size() >= kMaxBundle) break;
+    const std::size_t at = out.size();
+    out.resize(std::min(kMaxBundle, std::max<std::size_t>(2 * at, 1u << 16)));
+    z.next_out = reinterpret_cast<Bytef*>(out.data() + at);
+    z.avail_out = static_cast<uInt>(out.size() - at);
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.resize(out.size() - z.avail_out);
+    if (rc == Z_BUF_ERROR && z.avail_out != 0) break;  // input ran out before the stream ended
+    if (rc == Z_BUF_ERROR) rc = Z_OK;                  // only the output was full
+  }
+  const bool ended = rc == Z_STREAM_END && z.avail_in == 0;
+  inflateEnd(&z);
+  if (!ended)
+    fail(out.size() >= kMaxBundle && rc == Z_OK
+             ? "a compressed bundle inflates past " + std::to_string(kMaxBundle >> 20) +
+                   " MiB; clustersim writes bundles of about 1 MiB"
+             : "a compressed bundle is not a whole zlib stream (the file is damaged or cut short)");
+  return out;
+}
+
 }  // namespace
 
 engine::TraceContents read_perfetto_trace(std::istream& in, const std::string& source,
                                           const engine::TraceReadOptions& options) {
   Reader reader(source);
   const std::uint64_t size = options.size_bytes;
-  if (size > 0) reader.assembly().reserve(std::min(size / kMinBytesPerOp, kMaxReserve));
   google::protobuf::io::IstreamInputStream file(&in, 1 << 16);
   std::optional<CodedInputStream> coded(&file);
   std::uint64_t base = 0;  // bytes before the current CodedInputStream
   pb::TracePacket packet;
+  pb::TracePacket inner;
   auto fail = [&](std::uint64_t at, const std::string& what) {
     throw TraceError(source + ": at byte " + std::to_string(at) + ": " + what);
   };
@@ -311,26 +391,34 @@ engine::TraceContents read_perfetto_trace(std::istream& in, const std::string& s
       if (coded->ConsumedEntireMessage()) break;  // the end of the file
       fail(at, "not a protobuf message (no field starts here); not a Perfetto trace");
     }
-    if (tag != kPacketTag)
-      fail(at, "field " + std::to_string(tag >> 3) + " (wire type " + std::to_string(tag & 7) +
-                   "): not a Perfetto trace, which holds only packets (field 1)");
-    std::uint32_t length = 0;
-    if (!coded->ReadVarint32(&length)) fail(at, "packet " + std::to_string(n) + " is cut short");
+    const std::string what = "packet " + std::to_string(n);
+    const std::uint32_t length =
+        packet_length(*coded, tag, what, [&](const std::string& e) { fail(at, e); });
     const std::uint64_t body = base + static_cast<std::uint64_t>(coded->CurrentPosition());
     if (size > 0 && body + length > size)
-      fail(at, "packet " + std::to_string(n) + " is " + std::to_string(length) +
-                   " bytes long and the file ends " + std::to_string(size - body) +
-                   " bytes after its start: the file is cut short");
-    if (length > kMaxPacket)
-      fail(at, "packet " + std::to_string(n) + " is " + std::to_string(length) +
-                   " bytes long; clustersim writes packets of less than 1 KiB");
+      fail(at, what + " is " + std::to_string(length) + " bytes long and the file ends " +
+                   std::to_string(size - body) + " bytes after its start: the file is cut short");
     const auto limit = coded->PushLimit(static_cast<int>(length));
     if (!packet.ParseFromCodedStream(&*coded) || coded->BytesUntilLimit() != 0)
-      fail(at, "packet " + std::to_string(n) + " is not a valid TracePacket" +
-                   (size == 0 ? " (or the file is cut short)" : ""));
+      fail(at,
+           what + " is not a valid TracePacket" + (size == 0 ? " (or the file is cut short)" : ""));
     coded->PopLimit(limit);
-    reader.packet(packet);
-    if (options.progress && (n + 1) % 65'536 == 0)
+    // Room for the ops the file can hold, once its first packet says whether it is compressed:
+    // growing the arrays as they fill would hold two copies at once.
+    if (n == 0 && size > 0)
+      reader.assembly().reserve(std::min(
+          size / (packet.has_compressed_packets() ? kMinCompressedBytesPerOp : kMinBytesPerOp),
+          kMaxReserve));
+    if (packet.has_compressed_packets()) {
+      const std::string bundle = inflate_bundle(
+          packet.compressed_packets(), [&](const std::string& e) { fail(at, what + ": " + e); });
+      read_bundle(bundle, reader, inner, [&](std::uint64_t offset, const std::string& e) {
+        fail(at, what + ", a compressed bundle: at its byte " + std::to_string(offset) + ": " + e);
+      });
+    } else {
+      reader.packet(packet);
+    }
+    if (options.progress && (n + 1) % 4'096 == 0)
       options.progress(size > 0 ? std::min(1.0, static_cast<double>(at) / static_cast<double>(size))
                                 : -1.0);
   }

@@ -1,8 +1,5 @@
 #include "models/perfetto/perfetto_trace.hpp"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -10,7 +7,7 @@
 #include <vector>
 
 #include "engine/rendezvous.hpp"
-#include "models/perfetto/trace_framing.hpp"
+#include "models/perfetto/packet_stream.hpp"
 #include "perfetto_trace.pb.h"
 
 namespace clustersim::models {
@@ -25,34 +22,11 @@ using engine::Time;
 // Every packet is on one sequence, which interns the names (Perfetto requires a sequence id for
 // interning; the first packet clears the sequence's incremental state).
 constexpr std::uint32_t kSequence = 1;
-using perfetto_framing::kPacketTag;
 constexpr OpId kReportEvery = 65'536;
 
 std::uint64_t nanoseconds(Time t) {
   return t.ps() <= 0 ? 0 : static_cast<std::uint64_t>(t.ps() / 1000);
 }
-
-// Writes each packet as one `packet` field of a Trace, so the file is a Trace message without
-// ever holding one in memory.
-class PacketStream {
- public:
-  explicit PacketStream(std::ostream& out) : zero_copy_(&out), coded_(&zero_copy_) {}
-  void write(const pb::TracePacket& packet) {
-    const std::size_t size = packet.ByteSizeLong();
-    coded_.WriteVarint32(kPacketTag);
-    coded_.WriteVarint32(static_cast<std::uint32_t>(size));
-    packet.SerializeWithCachedSizes(&coded_);
-  }
-  // Flushes what is buffered, then says whether any write failed.
-  bool failed() {
-    coded_.Trim();
-    return coded_.HadError();
-  }
-
- private:
-  google::protobuf::io::OstreamOutputStream zero_copy_;
-  google::protobuf::io::CodedOutputStream coded_;
-};
 
 // Track uuids: one per kept rank (its process), one per rank and stream, one for the network
 // process, then the counter tracks. Small numbers keep the varints short.
@@ -86,7 +60,7 @@ class Writer {
     network();
     counters();
     if (options_.progress) options_.progress(1.0);
-    if (packets_.failed()) throw std::runtime_error("could not write the Perfetto trace");
+    if (!packets_.finish()) throw std::runtime_error("could not write the Perfetto trace");
   }
 
  private:
@@ -271,7 +245,7 @@ class Writer {
   const engine::Timeline& tl_;
   const engine::Topology& topo_;
   const engine::TraceOptions& options_;
-  PacketStream packets_{out_};
+  perfetto_framing::PacketStream packets_{out_, options_.compress};
   pb::TracePacket packet_;
   bool first_ = true;
   Tracks tracks_;

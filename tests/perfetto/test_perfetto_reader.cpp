@@ -5,6 +5,7 @@
 // the Timeline's picoseconds cut to the nanosecond below; the JSON keeps picoseconds.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -62,11 +63,11 @@ std::int64_t to_ns_floor(engine::Time t) {
 
 // Writes `p`'s trace as `name` (the extension picks the format), reads it back and compares it
 // op by op with the run.
-void expect_round_trip(const Prediction& p, const std::string& name) {
-  SCOPED_TRACE(name);
+void expect_round_trip(const Prediction& p, const std::string& name, bool compress = true) {
+  SCOPED_TRACE(name + (compress ? "" : " plain"));
   const bool perfetto = is_perfetto_path(name);
   const TempFile file(name);
-  write_trace(p, file.path);
+  write_trace(p, file.path, {}, {}, compress);
   const engine::TraceContents back = read_trace(file.path);
   const engine::Schedule& s = p.output.built.schedule;
   const engine::Timeline& tl = p.output.timeline;
@@ -132,7 +133,7 @@ TEST(PerfettoReader, EveryOpComesBackAsTheSimulatorRanIt) {
                                            : std::string(engine::to_string(op.kind))];
     SCOPED_TRACE(p.scenario.name);
     expect_round_trip(p, "t.pftrace");
-    expect_round_trip(p, "t.perfetto-trace");
+    expect_round_trip(p, "t.perfetto-trace", /*compress=*/false);
     expect_round_trip(p, "t.json");
   }
   for (const char* kind : {"compute", "send", "recv", "all_reduce", "all_to_all"})
@@ -212,6 +213,45 @@ std::string serialized(const pb::Trace& trace) {
   return out;
 }
 
+std::string deflated(const std::string& bytes) {
+  uLongf size = compressBound(static_cast<uLong>(bytes.size()));
+  std::string out(size, '\0');
+  EXPECT_EQ(compress(reinterpret_cast<Bytef*>(out.data()), &size,
+                     reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()),
+            Z_OK);
+  out.resize(size);
+  return out;
+}
+
+// `n` zero bytes deflated a MiB at a time: a few hundred kilobytes.
+std::string deflated_zeros(std::size_t n) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit(&z, Z_BEST_SPEED), Z_OK);
+  const std::string zeros(1u << 20, '\0');
+  std::string out;
+  char buffer[1 << 16];
+  for (std::size_t left = n;;) {
+    const std::size_t chunk = std::min(left, zeros.size());
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(zeros.data()));
+    z.avail_in = static_cast<uInt>(chunk);
+    left -= chunk;
+    const int flush = left == 0 ? Z_FINISH : Z_NO_FLUSH;
+    int rc = Z_OK;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buffer);
+      z.avail_out = sizeof buffer;
+      rc = deflate(&z, flush);
+      out.append(buffer, sizeof buffer - z.avail_out);
+    } while (z.avail_out == 0);
+    if (left == 0) {
+      EXPECT_EQ(rc, Z_STREAM_END);
+      break;
+    }
+  }
+  deflateEnd(&z);
+  return out;
+}
+
 TEST(PerfettoReader, RefusesWhatIsNotSuchATraceNamingTheFile) {
   const Prediction p = run(kDdp, {});
   const TempFile file("good.pftrace");
@@ -258,6 +298,25 @@ TEST(PerfettoReader, RefusesWhatIsNotSuchATraceNamingTheFile) {
   begin->mutable_track_event()->set_track_uuid(2);
   begin->mutable_track_event()->set_name_iid(1);
   cases.push_back({"no category", serialized(uncategorized), "'L0 fwd' has no category"});
+  // Compressed bundles that are damaged, nested, or that inflate without end.
+  pb::Trace damaged;
+  damaged.add_packet()->set_compressed_packets("not zlib at all");
+  cases.push_back({"damaged bundle", serialized(damaged), "not a whole zlib stream"});
+  pb::Trace cut_bundle;
+  cut_bundle.add_packet()->set_compressed_packets(
+      deflated(serialized(uncategorized)).substr(0, 20));
+  cases.push_back({"cut bundle", serialized(cut_bundle), "not a whole zlib stream"});
+  pb::Trace nested;
+  nested.add_packet()->set_compressed_packets(deflated(serialized(damaged)));
+  cases.push_back({"nested bundle", serialized(nested), "inside a compressed bundle"});
+  pb::Trace bomb;
+  bomb.add_packet()->set_compressed_packets(deflated_zeros(257u << 20));
+  cases.push_back({"bundle past 256 MiB", serialized(bomb), "inflates past 256 MiB"});
+  // A bundle inflates to packets read as if they stood in the file: the uncategorized slice's
+  // error comes through it.
+  pb::Trace wrapped;
+  wrapped.add_packet()->set_compressed_packets(deflated(serialized(uncategorized)));
+  cases.push_back({"bundled", serialized(wrapped), "'L0 fwd' has no category"});
   // Another message altogether: a TrackDescriptor alone (field 1 is a varint there).
   cases.push_back({"another message", rank->SerializeAsString(), "not a Perfetto trace"});
   std::mt19937 rng(12);

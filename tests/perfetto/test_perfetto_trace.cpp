@@ -5,6 +5,7 @@
 // (L3..L0) 20, 40, 20, 80 us from 80 us, so L0's backward is [160000, 240000] ns.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -40,12 +41,43 @@ struct Decoded {
   std::multiset<std::uint64_t> flow_starts, flow_ends;
 };
 
+// zlib's inflate of a whole bundle, as trace processor does it.
+std::string inflated(const std::string& compressed) {
+  std::string out(64u << 20, '\0');
+  uLongf size = out.size();
+  EXPECT_EQ(uncompress(reinterpret_cast<Bytef*>(out.data()), &size,
+                       reinterpret_cast<const Bytef*>(compressed.data()), compressed.size()),
+            Z_OK);
+  out.resize(size);
+  return out;
+}
+
+// The file's packets, each compressed bundle replaced by the packets it holds: an inflated bundle
+// is itself a serialized Trace (framed `packet` fields).
+pb::Trace packets_of(const std::string& path, int* bundles = nullptr) {
+  std::ifstream in(path, std::ios::binary);
+  pb::Trace file;
+  EXPECT_TRUE(file.ParseFromIstream(&in)) << path;
+  pb::Trace flat;
+  for (const pb::TracePacket& p : file.packet()) {
+    if (!p.has_compressed_packets()) {
+      *flat.add_packet() = p;
+      continue;
+    }
+    if (bundles != nullptr) ++*bundles;
+    EXPECT_FALSE(p.has_trusted_packet_sequence_id());
+    pb::Trace bundle;
+    EXPECT_TRUE(bundle.ParseFromString(inflated(p.compressed_packets())));
+    for (const pb::TracePacket& inner : bundle.packet())
+      *flat.add_packet() = inner;
+  }
+  return flat;
+}
+
 // Reads the file as Perfetto's Trace message and pairs each slice's begin with its end, as
 // Perfetto does per track.
 Decoded decode(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  pb::Trace trace;
-  EXPECT_TRUE(trace.ParseFromIstream(&in)) << path;
+  const pb::Trace trace = packets_of(path);
   Decoded d;
   std::map<std::uint64_t, std::string> names;        // interned iid -> name
   std::map<std::uint64_t, std::string> processes;    // uuid -> process name
@@ -116,11 +148,16 @@ struct TempFile {
   ~TempFile() { fs::remove(path); }
 };
 
-TEST(PerfettoTrace, SlicesSitWhereTheHandComputedTimelinePutsThem) {
+// The hand-computed DDP run, with `overrides`.
+Prediction by_hand(std::vector<std::string> overrides = {}) {
   RunRequest request;
   request.scenario = kScenario;
-  request.overrides = {"simulation.fold=none"};  // every rank's lanes
-  const Prediction p = predict(request);
+  request.overrides = std::move(overrides);
+  return predict(request);
+}
+
+TEST(PerfettoTrace, SlicesSitWhereTheHandComputedTimelinePutsThem) {
+  const Prediction p = by_hand({"simulation.fold=none"});  // every rank's lanes
   const TempFile file("ddp.pftrace");
   write_trace(p, file.path);
   const Decoded d = decode(file.path);
@@ -151,10 +188,8 @@ TEST(PerfettoTrace, SlicesSitWhereTheHandComputedTimelinePutsThem) {
 
 // A two-stage pipeline: every send starts an arrow that its recv ends, once each.
 TEST(PerfettoTrace, EachSendStartsAnArrowItsRecvEnds) {
-  RunRequest request;
-  request.scenario = kScenario;
-  request.overrides = {"parallel.pp=2", "cluster.gpus_per_node=2", "training.global_batch=4"};
-  const Prediction p = predict(request);
+  const Prediction p =
+      by_hand({"parallel.pp=2", "cluster.gpus_per_node=2", "training.global_batch=4"});
   const TempFile file("pp.pftrace");
   write_trace(p, file.path);
   const Decoded d = decode(file.path);
@@ -169,10 +204,7 @@ TEST(PerfettoTrace, EachSendStartsAnArrowItsRecvEnds) {
 
 // --trace-ranks 1,3 and a window [50 us, 100 us]: only those ranks' slices that overlap it.
 TEST(PerfettoTrace, AFilterKeepsTheChosenRanksAndWindow) {
-  RunRequest request;
-  request.scenario = kScenario;
-  request.overrides = {"simulation.fold=none"};
-  const Prediction p = predict(request);
+  const Prediction p = by_hand({"simulation.fold=none"});
   engine::TraceFilter filter;
   filter.ranks = parse_rank_list("3,1");
   filter.from = engine::Time::from_seconds(50e-6);
@@ -205,9 +237,7 @@ TEST(PerfettoTrace, RankListsAndFiltersAreChecked) {
   EXPECT_EQ(parse_rank_list("0-3,8,2"), (std::vector<engine::Rank>{0, 1, 2, 3, 8}));
   for (const char* bad : {"", "0-", "-3", "a", "3-1", "1,,2", "0-99999999999"})
     EXPECT_THROW(parse_rank_list(bad), std::invalid_argument) << bad;
-  RunRequest request;
-  request.scenario = kScenario;
-  const Prediction p = predict(request);
+  const Prediction p = by_hand();
   engine::TraceFilter filter;
   filter.ranks = {4};  // the run has ranks 0 to 3
   EXPECT_THROW(check_trace_filter(p, filter), std::invalid_argument);
@@ -222,14 +252,13 @@ TEST(PerfettoTrace, RankListsAndFiltersAreChecked) {
   EXPECT_THROW(check_trace_filter(p, filter), std::invalid_argument);
 }
 
-// protoc, from the schema alone, reads the file as a Trace.
+// protoc, from the schema alone, reads the file as a Trace (written plain: a compressed one shows
+// its bundles as bytes).
 TEST(PerfettoTrace, ProtocDecodesTheFileAsAPerfettoTrace) {
-  RunRequest request;
-  request.scenario = kScenario;
-  const Prediction p = predict(request);
+  const Prediction p = by_hand();
   const TempFile file("decode.pftrace");
   const TempFile text("decode.txt");
-  write_trace(p, file.path);
+  write_trace(p, file.path, {}, {}, /*compress=*/false);
   const fs::path proto(CLUSTERSIM_PERFETTO_PROTO);
   const std::string command = std::string(CLUSTERSIM_PROTOC) +
                               " --decode=perfetto.protos.Trace -I " + proto.parent_path().string() +
@@ -241,6 +270,24 @@ TEST(PerfettoTrace, ProtocDecodesTheFileAsAPerfettoTrace) {
   EXPECT_NE(decoded.find("type: TYPE_SLICE_BEGIN"), std::string::npos);
   EXPECT_NE(decoded.find("process_name: \"rank 0\""), std::string::npos);
   EXPECT_NE(decoded.find("name: \"L0 fwd mb0\""), std::string::npos);
+}
+
+// Compressed, the file holds the same packets in bundles (one here: the run is small), and is
+// smaller (the GPT-3 trace's ratio is in docs/outputs.md, measured by clustersim_bench).
+TEST(PerfettoTrace, CompressedBundlesHoldThePlainFilesPackets) {
+  const Prediction p = by_hand();
+  const TempFile plain("plain.pftrace");
+  const TempFile compressed("compressed.pftrace");
+  write_trace(p, plain.path, {}, {}, /*compress=*/false);
+  write_trace(p, compressed.path);
+  int bundles = 0;
+  const pb::Trace from_plain = packets_of(plain.path, &bundles);
+  EXPECT_EQ(bundles, 0);
+  const pb::Trace from_compressed = packets_of(compressed.path, &bundles);
+  EXPECT_EQ(bundles, 1);
+  ASSERT_EQ(from_compressed.packet_size(), from_plain.packet_size());
+  EXPECT_EQ(from_compressed.SerializeAsString(), from_plain.SerializeAsString());
+  EXPECT_LT(fs::file_size(compressed.path), fs::file_size(plain.path));
 }
 
 }  // namespace
