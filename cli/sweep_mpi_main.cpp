@@ -58,9 +58,10 @@ void work(const cli::SweepArgs& args) {
     std::int64_t index = -1;
     MPI_Recv(&index, 1, MPI_INT64_T, 0, kTagPoint, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (index < 0) return;
-    reply = models::row_to_json(
-                models::run_sweep_point(request, points[static_cast<std::size_t>(index)]))
-                .dump();
+    models::SweepPoint point = points[static_cast<std::size_t>(index)];
+    // Rank 0 validated it; this marks a simgrid point to run in a child process of its own.
+    models::validate_sweep_point(request, point);
+    reply = models::row_to_json(models::run_sweep_point(request, point)).dump();
   }
 }
 

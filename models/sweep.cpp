@@ -11,6 +11,7 @@
 
 #include "engine/network/network_model.hpp"
 #include "models/result_json.hpp"
+#include "models/sweep_process.hpp"
 
 namespace clustersim::models {
 
@@ -169,27 +170,25 @@ void flatten(const nlohmann::ordered_json& json, const std::string& prefix,
 
 }  // namespace
 
-std::optional<std::string> validate_sweep_point(const SweepRequest& request,
-                                                const SweepPoint& point) {
+std::optional<std::string> validate_sweep_point(const SweepRequest& request, SweepPoint& point) {
   const RunRequest run = point_request(request, point);
   try {
     const Scenario sc = run.text ? parse_scenario(*run.text, run.scenario, run.overrides)
                                  : load_scenario(run.scenario, run.overrides);
-    // SimGrid's engine keeps its clock for the life of the process, so only one simgrid run
-    // fits in a process (docs/network.md) and a sweep runs many points in one.
+    // SimGrid's engine keeps its clock for the life of the process, so a simgrid point runs in
+    // a child process of its own (docs/network.md, models/sweep_process.hpp).
     const auto* entry =
         engine::find_network_model(run.network.value_or(sc.simulation.network_model));
-    if (entry != nullptr && entry->once_per_process)
-      return std::string(
-          "the simgrid network model runs once per process, so a sweep cannot run it; allowed: "
-          "--network analytical|flow|ideal, or `clustersim run --network simgrid` per point");
+    point.own_process = entry != nullptr && entry->once_per_process;
   } catch (const ScenarioError& e) {
     return std::string(e.what());
   }
   return std::nullopt;
 }
 
-SweepRow run_sweep_point(const SweepRequest& request, const SweepPoint& point) {
+namespace {
+
+SweepRow run_sweep_point_here(const SweepRequest& request, const SweepPoint& point) {
   SweepRow row{point.index, point.values, SweepStatus::ok, {}, nlohmann::ordered_json::object()};
   try {
     const Prediction p = predict(point_request(request, point));
@@ -202,6 +201,14 @@ SweepRow run_sweep_point(const SweepRequest& request, const SweepPoint& point) {
     row.reason = e.what();
   }
   return row;
+}
+
+}  // namespace
+
+SweepRow run_sweep_point(const SweepRequest& request, const SweepPoint& point) {
+  if (!point.own_process) return run_sweep_point_here(request, point);
+  return run_row_in_child_process(
+      point, [&request, &point] { return run_sweep_point_here(request, point); }, request.cancel);
 }
 
 std::vector<SweepBest> best_points(const std::vector<SweepRow>& rows) {
@@ -228,17 +235,30 @@ std::vector<SweepBest> best_points(const std::vector<SweepRow>& rows) {
 
 namespace {
 
-void run_on_thread_pool(const SweepRequest& request, const std::vector<SweepPoint>& todo,
-                        const std::function<void(SweepRow)>& done) {
+void run_points_on_thread_pool(const SweepRequest& request, const std::vector<SweepPoint>& todo,
+                               const std::function<void(SweepRow)>& done) {
+  if (todo.empty()) return;
   const unsigned jobs =
       request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
-  boost::asio::thread_pool pool(std::min<std::size_t>(jobs, std::max<std::size_t>(todo.size(), 1)));
+  boost::asio::thread_pool pool(std::min<std::size_t>(jobs, todo.size()));
   for (const SweepPoint& point : todo)
     boost::asio::post(pool, [&request, &point, &done] {
       if (request.cancel && request.cancel->load()) return;
       done(run_sweep_point(request, point));
     });
   pool.join();
+}
+
+// Points that run here first, then those that fork a child each (as many children at once as
+// threads): a child is then never forked while another thread simulates, whose locks (a static's
+// initialisation, a cache's mutex) it would inherit held.
+void run_on_thread_pool(const SweepRequest& request, const std::vector<SweepPoint>& todo,
+                        const std::function<void(SweepRow)>& done) {
+  std::vector<SweepPoint> here, forked;
+  for (const SweepPoint& point : todo)
+    (point.own_process ? forked : here).push_back(point);
+  run_points_on_thread_pool(request, here, done);
+  run_points_on_thread_pool(request, forked, done);
 }
 
 }  // namespace
@@ -266,7 +286,7 @@ SweepResult run_sweep(const SweepRequest& request, const PointExecutor& executor
   };
 
   // Validation first: an invalid point costs no run and is listed with its reason.
-  std::vector<SweepPoint> to_validate;
+  std::vector<SweepPoint> to_validate;  // validation marks the points that need a process
   for (const SweepPoint& point : points)
     if (!rows[point.index]) to_validate.push_back(point);
   std::vector<std::optional<std::string>> problems(points.size());
@@ -274,7 +294,7 @@ SweepResult run_sweep(const SweepRequest& request, const PointExecutor& executor
     const unsigned jobs =
         request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
     boost::asio::thread_pool pool(jobs);
-    for (const SweepPoint& point : to_validate)
+    for (SweepPoint& point : to_validate)
       boost::asio::post(pool, [&request, &point, &problems] {
         problems[point.index] = validate_sweep_point(request, point);
       });

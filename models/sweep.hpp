@@ -37,6 +37,9 @@ SweepAxis parse_sweep_axis(std::string_view vary);
 struct SweepPoint {
   std::size_t index = 0;
   std::vector<std::string> values;
+  // Run in a child process of its own (its network model, simgrid, runs once per process):
+  // set by validate_sweep_point.
+  bool own_process = false;
 };
 std::vector<SweepPoint> sweep_points(const std::vector<SweepAxis>& axes);
 // The --set overrides of a point ("key=value" per axis).
@@ -72,10 +75,12 @@ using PointExecutor =
     std::function<void(const SweepRequest& request, const std::vector<SweepPoint>& todo,
                        const std::function<void(SweepRow)>& done)>;
 
-// Loads and validates one point without running it: nullopt when valid, else the reason.
-std::optional<std::string> validate_sweep_point(const SweepRequest& request,
-                                                const SweepPoint& point);
+// Loads and validates one point without running it: nullopt when valid, else the reason. Sets
+// point.own_process when its network model runs once per process (simgrid).
+std::optional<std::string> validate_sweep_point(const SweepRequest& request, SweepPoint& point);
 // Runs one point (validated or not) and returns its row; never throws for the point's own errors.
+// A point marked own_process runs in a forked child (models/sweep_process.hpp): one that dies or
+// exits non-zero is a `failed` row naming how.
 SweepRow run_sweep_point(const SweepRequest& request, const SweepPoint& point);
 
 struct SweepBest {

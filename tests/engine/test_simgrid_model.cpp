@@ -356,6 +356,59 @@ TEST(SimgridModel, BandwidthFactorAndAProfilesSendRecvScaleTheRate) {
   EXPECT_NEAR(got.at(0), want_profile, kTolerance * want_profile);
 }
 
+// A trace's link counters (Timeline::link_rates): one 64 MB message over the one link between two
+// GPUs runs at the link's B from the end of its latency to its arrival (utilization 1), the
+// counter falls to 0 when it arrives, and the rates integrate to the S bytes carried.
+TEST(SimgridModel, LinkRatesShowAnUncontendedTransferAtFullUtilizationThenZero) {
+  const double s = 64e6;
+  Topology t;
+  const EndpointId a = t.add_gpu("gpu0", 0);
+  const EndpointId b = t.add_gpu("gpu1", 0);
+  t.add_link(t.gpu_vertex(a), t.gpu_vertex(b), Bandwidth::bytes_per_second(kB),
+             Time::from_ps(1'000'000), LinkKind::nvlink);
+  ASSERT_EQ(t.route(a, b).size(), 1u);
+  const LinkId forward = t.route(a, b)[0];
+  const Job job{plan_collective(CollectiveType::send_recv, Algorithm::ring, first_gpus(2), 0, t),
+                s};
+  // Back from the child: the completion time, then (link, time, bytes/s) per sample.
+  const auto out = in_child([&] {
+    auto model = make_network_model("simgrid", t);
+    std::vector<double> samples;
+    model->set_link_rate_sink([&](LinkId l, Time at, double rate) {
+      samples.insert(samples.end(), {static_cast<double>(l), at.seconds(), rate});
+    });
+    model->start(0, job.plan, s, Time::zero());
+    std::vector<TransferId> done;
+    Time at = Time::zero();
+    while (done.empty()) {
+      at = model->next_event_time();
+      model->advance(at, done);
+    }
+    model->next_event_time();  // the simulator asks again after every advance: the last samples
+    samples.insert(samples.begin(), at.seconds());
+    return samples;
+  });
+  ASSERT_GE(out.size(), 7u) << "expected at least a rise and a fall";
+  const double end = out[0];
+  double peak = 0.0, carried = 0.0, last_time = 0.0, last_rate = 0.0, busy_from = -1.0;
+  for (std::size_t i = 1; i + 2 < out.size(); i += 3) {
+    ASSERT_EQ(static_cast<LinkId>(out[i]), forward) << "only the sending direction carries data";
+    const double at = out[i + 1], rate = out[i + 2];
+    ASSERT_GE(at, last_time);
+    carried += last_rate * (at - last_time);
+    if (rate > 0.0 && busy_from < 0.0) busy_from = at;
+    peak = std::max(peak, rate);
+    last_time = at;
+    last_rate = rate;
+  }
+  EXPECT_NEAR(peak / kB, 1.0, kTolerance);
+  EXPECT_EQ(last_rate, 0.0) << "the counter falls to 0 when the message has arrived";
+  EXPECT_NEAR(last_time, end, 1e-9);
+  EXPECT_NEAR(carried, s, kTolerance * s);
+  // Busy at B from the end of the first chunk's latency (α = 1 µs) to the end: S/B.
+  EXPECT_NEAR(end - busy_from, s / kB, kTolerance * s / kB);
+}
+
 TEST(SimgridModel, UnknownSimgridModelIsRefused) {
   const Topology t = single_switch(2);
   NetworkOptions options;

@@ -85,21 +85,6 @@ TEST(RunSweep, InvalidPointsAreListedWithTheirReasonAndNotRun) {
   EXPECT_EQ(r.best[0].index, 0u);
 }
 
-// SimGrid's engine runs once per process, and a sweep runs every point in one: a simgrid point
-// is refused before anything runs, whether the network comes from the request or the point.
-TEST(RunSweep, SimgridPointsAreInvalidBecauseSimgridRunsOncePerProcess) {
-  SweepRequest request = bucket_request({{"simulation.network_model", {"analytical", "simgrid"}}});
-  const SweepResult r = run_sweep(request);
-  ASSERT_EQ(r.rows.size(), 2u);
-  EXPECT_EQ(r.rows[0].status, SweepStatus::ok) << r.rows[0].reason;
-  EXPECT_EQ(r.rows[1].status, SweepStatus::invalid);
-  EXPECT_NE(r.rows[1].reason.find("once per process"), std::string::npos) << r.rows[1].reason;
-  request = bucket_request({{"parallel.bucket_mb", {"5", "50"}}});
-  request.base.network = "simgrid";
-  for (const SweepRow& row : run_sweep(request).rows)
-    EXPECT_EQ(row.status, SweepStatus::invalid) << row.reason;
-}
-
 TEST(RunSweep, ResumedRowsAreKeptAndNotRunAgain) {
   SweepRequest request = bucket_request({{"parallel.bucket_mb", {"5", "50"}}});
   SweepRow earlier{1, {"50"}, SweepStatus::ok, {}, {{"iteration_time_s", 123.0}}};

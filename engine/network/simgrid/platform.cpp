@@ -107,6 +107,7 @@ Platform::Platform(const Topology& topology, const SimgridSettings& settings)
   // The GPUs, then each GPU's host memory (Topology::host_endpoint: num_gpus() + e).
   const auto gpus = static_cast<EndpointId>(topology.num_gpus());
   hosts_.reserve(2 * topology.num_gpus());
+  links_.reserve(topology.num_links());
   for (EndpointId e = 0; e < 2 * gpus; ++e) {
     s4u::Host* h = iface->create_host(
         (e < gpus ? "gpu" + std::to_string(e) : "host" + std::to_string(e - gpus)), 1e12);
@@ -122,6 +123,7 @@ Platform::Platform(const Topology& topology, const SimgridSettings& settings)
     link->set_sharing_policy(s4u::Link::SharingPolicy::SHARED);
     link->seal();
     zone->add_link(link);
+    links_.push_back(link);
   }
   iface->seal();
   // The factors are chosen per message (pipelined chunks overlap their latency, a calibration
@@ -143,6 +145,10 @@ void Platform::set_message_factors(double latency, double bandwidth) {
 
 double Platform::message_latency(EndpointId src, EndpointId dst) const {
   return topology_.route_latency(src, dst).seconds() * latency_factor_;
+}
+
+double Platform::link_usage(LinkId l) const {
+  return links_[l]->get_usage();
 }
 
 double Platform::clock() {

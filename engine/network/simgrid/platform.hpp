@@ -17,7 +17,8 @@
 
 namespace simgrid::s4u {
 class Host;
-}
+class Link;
+}  // namespace simgrid::s4u
 
 namespace clustersim::engine::detail::sg {
 
@@ -33,6 +34,10 @@ class Platform {
   Platform& operator=(const Platform&) = delete;
 
   simgrid::s4u::Host* host(EndpointId e) const { return hosts_[e]; }
+  // The bytes/s SimGrid's solver gives the messages crossing link `l` now (s4u::Link::get_usage:
+  // the sum of their rates; with crosstraffic, 5 % of the reverse direction's too). Current once
+  // SimGrid has solved its sharing since the last message started or ended (next_event_delay).
+  double link_usage(LinkId l) const;
   // The latency SimGrid charges a message from src to dst: the route's links × the latency factor.
   double message_latency(EndpointId src, EndpointId dst) const;
 
@@ -53,6 +58,7 @@ class Platform {
   const Topology& topology_;
   double latency_factor_ = 1.0;
   std::vector<simgrid::s4u::Host*> hosts_;
+  std::vector<const simgrid::s4u::Link*> links_;  // by LinkId
 };
 
 }  // namespace clustersim::engine::detail::sg

@@ -18,6 +18,9 @@
 // (NCCL's protocol constants, the pipeline fill: Phase::latency_for) is paid once before the phase,
 // less what SimGrid already charges along the phase's critical path (steps × α for a ring, depth ×
 // α for a chain, α otherwise); uncontended, the model then agrees with `flow`.
+// Link counters (a trace's utilization tracks): with a LinkRateSink, each link a message crosses is
+// reported with SimGrid's usage of it (s4u::Link::get_usage, bytes/s) whenever that changes, as
+// the flow model reports its flows' sum.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -26,6 +29,7 @@
 #include <span>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/network/model_parts.hpp"
@@ -139,6 +143,8 @@ class SimgridModel final : public NetworkModel {
       }
       t = std::min(t, std::max(now_, ceil_ps(sg::Platform::clock() + delay)));
     }
+    // SimGrid has just solved its sharing (next_event_delay), so the links' usage is current.
+    if (sink_) report_link_rates();
     return t;
   }
 
@@ -179,10 +185,47 @@ class SimgridModel final : public NetworkModel {
   }
 
   const std::vector<double>& link_bytes() const override { return link_bytes_; }
-  // Link rates live inside SimGrid's solver: a trace gets no link counters from this model.
-  void set_link_rate_sink(LinkRateSink) override {}
+  // Each link's rate as SimGrid's solver shares it (docs/network.md "SimGrid model"): reported
+  // from next_event_time(), after SimGrid solved the messages started or ended since.
+  void set_link_rate_sink(LinkRateSink sink) override {
+    sink_ = std::move(sink);
+    link_messages_.assign(topology_.num_links(), 0);
+    reported_rate_.assign(topology_.num_links(), 0.0);
+    watching_.assign(topology_.num_links(), 0);
+    watched_.clear();
+  }
 
  private:
+  // The rate of every link that carries a message or was last reported busy, when it changed:
+  // SimGrid's usage of the link (the sum of its messages' shares), 0 once none crosses it.
+  void report_link_rates() const {
+    std::size_t kept = 0;
+    for (const LinkId l : watched_) {
+      const double rate = link_messages_[l] > 0 ? platform_.link_usage(l) : 0.0;
+      if (rate != reported_rate_[l]) {
+        sink_(l, now_, rate);
+        reported_rate_[l] = rate;
+      }
+      if (link_messages_[l] > 0 || rate != 0.0)
+        watched_[kept++] = l;
+      else
+        watching_[l] = 0;
+    }
+    watched_.resize(kept);
+  }
+
+  // Counts a message on (+1) or off (−1) the links of its route, for report_link_rates().
+  void count_on_links(std::span<const LinkId> route, int delta) {
+    if (!sink_) return;
+    for (const LinkId l : route) {
+      link_messages_[l] = static_cast<std::uint32_t>(static_cast<int>(link_messages_[l]) + delta);
+      if (watching_[l] == 0) {
+        watching_[l] = 1;
+        watched_.push_back(l);
+      }
+    }
+  }
+
   // Runs SimGrid through every event due by `t` (one run per event: SimGrid's run_until stops
   // early when it gets within 10 µs of its target), then brings its clock to t.
   void run_to(Time t) {
@@ -370,6 +413,7 @@ class SimgridModel final : public NetworkModel {
     msg.comm->set_payload_size(static_cast<std::uint64_t>(bytes));
     by_activity_[msg.comm.get()] = m;
     ++in_flight_;
+    count_on_links(run.route, +1);
     // A ring step waits for its whole round trip; a chunk behind another overlaps its latency.
     const bool round_trip = tr.pattern == Pattern::ring || run.sent == 1;
     sg::Platform::set_message_factors(
@@ -397,6 +441,7 @@ class SimgridModel final : public NetworkModel {
     TransferState& tr = transfers_[slot];
     FlowRun& run = tr.flows[f];
     ++run.done;
+    count_on_links(run.route, -1);
     if (run.done == tr.messages) {
       for (LinkId l : run.route)
         link_bytes_[l] += run.bytes;
@@ -445,6 +490,12 @@ class SimgridModel final : public NetworkModel {
   std::size_t in_flight_ = 0;  // messages SimGrid is carrying
   Time now_;
   int stalls_ = 0;  // advance() calls in a row at one time with nothing to do
+  // Link counters for traces, only while a sink is set (set_link_rate_sink).
+  LinkRateSink sink_;
+  std::vector<std::uint32_t> link_messages_;    // per link: messages in flight on it
+  mutable std::vector<double> reported_rate_;   // per link: the rate last reported
+  mutable std::vector<std::uint8_t> watching_;  // per link: in watched_
+  mutable std::vector<LinkId> watched_;         // links that carry messages or were last busy
 };
 
 }  // namespace
