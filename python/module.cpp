@@ -124,6 +124,17 @@ py::tuple run(const std::string& scenario, const std::optional<std::string>& tex
   return py::make_tuple(models::result_json_text(*prediction, reproducible), timeline);
 }
 
+// The network model a run of these arguments would use: `network`, else the scenario's
+// simulation.network_model (clustersim.sweep runs simgrid points in processes of their own).
+std::string network_model(const std::string& scenario, const std::optional<std::string>& text,
+                          const std::vector<std::string>& overrides,
+                          const std::optional<std::string>& network) {
+  if (network) return *network;
+  const models::Scenario s = text ? models::parse_scenario(*text, scenario, overrides)
+                                  : models::load_scenario(scenario, overrides);
+  return s.simulation.network_model;
+}
+
 py::dict presets() {
   const models::PresetNames names = models::preset_names();
   py::dict out;
@@ -167,6 +178,8 @@ PYBIND11_MODULE(_native, m) {
 
   m.def("run", &run, py::arg("scenario"), py::arg("text"), py::arg("overrides"), py::arg("network"),
         py::arg("timeline"), py::arg("json"), py::arg("trace"), py::arg("reproducible"));
+  m.def("network_model", &network_model, py::arg("scenario"), py::arg("text"), py::arg("overrides"),
+        py::arg("network"));
   m.def("presets", &presets);
   m.def("network_models", &engine::network_model_names);
 }

@@ -11,6 +11,8 @@ Everything here is presentation over the front-end API the `clustersim` command 
 import itertools
 import json
 import os
+import pickle
+import signal
 
 from ._native import OutputPathError, ScenarioError
 from . import _native
@@ -58,6 +60,57 @@ def _timeline_mode(timeline):
     raise ValueError("timeline: True, False, 'numpy' or 'lists', got " + repr(timeline))
 
 
+def _origin_and_text(scenario):
+    """The scenario's origin (its path, or "<dict>") and its text when it is a dict."""
+    if isinstance(scenario, dict):
+        # JSON is YAML: the scenario loader reads it as it reads a file, and errors name the key.
+        return "<dict>", json.dumps(scenario, indent=2)
+    if isinstance(scenario, (str, os.PathLike)):
+        return os.fspath(scenario), None
+    raise TypeError("scenario: a path or a dict, got " + type(scenario).__name__)
+
+
+def _in_own_process(call):
+    """call() in a forked child: its value, or the exception it raised, raised here.
+
+    SimGrid's engine starts once per process (docs/sweeps.md "Network models that run once per
+    process"), so each simgrid point of a sweep runs in a child of its own, as the CLI's sweep
+    does. Ctrl-C reaches the child too (same process group); the parent then kills it.
+    """
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: send (ok, value) back and leave without the parent's clean-up
+        os.close(read_end)
+        try:
+            try:
+                payload = pickle.dumps((True, call()))
+            except BaseException as error:  # noqa: B902 -- the parent re-raises it
+                payload = pickle.dumps((False, error))
+        except BaseException as error:  # noqa: B902 -- an unpicklable result or exception
+            payload = pickle.dumps((False, RuntimeError(
+                "the point's result could not be sent back from its process: " + repr(error))))
+        with os.fdopen(write_end, "wb") as out:
+            out.write(payload)
+        os._exit(0)
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end, "rb") as incoming:
+            payload = incoming.read()
+        _, status = os.waitpid(pid, 0)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
+    if not payload:
+        reason = ("was killed by signal %d" % os.WTERMSIG(status) if os.WIFSIGNALED(status)
+                  else "exited with status %d" % os.WEXITSTATUS(status))
+        raise RuntimeError("the point's process (pid %d) %s without a result" % (pid, reason))
+    ok, value = pickle.loads(payload)
+    if ok:
+        return value
+    raise value
+
+
 def run(scenario, set=None, network=None, timeline=True, json_out=None, trace_out=None,
         reproducible=False):
     """Simulate one scenario and return its result as a dict.
@@ -77,13 +130,7 @@ def run(scenario, set=None, network=None, timeline=True, json_out=None, trace_ou
     .file, .line, .column, .key) on bad input and KeyboardInterrupt when Ctrl-C cancels the run.
     The GIL is released while the simulation runs.
     """
-    if isinstance(scenario, dict):
-        # JSON is YAML: the scenario loader reads it as it reads a file, and errors name the key.
-        origin, text = "<dict>", json.dumps(scenario, indent=2)
-    elif isinstance(scenario, (str, os.PathLike)):
-        origin, text = os.fspath(scenario), None
-    else:
-        raise TypeError("scenario: a path or a dict, got " + type(scenario).__name__)
+    origin, text = _origin_and_text(scenario)
     result_text, columns = _native.run(
         origin, text, _overrides(set), network, _timeline_mode(timeline),
         None if json_out is None else os.fspath(json_out),
@@ -100,7 +147,8 @@ def sweep(scenario, vary, set=None, network=None, timeline=False):
     Returns a list of {"point": {key: value, ...}, "result": run()'s dict}, in the order of
     itertools.product over `vary` (the first key varies slowest). `set` applies to every point;
     a key in both takes the point's value. Each point is one run() (the GIL is released while it
-    simulates); the first bad point raises its ScenarioError.
+    simulates); the first bad point raises its ScenarioError. A point on the simgrid network model
+    runs in a forked process of its own, since SimGrid starts once per process.
     """
     if not isinstance(vary, dict) or not vary:
         raise TypeError("vary= takes a non-empty dict {'key.path': [values]}")
@@ -110,9 +158,13 @@ def sweep(scenario, vary, set=None, network=None, timeline=False):
         point = dict(zip(keys, values))
         overrides = dict(set or {})
         overrides.update(point)
+        def point_run(overrides=overrides):
+            return run(scenario, set=overrides, network=network, timeline=timeline)
+        origin, text = _origin_and_text(scenario)
+        own_process = _native.network_model(origin, text, _overrides(overrides),
+                                            network) == "simgrid"
         points.append({"point": point,
-                       "result": run(scenario, set=overrides, network=network,
-                                     timeline=timeline)})
+                       "result": _in_own_process(point_run) if own_process else point_run()})
     return points
 
 

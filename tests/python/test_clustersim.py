@@ -203,6 +203,20 @@ class SweepTest(unittest.TestCase):
                                    (micro_batches * 240 + 42) * US, delta=TOL)
 
 
+    @unittest.skipUnless("simgrid" in clustersim.network_models(), "built without SimGrid")
+    def test_simgrid_points_each_run_in_a_process_of_their_own(self):
+        # SimGrid starts once per process: each point runs in a child. One more micro-batch adds
+        # its 240 us of compute and leaves the gradient all-reduce's tail as it was.
+        points = clustersim.sweep(HAND_SCENARIO, {"training.global_batch": [4, 8]},
+                                  network="simgrid", timeline=False)
+        first, second = (p["result"]["iteration_time_s"] for p in points)
+        self.assertAlmostEqual(second - first, 240 * US, delta=TOL)
+        # This process never started SimGrid, so a run here still can, and agrees.
+        here = clustersim.run(HAND_SCENARIO, set={"training.global_batch": 4}, network="simgrid",
+                              timeline=False)
+        self.assertEqual(here["iteration_time_s"], first)
+
+
 class PresetsTest(unittest.TestCase):
     def test_design_md_presets_are_listed(self):
         p = clustersim.presets()
