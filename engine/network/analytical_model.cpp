@@ -13,6 +13,7 @@ class AnalyticalModel final : public NetworkModel {
  public:
   AnalyticalModel(const Topology& topology, const CollectiveProfile* profile)
       : topology_(topology),
+        routes_(topology),
         profile_(profile),
         link_bytes_(topology.num_links(), 0.0),
         rate_(topology.num_links(), 0.0),
@@ -31,10 +32,12 @@ class AnalyticalModel final : public NetworkModel {
     for (const Phase& phase : plan.phases) {
       t += phase.latency_for(payload_bytes);
       Time longest = Time::zero();
-      for (const FlowSpec& f : phase.flows) {
+      const std::vector<PhaseRoutes::Flow>& routes = routes_.of(phase);
+      for (std::size_t i = 0; i < phase.flows.size(); ++i) {
+        const FlowSpec& f = phase.flows[i];
         const double bytes = f.bytes_per_payload_byte * payload_bytes;
         if (bytes <= 0.0 || f.src == f.dst) continue;
-        const Bandwidth bw = topology_.route_bandwidth(f.src, f.dst);
+        const Bandwidth bw = routes[i].narrowest;
         const Time d = transfer_time(bytes, bw);
         longest = std::max(longest, d);
         // Rate changes are only worth events when someone listens.
@@ -61,7 +64,7 @@ class AnalyticalModel final : public NetworkModel {
     while (!queue_.empty() && queue_.next_time() <= t) {
       const Event e = queue_.pop().payload;
       if (e.kind == Event::done) {
-        add_plan_link_bytes(topology_, *e.plan, e.payload, link_bytes_);
+        add_plan_link_bytes(routes_, *e.plan, e.payload, link_bytes_);
         completed.push_back(e.id);
         continue;
       }
@@ -125,6 +128,7 @@ class AnalyticalModel final : public NetworkModel {
   }
 
   const Topology& topology_;
+  PhaseRoutes routes_;
   ProfileLookup profile_;
   std::vector<double> link_bytes_;
   std::vector<double> rate_;

@@ -191,11 +191,11 @@ class FlowModel final : public NetworkModel {
     const auto& phases = tr.plan->phases;
     const std::size_t last = tr.profiled ? phases.size() : tr.phase + 1;
     for (std::size_t p = tr.phase; p < last; ++p) {
-      const std::vector<std::span<const LinkId>>& routes = routes_of(phases[p]);
+      const std::vector<PhaseRoutes::Flow>& routes = routes_.of(phases[p]);
       for (std::size_t i = 0; i < phases[p].flows.size(); ++i) {
         const FlowSpec& f = phases[p].flows[i];
         const double bytes = f.bytes_per_payload_byte * tr.payload;
-        const std::span<const LinkId> route = routes[i];
+        const std::span<const LinkId> route = routes[i].route;
         if (bytes <= 0.0 || route.empty()) continue;
         const double simulated = bytes * tr.byte_scale;
         // Profiled: the profile's rate; otherwise the phase's protocol/algorithm limit, if any.
@@ -206,28 +206,6 @@ class FlowModel final : public NetworkModel {
       }
     }
     if (tr.flows_left == 0) next_phase(slot, t, completed);
-  }
-
-  // The routes of a phase's flows, in its flow order. A plan recurs thousands of times (every
-  // layer and micro-batch: GPT-3 on 1,024 GPUs starts 1.2 M tensor-parallel all-reduces), and
-  // looking each flow's route up in the topology's cache of every pair was 7 % of such a run; a
-  // phase's routes are looked up once. A phase at an address a finished plan used before (a
-  // caller's plans need not outlive the model) is told apart by its flows' ends.
-  const std::vector<std::span<const LinkId>>& routes_of(const Phase& phase) {
-    PhaseRoutes& known = phase_routes_[&phase];
-    bool same = known.ends.size() == phase.flows.size();
-    for (std::size_t i = 0; same && i < phase.flows.size(); ++i)
-      same =
-          known.ends[i].first == phase.flows[i].src && known.ends[i].second == phase.flows[i].dst;
-    if (!same) {
-      known.ends.clear();
-      known.routes.clear();
-      for (const FlowSpec& f : phase.flows) {
-        known.ends.emplace_back(f.src, f.dst);
-        known.routes.push_back(topology_.route(f.src, f.dst));
-      }
-    }
-    return known.routes;
   }
 
   void next_phase(std::uint32_t slot, Time t, std::vector<TransferId>& completed) {
@@ -443,11 +421,7 @@ class FlowModel final : public NetworkModel {
   std::vector<std::uint32_t> comp_flows_;
   std::vector<FillEntry> fill_heap_;
   std::vector<double> demand_;  // start_profiled's per-link sum of capped rates
-  struct PhaseRoutes {
-    std::vector<std::pair<EndpointId, EndpointId>> ends;
-    std::vector<std::span<const LinkId>> routes;  // into the topology's route cache
-  };
-  std::unordered_map<const Phase*, PhaseRoutes> phase_routes_;
+  PhaseRoutes routes_{topology_};
   std::vector<LinkId> demand_links_;
   std::uint32_t epoch_ = 0;
 };

@@ -9,12 +9,27 @@ namespace clustersim::engine {
 
 namespace detail {
 
-void add_plan_link_bytes(const Topology& topology, const TransferPlan& plan, double payload_bytes,
+const std::vector<PhaseRoutes::Flow>& PhaseRoutes::of(const Phase& phase) {
+  std::vector<Flow>& flows = known_[&phase];
+  bool same = flows.size() == phase.flows.size();
+  for (std::size_t i = 0; same && i < flows.size(); ++i)
+    same = flows[i].src == phase.flows[i].src && flows[i].dst == phase.flows[i].dst;
+  if (!same) {
+    flows.clear();
+    for (const FlowSpec& f : phase.flows)
+      flows.push_back(
+          {f.src, f.dst, topology_.route(f.src, f.dst), topology_.route_bandwidth(f.src, f.dst)});
+  }
+  return flows;
+}
+
+void add_plan_link_bytes(PhaseRoutes& routes, const TransferPlan& plan, double payload_bytes,
                          std::vector<double>& link_bytes) {
   for (const Phase& phase : plan.phases) {
-    for (const FlowSpec& f : phase.flows) {
-      const double bytes = f.bytes_per_payload_byte * payload_bytes;
-      for (LinkId l : topology.route(f.src, f.dst))
+    const std::vector<PhaseRoutes::Flow>& flows = routes.of(phase);
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+      const double bytes = phase.flows[i].bytes_per_payload_byte * payload_bytes;
+      for (LinkId l : flows[i].route)
         link_bytes[l] += bytes;
     }
   }
@@ -26,11 +41,11 @@ namespace {
 class IdealModel final : public NetworkModel {
  public:
   explicit IdealModel(const Topology& topology)
-      : topology_(topology), link_bytes_(topology.num_links(), 0.0) {}
+      : routes_(topology), link_bytes_(topology.num_links(), 0.0) {}
 
   std::string_view name() const override { return "ideal"; }
   void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
-    add_plan_link_bytes(topology_, plan, payload_bytes, link_bytes_);
+    add_plan_link_bytes(routes_, plan, payload_bytes, link_bytes_);
     queue_.push(now, id);
   }
   Time next_event_time() const override {
@@ -47,7 +62,7 @@ class IdealModel final : public NetworkModel {
   void set_link_rate_sink(LinkRateSink) override {}
 
  private:
-  const Topology& topology_;
+  PhaseRoutes routes_;
   std::vector<double> link_bytes_;
   EventQueue<TransferId> queue_;
 };
