@@ -54,10 +54,13 @@ OpId ScheduleBuilder::last_on(Rank rank, StreamId stream) const {
 }
 
 std::uint32_t ScheduleBuilder::intern(std::string_view name) {
-  auto [it, inserted] = name_index_.try_emplace(std::string(name),
-                                                static_cast<std::uint32_t>(schedule_.names.size()));
-  if (inserted) schedule_.names.emplace_back(name);
-  return it->second;
+  // Looked up as a view first: nearly every name is known already (each layer's ops recur every
+  // micro-batch), and building the std::string key allocated once per op for longer names.
+  if (const auto it = name_index_.find(name); it != name_index_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(schedule_.names.size());
+  name_index_.emplace(std::string(name), id);
+  schedule_.names.emplace_back(name);
+  return id;
 }
 
 GroupId ScheduleBuilder::add_group(std::vector<Rank> ranks, std::string name) {
