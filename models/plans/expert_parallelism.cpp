@@ -72,6 +72,21 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
                                 engine::StreamId stream, engine::GroupId ep_group,
                                 const LayerCost& l, std::uint32_t mb, std::vector<OpId>& deps,
                                 Category category) const {
+  OpId last = engine::kNone;
+  for (int phase = 0; phase < 3; ++phase)
+    if (const OpId op = forward_phase(b, rank, stream, stream, ep_group, l, mb, deps, category,
+                                      phase);
+        op != engine::kNone)
+      last = op;
+  deps.clear();
+  return last;
+}
+
+OpId ExpertParallelism::forward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                                      engine::StreamId stream, engine::StreamId comm,
+                                      engine::GroupId ep_group, const LayerCost& l,
+                                      std::uint32_t mb, std::vector<OpId>& deps,
+                                      Category category, int phase) const {
   const std::string base = l.name + (category == Category::recompute ? " recompute" : " fwd");
   OpId last = engine::kNone;
   auto emit = [&](auto&& make) {
@@ -92,23 +107,31 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
     emit([&](engine::ScheduleBuilder::Common c) {
       c.name = name;
       c.category = Category::ep_comm;
+      c.stream = comm;
       return b.collective(c, CollectiveType::all_to_all, ep_group,
                           all_to_all_bytes(feeds_fp8_gemm));
     });
   };
   const double act = tokens_ * hidden_ * elem_;
-  compute(base + " router", router_forward_flops(), hidden_ * moe_->num_experts * elem_ + act,
-          lists.router);
-  all_to_all(base + " ep dispatch all_to_all", true);
   const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
-  compute(base + " experts", expert_forward_flops(),
-          local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_,
-          lists.experts);
-  all_to_all(base + " ep combine all_to_all", false);
-  if (moe_->shared_experts > 0)
-    compute(base + " shared experts", shared_forward_flops(),
-            moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act, lists.shared);
-  deps.clear();
+  switch (phase) {
+    case 0:
+      compute(base + " router", router_forward_flops(), hidden_ * moe_->num_experts * elem_ + act,
+              lists.router);
+      all_to_all(base + " ep dispatch all_to_all", true);
+      break;
+    case 1:
+      compute(base + " experts", expert_forward_flops(),
+              local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_,
+              lists.experts);
+      all_to_all(base + " ep combine all_to_all", false);
+      break;
+    default:
+      if (moe_->shared_experts > 0)
+        compute(base + " shared experts", shared_forward_flops(),
+                moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act, lists.shared);
+      break;
+  }
   return last;
 }
 
@@ -116,6 +139,21 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
                                  engine::StreamId stream, engine::GroupId ep_group,
                                  const LayerCost& l, std::uint32_t mb, std::vector<OpId>& deps,
                                  OpId* weight_grads) const {
+  OpId last = engine::kNone;
+  for (int phase = 0; phase < 3; ++phase)
+    if (const OpId op = backward_phase(b, rank, stream, stream, ep_group, l, mb, deps, phase);
+        op != engine::kNone)
+      last = op;
+  *weight_grads = last;
+  deps.clear();
+  return last;
+}
+
+OpId ExpertParallelism::backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                                       engine::StreamId stream, engine::StreamId comm,
+                                       engine::GroupId ep_group, const LayerCost& l,
+                                       std::uint32_t mb, std::vector<OpId>& deps,
+                                       int phase) const {
   const std::string base = l.name + " bwd";
   OpId last = engine::kNone;
   auto emit = [&](OpId id) {
@@ -126,9 +164,10 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     return engine::ScheduleBuilder::Common{rank, stream, cat, name, mb, deps};
   };
   auto all_to_all = [&](const std::string& name, bool feeds_fp8_gemm) {
-    if (ep_ > 1)
-      emit(b.collective(common(Category::ep_comm, name), CollectiveType::all_to_all, ep_group,
-                        all_to_all_bytes(feeds_fp8_gemm)));
+    if (ep_ <= 1) return;
+    engine::ScheduleBuilder::Common c = common(Category::ep_comm, name);
+    c.stream = comm;
+    emit(b.collective(c, CollectiveType::all_to_all, ep_group, all_to_all_bytes(feeds_fp8_gemm)));
   };
   static const LayerKernels::MoeLists kNoLists;
   const LayerKernels::MoeLists& lists =
@@ -136,23 +175,30 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   const double act = tokens_ * hidden_ * elem_;
   const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
   // Gradients flow back through the combine first; backward costs twice the forward.
-  if (moe_->shared_experts > 0)
-    emit(b.compute(common(Category::backward, base + " shared experts"),
-                   2.0 * shared_forward_flops(),
-                   static_cast<std::uint64_t>(
-                       2.0 * (moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act)),
-                   precision_, lists.shared));
-  all_to_all(base + " ep combine-grad all_to_all", true);
-  emit(b.compute(common(Category::backward, base + " experts"), 2.0 * expert_forward_flops(),
-                 static_cast<std::uint64_t>(2.0 * (local_experts * expert_params_ * elem_ / tp_ +
-                                                   2.0 * routed_copies() * hidden_ * elem_)),
-                 precision_, lists.experts));
-  all_to_all(base + " ep dispatch-grad all_to_all", false);
-  emit(b.compute(common(Category::backward, base + " router"), 2.0 * router_forward_flops(),
-                 static_cast<std::uint64_t>(2.0 * (hidden_ * moe_->num_experts * elem_ + act)),
-                 precision_, lists.router));
-  *weight_grads = last;
-  deps.clear();
+  switch (phase) {
+    case 0:
+      if (moe_->shared_experts > 0)
+        emit(b.compute(common(Category::backward, base + " shared experts"),
+                       2.0 * shared_forward_flops(),
+                       static_cast<std::uint64_t>(2.0 * (moe_->shared_experts * expert_params_ *
+                                                             elem_ / tp_ +
+                                                         2.0 * act)),
+                       precision_, lists.shared));
+      all_to_all(base + " ep combine-grad all_to_all", true);
+      break;
+    case 1:
+      emit(b.compute(common(Category::backward, base + " experts"), 2.0 * expert_forward_flops(),
+                     static_cast<std::uint64_t>(2.0 * (local_experts * expert_params_ * elem_ / tp_ +
+                                                       2.0 * routed_copies() * hidden_ * elem_)),
+                     precision_, lists.experts));
+      all_to_all(base + " ep dispatch-grad all_to_all", false);
+      break;
+    default:
+      emit(b.compute(common(Category::backward, base + " router"), 2.0 * router_forward_flops(),
+                     static_cast<std::uint64_t>(2.0 * (hidden_ * moe_->num_experts * elem_ + act)),
+                     precision_, lists.router));
+      break;
+  }
   return last;
 }
 

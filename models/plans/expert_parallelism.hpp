@@ -50,6 +50,22 @@ class ExpertParallelism {
                         engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
                         std::vector<engine::OpId>& deps, engine::OpId* weight_grads) const;
 
+  // The same passes cut where an all-to-all starts, for dualpipe's F&B pairs
+  // (docs/parallelism.md "DualPipe"): phase 0 runs the router (backward: the shared experts) and
+  // issues the first all-to-all on `comm`; phase 1 the experts and the second all-to-all on
+  // `comm`; phase 2 the shared experts (backward: the router). Each phase starts after `deps` and
+  // leaves its last op in them; it returns that op, or kNone where it emitted nothing. With `comm`
+  // = `stream` the three phases are forward() (backward()) op for op.
+  engine::OpId forward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                             engine::StreamId stream, engine::StreamId comm,
+                             engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
+                             std::vector<engine::OpId>& deps, engine::Category category,
+                             int phase) const;
+  engine::OpId backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                              engine::StreamId stream, engine::StreamId comm,
+                              engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
+                              std::vector<engine::OpId>& deps, int phase) const;
+
   // Per micro-batch on the pace-setting rank, as in the header comment.
   double routed_copies() const;  // load
   // One all-to-all's bytes: the routed token copies' hidden states, in bf16 (the combine and its
