@@ -74,8 +74,8 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
                                 Category category) const {
   OpId last = engine::kNone;
   for (int phase = 0; phase < 3; ++phase)
-    if (const OpId op = forward_phase(b, rank, stream, stream, ep_group, l, mb, deps, category,
-                                      phase);
+    if (const OpId op =
+            forward_phase(b, rank, stream, stream, ep_group, l, mb, deps, category, phase);
         op != engine::kNone)
       last = op;
   deps.clear();
@@ -85,8 +85,8 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
 OpId ExpertParallelism::forward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
                                       engine::StreamId stream, engine::StreamId comm,
                                       engine::GroupId ep_group, const LayerCost& l,
-                                      std::uint32_t mb, std::vector<OpId>& deps,
-                                      Category category, int phase) const {
+                                      std::uint32_t mb, std::vector<OpId>& deps, Category category,
+                                      int phase) const {
   const std::string base = l.name + (category == Category::recompute ? " recompute" : " fwd");
   OpId last = engine::kNone;
   auto emit = [&](auto&& make) {
@@ -121,9 +121,10 @@ OpId ExpertParallelism::forward_phase(engine::ScheduleBuilder& b, engine::Rank r
       all_to_all(base + " ep dispatch all_to_all", true);
       break;
     case 1:
-      compute(base + " experts", expert_forward_flops(),
-              local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_,
-              lists.experts);
+      compute(
+          base + " experts", expert_forward_flops(),
+          local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_,
+          lists.experts);
       all_to_all(base + " ep combine all_to_all", false);
       break;
     default:
@@ -152,8 +153,7 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
 OpId ExpertParallelism::backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
                                        engine::StreamId stream, engine::StreamId comm,
                                        engine::GroupId ep_group, const LayerCost& l,
-                                       std::uint32_t mb, std::vector<OpId>& deps,
-                                       int phase) const {
+                                       std::uint32_t mb, std::vector<OpId>& deps, int phase) const {
   const std::string base = l.name + " bwd";
   OpId last = engine::kNone;
   auto emit = [&](OpId id) {
@@ -180,17 +180,17 @@ OpId ExpertParallelism::backward_phase(engine::ScheduleBuilder& b, engine::Rank 
       if (moe_->shared_experts > 0)
         emit(b.compute(common(Category::backward, base + " shared experts"),
                        2.0 * shared_forward_flops(),
-                       static_cast<std::uint64_t>(2.0 * (moe_->shared_experts * expert_params_ *
-                                                             elem_ / tp_ +
-                                                         2.0 * act)),
+                       static_cast<std::uint64_t>(
+                           2.0 * (moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act)),
                        precision_, lists.shared));
       all_to_all(base + " ep combine-grad all_to_all", true);
       break;
     case 1:
-      emit(b.compute(common(Category::backward, base + " experts"), 2.0 * expert_forward_flops(),
-                     static_cast<std::uint64_t>(2.0 * (local_experts * expert_params_ * elem_ / tp_ +
-                                                       2.0 * routed_copies() * hidden_ * elem_)),
-                     precision_, lists.experts));
+      emit(
+          b.compute(common(Category::backward, base + " experts"), 2.0 * expert_forward_flops(),
+                    static_cast<std::uint64_t>(2.0 * (local_experts * expert_params_ * elem_ / tp_ +
+                                                      2.0 * routed_copies() * hidden_ * elem_)),
+                    precision_, lists.experts));
       all_to_all(base + " ep dispatch-grad all_to_all", false);
       break;
     default:

@@ -56,9 +56,9 @@ class ExpertParallelism {
   // `comm`; phase 2 the shared experts (backward: the router). Each phase starts after `deps` and
   // leaves its last op in them; it returns that op, or kNone where it emitted nothing. With `comm`
   // = `stream` the three phases are forward() (backward()) op for op.
-  engine::OpId forward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
-                             engine::StreamId stream, engine::StreamId comm,
-                             engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
+  engine::OpId forward_phase(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
+                             engine::StreamId comm, engine::GroupId ep_group,
+                             const LayerCost& layer, std::uint32_t mb,
                              std::vector<engine::OpId>& deps, engine::Category category,
                              int phase) const;
   engine::OpId backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,

@@ -267,8 +267,8 @@ class PlanComposer {
         for (int phase = 0; phase < 3; ++phase)
           out.add([this, &rp, cur, g, l, mb, r, phase, a2a] {
             if (phase == 0) data_parallel_->before_layer(g, l, true, mb, cur->deps);
-            if (const OpId op = tp_.moe_forward_phase(b_, r, compute_, ep_stream_, rp.groups, l,
-                                                      mb, cur->deps, phase);
+            if (const OpId op = tp_.moe_forward_phase(b_, r, compute_, ep_stream_, rp.groups, l, mb,
+                                                      cur->deps, phase);
                 op != engine::kNone)
               cur->last = op;
             if (phase < 2) return a2a;
@@ -360,8 +360,7 @@ class PlanComposer {
       if (at.prev >= 0) {
         const OpId after[] = {cur->last};
         b_.send({r, send_bwd_[d], Category::pp_comm, "send grad", mb, after},
-                stage_rank(r, at.prev % pp), boundary_bytes(at.prev),
-                tag_of(step, at.prev, false));
+                stage_rank(r, at.prev % pp), boundary_bytes(at.prev), tag_of(step, at.prev, false));
       }
       return false;
     });
