@@ -216,10 +216,15 @@ class PlanComposer {
       const PipelineStep& step = steps[i];
       if (step.forward && step.paired && i + 1 < steps.size()) {
         // Dualpipe's F&B pair: the two passes' pieces alternate on the compute stream, each
-        // one's all-to-alls beside the other's compute (docs/parallelism.md "DualPipe").
+        // one's all-to-alls beside the other's compute (docs/parallelism.md "DualPipe"). Cut
+        // at MoE all-to-alls, B leads (DeepSeek-V3's Figure 4: B's combine-grad beside F's
+        // attention, F's dispatch beside B's experts, ...); uncut, F runs, then B.
         PassSegments f = forward_pass(rp, step, true);
         PassSegments bw = backward_pass(rp, steps[++i], true);
-        interleave_passes(f, bw);
+        if (ep_stream_ != 0)
+          interleave_passes(bw, f);
+        else
+          interleave_passes(f, bw);
       } else if (step.forward) {
         forward_pass(rp, step, false).run_all();
       } else if (step.weight) {

@@ -55,7 +55,8 @@ double moe_dualpipe_all_to_all_s() {
 }
 
 // Rank 0's ops on one stream, in the order the stream runs them (the order they were issued).
-std::vector<engine::OpId> rank0_stream(const engine::Schedule& s, const std::string& stream) {
+std::vector<engine::OpId> dualpipe_moe_rank0_stream(const engine::Schedule& s,
+                                                    const std::string& stream) {
   std::vector<engine::OpId> out;
   for (engine::OpId i = 0; i < s.ops.size(); ++i)
     if (s.ops[i].rank == 0 && s.stream_names[s.ops[i].stream] == stream) out.push_back(i);
@@ -63,9 +64,9 @@ std::vector<engine::OpId> rank0_stream(const engine::Schedule& s, const std::str
 }
 
 // The labels of `count` ops of `ops` from the one labelled `first` on.
-std::vector<std::string> labels_from(const engine::Schedule& s,
-                                     const std::vector<engine::OpId>& ops, const std::string& first,
-                                     std::size_t count) {
+std::vector<std::string> dualpipe_moe_labels_from(const engine::Schedule& s,
+                                                  const std::vector<engine::OpId>& ops,
+                                                  const std::string& first, std::size_t count) {
   std::vector<std::string> out;
   for (std::size_t k = 0; k < ops.size(); ++k) {
     if (out.empty() && s.label(s.ops[ops[k]]) != first) continue;
@@ -78,30 +79,31 @@ std::vector<std::string> labels_from(const engine::Schedule& s,
 // Rank 0 (pp 2, its near direction the forward one) runs F0 F2, then the pairs (F1, B2) and
 // (F3, B0), then B3 and B1 (pipeline_dualpipe.cpp). Chunk 0 holds the embedding and blocks 0-1,
 // chunk 1 blocks 2-3 and the LM head. In the pair (F1, B2) the pieces alternate, each cut where
-// an all-to-all starts: F's embedding, attention and router (dispatch in flight); B's LM head and
-// shared-expert backward (combine-grad in flight); F's experts (combine in flight); B's experts
-// (dispatch-grad in flight); F's shared expert, next attention and router; B's router and
-// attention backward and the next shared expert; and so on; then B2's W (dense layers only: an
-// MoE block's backward is whole in B).
+// an all-to-all starts, B's first (DeepSeek-V3's Figure 4): B's LM head and shared-expert
+// backward (combine-grad in flight); F's embedding, attention and router (dispatch in flight);
+// B's experts (dispatch-grad in flight); F's experts (combine in flight); B's router and
+// attention backward and the next shared expert; F's shared expert, next attention and router;
+// and so on: per block F attention, B experts, F experts, B attention. Then B2's W (dense layers
+// only: an MoE block's backward is whole in B).
 const std::vector<std::string> kPairComputeOrder = {
+    "lm_head bwd mb2",
+    "L3.mlp bwd shared experts mb2",
     "embedding fwd mb1",
     "L0.attn fwd mb1",
     "L0.mlp fwd router mb1",
-    "lm_head bwd mb2",
-    "L3.mlp bwd shared experts mb2",
-    "L0.mlp fwd experts mb1",
     "L3.mlp bwd experts mb2",
-    "L0.mlp fwd shared experts mb1",
-    "L1.attn fwd mb1",
-    "L1.mlp fwd router mb1",
+    "L0.mlp fwd experts mb1",
     "L3.mlp bwd router mb2",
     "L3.attn bwd mb2",
     "L2.mlp bwd shared experts mb2",
-    "L1.mlp fwd experts mb1",
+    "L0.mlp fwd shared experts mb1",
+    "L1.attn fwd mb1",
+    "L1.mlp fwd router mb1",
     "L2.mlp bwd experts mb2",
-    "L1.mlp fwd shared experts mb1",
+    "L1.mlp fwd experts mb1",
     "L2.mlp bwd router mb2",
     "L2.attn bwd mb2",
+    "L1.mlp fwd shared experts mb1",
 };
 
 TEST(DualPipeMoe, PairAlternatesThePassesAndRunsAllToAllsOnTheirOwnStream) {
@@ -110,16 +112,20 @@ TEST(DualPipeMoe, PairAlternatesThePassesAndRunsAllToAllsOnTheirOwnStream) {
   std::vector<std::string> want = kPairComputeOrder;
   for (const char* w : {"lm_head bwd-w mb2", "L3.attn bwd-w mb2", "L2.attn bwd-w mb2"})
     want.emplace_back(w);
-  EXPECT_EQ(labels_from(s, rank0_stream(s, "compute"), "embedding fwd mb1", want.size()), want);
+  EXPECT_EQ(dualpipe_moe_labels_from(s, dualpipe_moe_rank0_stream(s, "compute"), "lm_head bwd mb2",
+                                     want.size()),
+            want);
   // The EP stream runs the two passes' all-to-alls in the order their pieces end.
   const std::vector<std::string> a2a = {
-      "L0.mlp fwd ep dispatch all_to_all mb1", "L3.mlp bwd ep combine-grad all_to_all mb2",
-      "L0.mlp fwd ep combine all_to_all mb1",  "L3.mlp bwd ep dispatch-grad all_to_all mb2",
-      "L1.mlp fwd ep dispatch all_to_all mb1", "L2.mlp bwd ep combine-grad all_to_all mb2",
-      "L1.mlp fwd ep combine all_to_all mb1",  "L2.mlp bwd ep dispatch-grad all_to_all mb2",
-      "L2.mlp fwd ep dispatch all_to_all mb3",  // the next pair, (F3, B0)
+      "L3.mlp bwd ep combine-grad all_to_all mb2",  "L0.mlp fwd ep dispatch all_to_all mb1",
+      "L3.mlp bwd ep dispatch-grad all_to_all mb2", "L0.mlp fwd ep combine all_to_all mb1",
+      "L2.mlp bwd ep combine-grad all_to_all mb2",  "L1.mlp fwd ep dispatch all_to_all mb1",
+      "L2.mlp bwd ep dispatch-grad all_to_all mb2", "L1.mlp fwd ep combine all_to_all mb1",
+      "L1.mlp bwd ep combine-grad all_to_all mb0",  // the next pair, (F3, B0)
   };
-  EXPECT_EQ(labels_from(s, rank0_stream(s, "ep all_to_all"), a2a.front(), a2a.size()), a2a);
+  EXPECT_EQ(dualpipe_moe_labels_from(s, dualpipe_moe_rank0_stream(s, "ep all_to_all"), a2a.front(),
+                                     a2a.size()),
+            a2a);
   // A piece waits for its own pass's all-to-all: the experts for the dispatch.
   const auto find = [&](const std::string& label) {
     for (engine::OpId i = 0; i < s.ops.size(); ++i)
@@ -136,12 +142,13 @@ TEST(DualPipeMoe, PairAlternatesThePassesAndRunsAllToAllsOnTheirOwnStream) {
   EXPECT_EQ(s.stream_names[s.ops[find("L0.mlp fwd ep dispatch all_to_all mb0")].stream], "compute");
 }
 
-// Every all-to-all lasts a = 12.486 us (closed form above). In the pair each one runs beside a
-// piece of the other micro-batch that is longer than a (the shortest, the shared expert's
-// forward, is checked), so the compute stream never waits: the pair lasts the sum of its 18
-// compute ops, where the same passes one after the other would add its 8 all-to-alls (8a, ~100
-// us). The warm-up forward F0, unpaired, runs its two MoE blocks' 4 all-to-alls on the compute
-// stream: it lasts its compute plus 4a.
+// Every all-to-all lasts a = 12.486 us (closed form above). The pair's pieces (kPairComputeOrder
+// cut after each op an all-to-all follows) are B1 F1 B2 F2 B3 F3 B4 F4 B5 F5, and the all-to-all
+// after piece k runs beside piece k + 1 of the other micro-batch; each of those is longer than a
+// (checked), so the compute stream never waits: the pair lasts the sum of its 18 compute ops,
+// where the same passes one after the other would add its 8 all-to-alls (8a, ~100 us). The
+// warm-up forward F0, unpaired, runs its two MoE blocks' 4 all-to-alls on the compute stream: it
+// lasts its compute plus 4a.
 TEST(DualPipeMoe, PairHidesEachAllToAllBehindTheOtherMicroBatch) {
   const auto out = run_scenario(parse_scenario(moe_dualpipe_scenario("dualpipe"), "test"));
   const engine::Schedule& s = out.built.schedule;
@@ -154,19 +161,27 @@ TEST(DualPipeMoe, PairHidesEachAllToAllBehindTheOtherMicroBatch) {
     return engine::OpId{0};
   };
   const auto seconds = [&](engine::OpId id) { return (t.end[id] - t.start[id]).seconds(); };
-  for (const engine::OpId id : rank0_stream(s, "ep all_to_all"))
+  for (const engine::OpId id : dualpipe_moe_rank0_stream(s, "ep all_to_all"))
     EXPECT_NEAR((t.end[id] - t.launch[id]).seconds(), a, 1e-11) << s.label(s.ops[id]);
-  EXPECT_GT(seconds(at("L1.mlp fwd shared experts mb1")), a);
+  // Pieces as [first, last) ranges of kPairComputeOrder: B1 [0, 2), F1 [2, 5), B2 [5, 6), ...
+  const std::vector<std::size_t> cuts = {0, 2, 5, 6, 7, 10, 13, 14, 15, 17, 18};
+  for (std::size_t k = 1; k + 2 < cuts.size(); ++k) {
+    double piece = 0;
+    for (std::size_t o = cuts[k]; o < cuts[k + 1]; ++o)
+      piece += seconds(at(kPairComputeOrder[o]));
+    EXPECT_GT(piece, a) << "piece " << k;
+  }
 
   double compute = 0;
   for (const auto& label : kPairComputeOrder)
     compute += seconds(at(label));
-  const double pair = (t.end[at("L2.attn bwd mb2")] - t.start[at("embedding fwd mb1")]).seconds();
+  const double pair =
+      (t.end[at("L1.mlp fwd shared experts mb1")] - t.start[at("lm_head bwd mb2")]).seconds();
   EXPECT_NEAR(pair, compute, 1e-11);
 
   double warmup = 0;
   int all_to_alls = 0;
-  for (const engine::OpId id : rank0_stream(s, "compute")) {
+  for (const engine::OpId id : dualpipe_moe_rank0_stream(s, "compute")) {
     const std::string label = s.label(s.ops[id]);
     if (!label.ends_with(" mb0") || s.ops[id].category == engine::Category::backward) continue;
     if (s.ops[id].kind == engine::OpKind::compute) warmup += seconds(id);
@@ -199,7 +214,8 @@ TEST(DualPipeMoe, WithoutExpertParallelismThePairRunsOneThenTheOther) {
   for (const auto& name : s.stream_names)
     EXPECT_NE(name, "ep all_to_all");
   // F1: the embedding, then per block attention, router, experts, shared expert (9 ops); then B2.
-  const auto order = labels_from(s, rank0_stream(s, "compute"), "embedding fwd mb1", 10);
+  const auto order =
+      dualpipe_moe_labels_from(s, dualpipe_moe_rank0_stream(s, "compute"), "embedding fwd mb1", 10);
   ASSERT_EQ(order.size(), 10u);
   EXPECT_EQ(order[8], "L1.mlp fwd shared experts mb1");
   EXPECT_EQ(order[9], "lm_head bwd mb2");
