@@ -4,6 +4,8 @@
 //   shared experts (dense, on every rank);
 // backward mirrors it: combine-grad all-to-all, expert backward, dispatch-grad all-to-all, router
 // and shared-expert backward. Experts are split E/ep per rank (and over TP like a dense MLP).
+// The one exception: inside dualpipe's F&B pairs the all-to-alls run on an EP stream of their own
+// beside the other micro-batch's compute (forward_phase / backward_phase).
 //
 // Load convention: a rank holds T = micro_batch · seq_len tokens and sends T · top_k token copies.
 // The busiest EP rank receives f × that mean (f = moe.imbalance, the hottest expert's share; with
