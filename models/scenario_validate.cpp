@@ -382,9 +382,10 @@ void validate(Scenario& s) {
     if (p.pp < 2) s.fail("parallel.pp", "schedule " + name + " needs pp >= 2");
     // The W pass moves each layer's weight gradients after other micro-batches' work: DDP's and
     // ZeRO-1/2's reductions wait for it; what ZeRO-3/FSDP gather and reshard around it, context
-    // parallelism's KV exchange and the MoE experts' split are not modelled with it (dualpipe
-    // keeps an MoE block's backward whole in B and runs its all-to-alls beside the other
-    // micro-batch of an F&B pair: docs/parallelism.md "DualPipe").
+    // parallelism's KV exchange are not modelled with it. MoE blocks are modelled under dualpipe
+    // only (their B and W split as a dense layer's, their all-to-alls beside the other
+    // micro-batch of an F&B pair: docs/parallelism.md "DualPipe"); the zero-bubble schedules'
+    // placement of the experts' W has not been checked against a hand timeline.
     if (p.data_parallel != DataParallel::ddp && p.data_parallel != DataParallel::zero1 &&
         p.data_parallel != DataParallel::zero2)
       s.fail("parallel.data_parallel",

@@ -277,7 +277,7 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   }
   OpId join = engine::kNone;
   if (l.role == LayerRole::moe) {
-    last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads);
+    last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads, input_only);
   } else {
     const double bytes = backward_bytes(l, split);
     // B of a zero-bubble schedule: the backward less its weight gradients (W's share).
@@ -375,7 +375,7 @@ OpId TensorParallelism::moe_forward_phase(engine::ScheduleBuilder& b, engine::Ra
 OpId TensorParallelism::moe_backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
                                            engine::StreamId stream, engine::StreamId comm,
                                            const LayerGroups& groups, int layer, std::uint32_t mb,
-                                           std::vector<OpId>& deps, int phase) {
+                                           std::vector<OpId>& deps, int phase, bool input_only) {
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
   const bool split = tp_ > 1 && sharded(l);
   const std::string base = l.name + " bwd";
@@ -390,7 +390,8 @@ OpId TensorParallelism::moe_backward_phase(engine::ScheduleBuilder& b, engine::R
       deps.clear();
     }
   }
-  if (const OpId op = moe_.backward_phase(b, rank, stream, comm, groups.ep, l, mb, deps, phase);
+  if (const OpId op =
+          moe_.backward_phase(b, rank, stream, comm, groups.ep, l, mb, deps, phase, input_only);
       op != engine::kNone)
     last = op;
   if (phase < 2) return last;
@@ -416,6 +417,7 @@ OpId TensorParallelism::weight_gradients(engine::ScheduleBuilder& b, engine::Ran
                                          engine::StreamId stream, int layer, std::uint32_t mb,
                                          std::span<const OpId> deps) {
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
+  if (l.role == LayerRole::moe) return moe_.weight_gradients(b, rank, stream, l, mb, deps);
   const bool split = tp_ > 1 && sharded(l);
   const LayerKernels::SplitBackward parts =
       kernels_ != nullptr ? kernels_->split_backward(layer) : LayerKernels::SplitBackward{};

@@ -61,7 +61,7 @@ class TensorParallelism {
   // all-to-alls on `comm`, for dualpipe's F&B pairs (docs/parallelism.md "DualPipe"): phase 0
   // starts with what forward() (backward(): the recompute too) runs before the experts, phase 2
   // ends with the TP reduction. Each returns its last op (kNone: none); `deps` gate the phase and
-  // then hold what the next one waits for. The backward is whole: its W pass is empty.
+  // then hold what the next one waits for. `input_only`: as backward()'s.
   engine::OpId moe_forward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
                                  engine::StreamId stream, engine::StreamId comm,
                                  const LayerGroups& groups, int layer, std::uint32_t mb,
@@ -69,7 +69,8 @@ class TensorParallelism {
   engine::OpId moe_backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
                                   engine::StreamId stream, engine::StreamId comm,
                                   const LayerGroups& groups, int layer, std::uint32_t mb,
-                                  std::vector<engine::OpId>& deps, int phase);
+                                  std::vector<engine::OpId>& deps, int phase,
+                                  bool input_only = false);
 
   // Bytes of the activation (or its gradient) crossing a pipeline boundary after `layer`: b·s·h
   // at the training precision for transformers (a 1/t shard with sequence parallelism), the

@@ -304,7 +304,7 @@ class PlanComposer {
   }
 
   // A backward step mirrors the forward with gradients; under a split schedule it leaves each
-  // layer's weight gradients to its W step (an MoE block's backward is whole: its W is empty).
+  // layer's weight gradients to its W step.
   PassSegments backward_pass(RankPasses& rp, const PipelineStep& step, bool paired) {
     const Rank r = rp.r;
     const int pp = ctx_.parallel.pp;
@@ -341,7 +341,7 @@ class PlanComposer {
               reload_activations(r, l, mb, cur->earlier[1], cur->deps);
             }
             if (const OpId op = tp_.moe_backward_phase(b_, r, compute_, ep_stream_, rp.groups, l,
-                                                       mb, cur->deps, phase);
+                                                       mb, cur->deps, phase, rp.split);
                 op != engine::kNone)
               cur->last = op;
             if (phase < 2) return a2a;
@@ -373,16 +373,15 @@ class PlanComposer {
   }
 
   // W: the weight gradients the B pass left, in the B pass's layer order; only now are they
-  // ready for the data-parallel reduction. An MoE block's B computed its weight gradients too.
+  // ready for the data-parallel reduction (an MoE block's: its shared experts', experts' and
+  // router's).
   void weight_pass(RankPasses& rp, const PipelineStep& step) {
     const ChunkPlace at = place(rp.stage, step.chunk);
     const auto& layers = ctx_.chunks[static_cast<std::size_t>(at.g)];
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
     for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
       const OpId after[] = {rp.input_grads.at({step.microbatch, *l})};
-      const OpId w = ctx_.layers[static_cast<std::size_t>(*l)].role == LayerRole::moe
-                         ? after[0]
-                         : tp_.weight_gradients(b_, rp.r, compute_, *l, mb, after);
+      const OpId w = tp_.weight_gradients(b_, rp.r, compute_, *l, mb, after);
       data_parallel_->after_layer(at.g, *l, false, mb, w, w);
     }
   }

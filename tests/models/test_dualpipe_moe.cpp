@@ -3,8 +3,8 @@
 // expert-parallel all-to-alls run on the "ep all_to_all" stream beside the other's compute.
 // Figures against hand derivations: the all-to-all's closed form, the order of the pieces, the
 // pair's length as the sum of its compute when every all-to-all is shorter than the piece it
-// runs beside, the unpaired passes paying theirs, 1F1B paying all of them, and the activations of
-// dense dualpipe's p + 1 rule.
+// runs beside, the unpaired passes paying theirs, 1F1B paying all of them, the experts' weight
+// gradients in W, and the activations of dense dualpipe's p + 1 rule.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -83,8 +83,9 @@ std::vector<std::string> dualpipe_moe_labels_from(const engine::Schedule& s,
 // backward (combine-grad in flight); F's embedding, attention and router (dispatch in flight);
 // B's experts (dispatch-grad in flight); F's experts (combine in flight); B's router and
 // attention backward and the next shared expert; F's shared expert, next attention and router;
-// and so on: per block F attention, B experts, F experts, B attention. Then B2's W (dense layers
-// only: an MoE block's backward is whole in B).
+// and so on: per block F attention, B experts, F experts, B attention. Then B2's W: the weight
+// gradients of each layer in B's order, an MoE block's as its shared experts', experts' and
+// router's.
 const std::vector<std::string> kPairComputeOrder = {
     "lm_head bwd mb2",
     "L3.mlp bwd shared experts mb2",
@@ -110,7 +111,10 @@ TEST(DualPipeMoe, PairAlternatesThePassesAndRunsAllToAllsOnTheirOwnStream) {
   const auto built = build_schedule(parse_scenario(moe_dualpipe_scenario("dualpipe"), "test"));
   const engine::Schedule& s = built.schedule;
   std::vector<std::string> want = kPairComputeOrder;
-  for (const char* w : {"lm_head bwd-w mb2", "L3.attn bwd-w mb2", "L2.attn bwd-w mb2"})
+  for (const char* w :
+       {"lm_head bwd-w mb2", "L3.mlp bwd-w shared experts mb2", "L3.mlp bwd-w experts mb2",
+        "L3.mlp bwd-w router mb2", "L3.attn bwd-w mb2", "L2.mlp bwd-w shared experts mb2",
+        "L2.mlp bwd-w experts mb2", "L2.mlp bwd-w router mb2", "L2.attn bwd-w mb2"})
     want.emplace_back(w);
   EXPECT_EQ(dualpipe_moe_labels_from(s, dualpipe_moe_rank0_stream(s, "compute"), "lm_head bwd mb2",
                                      want.size()),
@@ -205,6 +209,26 @@ TEST(DualPipeMoe, ExposesAtMostHalfTheAllToAllsOf1F1B) {
       run_scenario(parse_scenario(moe_dualpipe_scenario("dualpipe"), "test")).result;
   EXPECT_GT(dual.exposed_comm_s.ep, 0.0);
   EXPECT_LE(dual.exposed_comm_s.ep, 16 * a + 1e-9);
+}
+
+// B and W of an MoE block: B computes the input gradients, W the weight gradients. The experts'
+// backward is two GEMMs per weight matrix of the same size (dgrad and wgrad: the elementwise
+// kernels have no FLOPs), so each pass does half of it, the forward's FLOPs: T·k copies (512
+// tokens, top-2, imbalance 1) × 2·h·ffn·3 (SwiGLU) = 1024 × 2·1024·2048·3; 1F1B's whole backward
+// does twice that.
+TEST(DualPipeMoe, WeightGradientsOfTheExpertsRunInW) {
+  const double forward = 512 * kMoeDpTopK * 2 * kMoeDpHidden * 2048 * 3;
+  const auto flops = [](const engine::Schedule& s, const std::string& label) {
+    for (const auto& op : s.ops)
+      if (op.rank == 0 && s.label(op) == label) return op.flops;
+    ADD_FAILURE() << "no op " << label;
+    return 0.0;
+  };
+  const auto dual = build_schedule(parse_scenario(moe_dualpipe_scenario("dualpipe"), "test"));
+  EXPECT_DOUBLE_EQ(flops(dual.schedule, "L3.mlp bwd experts mb2"), forward);
+  EXPECT_DOUBLE_EQ(flops(dual.schedule, "L3.mlp bwd-w experts mb2"), forward);
+  const auto one = build_schedule(parse_scenario(moe_dualpipe_scenario("1f1b"), "test"));
+  EXPECT_DOUBLE_EQ(flops(one.schedule, "L0.mlp bwd experts mb0"), 2 * forward);
 }
 
 // With ep 1 there is no all-to-all and no EP stream: the pair is its forward, then its backward.
