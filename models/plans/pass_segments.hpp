@@ -15,9 +15,19 @@ namespace clustersim::models {
 
 class PassSegments {
  public:
+  // `immediate`: a pass run alone, whose units run as they are added (nothing is stored: most
+  // passes, millions on large plans, pay no allocation for the pieces).
+  explicit PassSegments(bool immediate = false) : immediate_(immediate) {}
+
   // `unit` emits ops and returns true where it ends a segment (something left in flight that
   // the pass's next unit waits for).
-  void add(std::function<bool()> unit) { units_.push_back(std::move(unit)); }
+  template <typename Unit>
+  void add(Unit&& unit) {
+    if (immediate_)
+      unit();
+    else
+      units_.emplace_back(std::forward<Unit>(unit));
+  }
   bool done() const { return next_ == units_.size(); }
   // Emits the units up to and including the next one that ends a segment (nothing when done).
   void run_segment() {
@@ -30,6 +40,7 @@ class PassSegments {
   }
 
  private:
+  bool immediate_ = false;
   std::vector<std::function<bool()>> units_;
   std::size_t next_ = 0;
 };

@@ -258,7 +258,7 @@ class PlanComposer {
     const auto d = static_cast<std::size_t>(at.direction);
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
     auto cur = std::make_shared<PassCursor>();
-    PassSegments out;
+    PassSegments out(!paired);  // alone: each unit runs as it is added
     out.add([this, &rp, cur, at, d, mb, step, r, pp] {
       if (at.prev >= 0)
         cur->deps.push_back(b_.recv({r, recv_fwd_[d], Category::pp_comm, "recv act", mb},
@@ -313,7 +313,7 @@ class PlanComposer {
     const auto d = static_cast<std::size_t>(at.direction);
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
     auto cur = std::make_shared<PassCursor>();
-    PassSegments out;
+    PassSegments out(!paired);  // alone: each unit runs as it is added
     out.add([this, cur, at, d, mb, step, r, pp] {
       if (at.next >= 0)
         cur->deps.push_back(b_.recv({r, recv_bwd_[d], Category::pp_comm, "recv grad", mb},
