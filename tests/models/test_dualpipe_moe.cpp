@@ -107,6 +107,23 @@ const std::vector<std::string> kPairComputeOrder = {
     "L1.mlp fwd shared experts mb1",
 };
 
+// The pairs are the order's F&B pairs only (pipeline_dualpipe.cpp, phases 4 and 5): on rank 0
+// of p = 4, m = 8 (test_dualpipe.cpp's step list "F0 F1 F2 F4 B4 W4 F5 F3 B5 W5 F6 B0 W0 B6 W6
+// F7 B1 W1 ...") F3, F6 and F7, each followed by its backward; not F4, which a backward follows
+// in phase 3 (a far B whose W is deferred, run alone as DualPipe's zero-bubble step does).
+TEST(DualPipeMoe, OnlyTheFAndBPairsArePaired) {
+  std::string paired;
+  const auto steps = dualpipe_order(0, 4, 8);
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (!steps[i].paired) continue;
+    paired += "F" + std::to_string(steps[i].microbatch) + " ";
+    ASSERT_LT(i + 1, steps.size());
+    EXPECT_FALSE(steps[i + 1].forward);
+    EXPECT_FALSE(steps[i + 1].weight);
+  }
+  EXPECT_EQ(paired, "F3 F6 F7 ");
+}
+
 TEST(DualPipeMoe, PairAlternatesThePassesAndRunsAllToAllsOnTheirOwnStream) {
   const auto built = build_schedule(parse_scenario(moe_dualpipe_scenario("dualpipe"), "test"));
   const engine::Schedule& s = built.schedule;
