@@ -72,6 +72,21 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
                                 engine::StreamId stream, engine::GroupId ep_group,
                                 const LayerCost& l, std::uint32_t mb, std::vector<OpId>& deps,
                                 Category category) const {
+  OpId last = engine::kNone;
+  for (int phase = 0; phase < 3; ++phase)
+    if (const OpId op =
+            forward_phase(b, rank, stream, stream, ep_group, l, mb, deps, category, phase);
+        op != engine::kNone)
+      last = op;
+  deps.clear();
+  return last;
+}
+
+OpId ExpertParallelism::forward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                                      engine::StreamId stream, engine::StreamId comm,
+                                      engine::GroupId ep_group, const LayerCost& l,
+                                      std::uint32_t mb, std::vector<OpId>& deps, Category category,
+                                      int phase) const {
   const std::string base = l.name + (category == Category::recompute ? " recompute" : " fwd");
   OpId last = engine::kNone;
   auto emit = [&](auto&& make) {
@@ -92,30 +107,81 @@ OpId ExpertParallelism::forward(engine::ScheduleBuilder& b, engine::Rank rank,
     emit([&](engine::ScheduleBuilder::Common c) {
       c.name = name;
       c.category = Category::ep_comm;
+      c.stream = comm;
       return b.collective(c, CollectiveType::all_to_all, ep_group,
                           all_to_all_bytes(feeds_fp8_gemm));
     });
   };
   const double act = tokens_ * hidden_ * elem_;
-  compute(base + " router", router_forward_flops(), hidden_ * moe_->num_experts * elem_ + act,
-          lists.router);
-  all_to_all(base + " ep dispatch all_to_all", true);
   const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
-  compute(base + " experts", expert_forward_flops(),
+  switch (phase) {
+    case 0:
+      compute(base + " router", router_forward_flops(), hidden_ * moe_->num_experts * elem_ + act,
+              lists.router);
+      all_to_all(base + " ep dispatch all_to_all", true);
+      break;
+    case 1:
+      compute(
+          base + " experts", expert_forward_flops(),
           local_experts * expert_params_ * elem_ / tp_ + 2.0 * routed_copies() * hidden_ * elem_,
           lists.experts);
-  all_to_all(base + " ep combine all_to_all", false);
-  if (moe_->shared_experts > 0)
-    compute(base + " shared experts", shared_forward_flops(),
-            moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act, lists.shared);
-  deps.clear();
+      all_to_all(base + " ep combine all_to_all", false);
+      break;
+    default:
+      if (moe_->shared_experts > 0)
+        compute(base + " shared experts", shared_forward_flops(),
+                moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act, lists.shared);
+      break;
+  }
   return last;
 }
 
 OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
                                  engine::StreamId stream, engine::GroupId ep_group,
                                  const LayerCost& l, std::uint32_t mb, std::vector<OpId>& deps,
-                                 OpId* weight_grads) const {
+                                 OpId* weight_grads, bool input_only) const {
+  OpId last = engine::kNone;
+  for (int phase = 0; phase < 3; ++phase)
+    if (const OpId op =
+            backward_phase(b, rank, stream, stream, ep_group, l, mb, deps, phase, input_only);
+        op != engine::kNone)
+      last = op;
+  *weight_grads = input_only ? engine::kNone : last;
+  deps.clear();
+  return last;
+}
+
+ExpertParallelism::BackwardPart ExpertParallelism::backward_part(MoeBackwardPart part) const {
+  static const LayerKernels::MoeLists kNoLists;
+  static const LayerKernels::MoeSplit kNoSplit;
+  const LayerKernels::MoeLists& lists =
+      kernels_ != nullptr ? kernels_->moe(kernels::Pass::backward) : kNoLists;
+  const LayerKernels::MoeSplit& split = kernels_ != nullptr ? kernels_->moe_split() : kNoSplit;
+  const double act = tokens_ * hidden_ * elem_;
+  const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
+  // Backward costs twice the forward.
+  switch (part) {
+    case MoeBackwardPart::shared:
+      return {"shared experts", 2.0 * shared_forward_flops(),
+              2.0 * (moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act), lists.shared,
+              split.shared};
+    case MoeBackwardPart::experts:
+      return {"experts", 2.0 * expert_forward_flops(),
+              2.0 * (local_experts * expert_params_ * elem_ / tp_ +
+                     2.0 * routed_copies() * hidden_ * elem_),
+              lists.experts, split.experts};
+    case MoeBackwardPart::router:
+      break;
+  }
+  return {"router", 2.0 * router_forward_flops(), 2.0 * (hidden_ * moe_->num_experts * elem_ + act),
+          lists.router, split.router};
+}
+
+OpId ExpertParallelism::backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                                       engine::StreamId stream, engine::StreamId comm,
+                                       engine::GroupId ep_group, const LayerCost& l,
+                                       std::uint32_t mb, std::vector<OpId>& deps, int phase,
+                                       bool input_only) const {
   const std::string base = l.name + " bwd";
   OpId last = engine::kNone;
   auto emit = [&](OpId id) {
@@ -126,33 +192,52 @@ OpId ExpertParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     return engine::ScheduleBuilder::Common{rank, stream, cat, name, mb, deps};
   };
   auto all_to_all = [&](const std::string& name, bool feeds_fp8_gemm) {
-    if (ep_ > 1)
-      emit(b.collective(common(Category::ep_comm, name), CollectiveType::all_to_all, ep_group,
-                        all_to_all_bytes(feeds_fp8_gemm)));
+    if (ep_ <= 1) return;
+    engine::ScheduleBuilder::Common c = common(Category::ep_comm, name);
+    c.stream = comm;
+    emit(b.collective(c, CollectiveType::all_to_all, ep_group, all_to_all_bytes(feeds_fp8_gemm)));
   };
-  static const LayerKernels::MoeLists kNoLists;
-  const LayerKernels::MoeLists& lists =
-      kernels_ != nullptr ? kernels_->moe(kernels::Pass::backward) : kNoLists;
-  const double act = tokens_ * hidden_ * elem_;
-  const double local_experts = static_cast<double>(moe_->num_experts) / ep_;
-  // Gradients flow back through the combine first; backward costs twice the forward.
-  if (moe_->shared_experts > 0)
-    emit(b.compute(common(Category::backward, base + " shared experts"),
-                   2.0 * shared_forward_flops(),
-                   static_cast<std::uint64_t>(
-                       2.0 * (moe_->shared_experts * expert_params_ * elem_ / tp_ + 2.0 * act)),
-                   precision_, lists.shared));
-  all_to_all(base + " ep combine-grad all_to_all", true);
-  emit(b.compute(common(Category::backward, base + " experts"), 2.0 * expert_forward_flops(),
-                 static_cast<std::uint64_t>(2.0 * (local_experts * expert_params_ * elem_ / tp_ +
-                                                   2.0 * routed_copies() * hidden_ * elem_)),
-                 precision_, lists.experts));
-  all_to_all(base + " ep dispatch-grad all_to_all", false);
-  emit(b.compute(common(Category::backward, base + " router"), 2.0 * router_forward_flops(),
-                 static_cast<std::uint64_t>(2.0 * (hidden_ * moe_->num_experts * elem_ + act)),
-                 precision_, lists.router));
-  *weight_grads = last;
-  deps.clear();
+  // The part's backward, or under a split schedule its input gradients (B) alone.
+  auto compute = [&](MoeBackwardPart which) {
+    const BackwardPart p = backward_part(which);
+    const double share = input_only ? 1.0 - p.split.weight_share : 1.0;
+    emit(b.compute(common(Category::backward, base + " " + p.name), share * p.flops,
+                   static_cast<std::uint64_t>(share * p.bytes), precision_,
+                   input_only ? p.split.input : p.list));
+  };
+  // Gradients flow back through the combine first.
+  switch (phase) {
+    case 0:
+      if (moe_->shared_experts > 0) compute(MoeBackwardPart::shared);
+      all_to_all(base + " ep combine-grad all_to_all", true);
+      break;
+    case 1:
+      compute(MoeBackwardPart::experts);
+      all_to_all(base + " ep dispatch-grad all_to_all", false);
+      break;
+    default:
+      compute(MoeBackwardPart::router);
+      break;
+  }
+  return last;
+}
+
+OpId ExpertParallelism::weight_gradients(engine::ScheduleBuilder& b, engine::Rank rank,
+                                         engine::StreamId stream, const LayerCost& l,
+                                         std::uint32_t mb,
+                                         std::span<const engine::OpId> deps) const {
+  OpId last = engine::kNone;
+  for (const MoeBackwardPart which :
+       {MoeBackwardPart::shared, MoeBackwardPart::experts, MoeBackwardPart::router}) {
+    if (which == MoeBackwardPart::shared && moe_->shared_experts <= 0) continue;
+    const BackwardPart p = backward_part(which);
+    const std::span<const OpId> after =
+        last == engine::kNone ? deps : std::span<const OpId>(&last, 1);
+    last = b.compute({rank, stream, Category::backward, l.name + " bwd-w " + p.name, mb, after},
+                     p.split.weight_share * p.flops,
+                     static_cast<std::uint64_t>(p.split.weight_share * p.bytes), precision_,
+                     p.split.weight);
+  }
   return last;
 }
 

@@ -4,6 +4,8 @@
 //   shared experts (dense, on every rank);
 // backward mirrors it: combine-grad all-to-all, expert backward, dispatch-grad all-to-all, router
 // and shared-expert backward. Experts are split E/ep per rank (and over TP like a dense MLP).
+// The one exception: inside dualpipe's F&B pairs the all-to-alls run on an EP stream of their own
+// beside the other micro-batch's compute (forward_phase / backward_phase).
 //
 // Load convention: a rank holds T = micro_batch · seq_len tokens and sends T · top_k token copies.
 // The busiest EP rank receives f × that mean (f = moe.imbalance, the hottest expert's share; with
@@ -18,10 +20,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/schedule.hpp"
 #include "models/model_costs.hpp"
+#include "models/plans/layer_kernels.hpp"
 #include "models/plans/plan_context.hpp"
 
 namespace clustersim::models {
@@ -31,8 +35,6 @@ namespace clustersim::models {
 // `experts` selects the routed-expert tensors (true) or the rest (false); counts are unchanged.
 LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, int ep,
                          int ep_index);
-
-class LayerKernels;
 
 class ExpertParallelism {
  public:
@@ -45,10 +47,36 @@ class ExpertParallelism {
                        engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
                        std::vector<engine::OpId>& deps, engine::Category category) const;
   // Its backward; `*weight_grads` receives the op after which all of the layer's weight gradients
-  // exist (the router and shared-expert backward, the last one).
+  // exist (the router and shared-expert backward, the last one). With `input_only` (the B pass of
+  // a schedule that splits the backward: dualpipe) each part computes its input gradients alone
+  // (the share of its kernels that are not weight gradients: LayerKernels::moe_split) and
+  // weight_gradients() emits the rest later; `*weight_grads` is then kNone.
   engine::OpId backward(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
                         engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
-                        std::vector<engine::OpId>& deps, engine::OpId* weight_grads) const;
+                        std::vector<engine::OpId>& deps, engine::OpId* weight_grads,
+                        bool input_only = false) const;
+  // The W pass of an MoE block: the weight gradients of its shared experts, experts and router,
+  // after `deps` (its B pass).
+  engine::OpId weight_gradients(engine::ScheduleBuilder& b, engine::Rank rank,
+                                engine::StreamId stream, const LayerCost& layer, std::uint32_t mb,
+                                std::span<const engine::OpId> deps) const;
+
+  // The same passes cut where an all-to-all starts, for dualpipe's F&B pairs
+  // (docs/parallelism.md "DualPipe"): phase 0 runs the router (backward: the shared experts) and
+  // issues the first all-to-all on `comm`; phase 1 the experts and the second all-to-all on
+  // `comm`; phase 2 the shared experts (backward: the router). Each phase starts after `deps` and
+  // leaves its last op in them; it returns that op, or kNone where it emitted nothing. With `comm`
+  // = `stream` the three phases are forward() (backward()) op for op.
+  engine::OpId forward_phase(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
+                             engine::StreamId comm, engine::GroupId ep_group,
+                             const LayerCost& layer, std::uint32_t mb,
+                             std::vector<engine::OpId>& deps, engine::Category category,
+                             int phase) const;
+  engine::OpId backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                              engine::StreamId stream, engine::StreamId comm,
+                              engine::GroupId ep_group, const LayerCost& layer, std::uint32_t mb,
+                              std::vector<engine::OpId>& deps, int phase,
+                              bool input_only = false) const;
 
   // Per micro-batch on the pace-setting rank, as in the header comment.
   double routed_copies() const;  // load
@@ -61,6 +89,17 @@ class ExpertParallelism {
   double shared_forward_flops() const;  // shared experts, as a dense MLP, / tp
 
  private:
+  // One compute part of the backward: its name, full FLOPs and bytes, kernel list and split.
+  enum class MoeBackwardPart { shared, experts, router };
+  struct BackwardPart {
+    const char* name;
+    double flops;
+    double bytes;
+    std::uint32_t list;
+    LayerKernels::SplitBackward split;
+  };
+  BackwardPart backward_part(MoeBackwardPart part) const;
+
   const LayerKernels* kernels_ = nullptr;
   const MoeSpec* moe_ = nullptr;
   int ep_ = 1;

@@ -24,9 +24,7 @@ LayerKernels::LayerKernels(const PlanContext& ctx, engine::KernelTable& table, d
 void LayerKernels::build_split_backward() {
   split_.assign(ctx_.layers.size(), SplitBackward{});
   std::map<std::uint32_t, SplitBackward> by_list;  // layers of one shape share their lists
-  for (std::size_t i = 0; i < backward_.size(); ++i) {
-    const std::uint32_t list = backward_[i];
-    if (list == engine::kNone) continue;
+  auto split_of = [&](std::uint32_t list) {
     auto [it, fresh] = by_list.try_emplace(list);
     if (fresh) {
       std::vector<engine::Kernel> input, weight;
@@ -40,8 +38,14 @@ void LayerKernels::build_split_backward() {
       it->second = {table_.intern(input), table_.intern(weight),
                     all_flops > 0 ? weight_flops / all_flops : 0.5};
     }
-    split_[i] = it->second;
-  }
+    return it->second;
+  };
+  for (std::size_t i = 0; i < backward_.size(); ++i)
+    if (backward_[i] != engine::kNone) split_[i] = split_of(backward_[i]);
+  // The MoE parts' lists (dualpipe: B and W of an MoE block).
+  if (moe_backward_.router != engine::kNone) moe_split_.router = split_of(moe_backward_.router);
+  if (moe_backward_.experts != engine::kNone) moe_split_.experts = split_of(moe_backward_.experts);
+  if (moe_backward_.shared != engine::kNone) moe_split_.shared = split_of(moe_backward_.shared);
 }
 
 void LayerKernels::build_transformer(double routed_copies) {

@@ -64,6 +64,13 @@ class LayerKernels {
     return pass == kernels::Pass::forward ? moe_forward_ : moe_backward_;
   }
 
+  // The MoE backward lists split as split_backward() splits a layer's (built only for schedules
+  // that split the backward; every share 0.5 and no lists otherwise).
+  struct MoeSplit {
+    SplitBackward router, experts, shared;
+  };
+  const MoeSplit& moe_split() const { return moe_split_; }
+
   // The optimizer step over `params` parameters in `tensors` tensors; built once per distinct
   // pair (a pipeline stage's ranks share one).
   std::uint32_t optimizer(double params, std::uint64_t tensors);
@@ -89,6 +96,7 @@ class LayerKernels {
   std::vector<std::uint32_t> forward_, backward_, recompute_;
   std::vector<SplitBackward> split_;  // per layer, zero-bubble schedules only
   MoeLists moe_forward_, moe_backward_;
+  MoeSplit moe_split_;
   std::map<std::pair<double, std::uint64_t>, std::uint32_t> optimizer_;
 };
 

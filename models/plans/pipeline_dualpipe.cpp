@@ -59,6 +59,7 @@ class DualPipeSteps {
   // The F&B pair: the forward of one micro-batch and the full backward of another.
   void pair(int forward_side, int backward_side) {
     forward(forward_side);
+    steps_.back().paired = true;
     backward(backward_side, false);
   }
 

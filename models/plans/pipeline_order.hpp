@@ -22,6 +22,9 @@ struct PipelineStep {
   // B pass (forward false, weight false) ran before. Schedules that do not split the backward
   // have no W steps, and their backward steps compute both.
   bool weight = false;
+  // Dualpipe's F&B pair: this forward and the backward of the next step run as one pair, their
+  // sub-layer pieces interleaved (training_schedule.cpp; docs/parallelism.md "DualPipe").
+  bool paired = false;
 };
 
 // Whether `schedule` splits each backward into a B and a W pass.

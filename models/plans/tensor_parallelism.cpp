@@ -252,23 +252,7 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
                                  bool input_only) {
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
   const bool split = tp_ > 1 && sharded(l);
-  const double extra = recompute_flops(l);
-  const std::uint32_t recompute = kernels_ != nullptr ? kernels_->recompute(layer) : engine::kNone;
-  // selective_op re-runs the layer's elementwise kernels (no FLOPs; its kernel list has them).
-  const bool elementwise =
-      ctx_.training.recompute == Recompute::selective_op && recompute != engine::kNone;
-  if (extra > 0 || elementwise) {
-    if (ctx_.training.recompute == Recompute::full) {
-      // Full recompute re-runs the layer's forward, collectives included.
-      forward_pass(b, rank, stream, groups, layer, mb, deps, Category::recompute, extra,
-                   "recompute", recompute);
-    } else {
-      const double per_rank = (split ? extra / tp_ : extra) / ctx_.cp();
-      b.compute({rank, stream, Category::recompute, l.name + " recompute", mb, deps},
-                per_rank * ctx_.training.micro_batch, 0, precision_, recompute);
-      deps.clear();
-    }
-  }
+  emit_recompute(b, rank, stream, groups, layer, mb, deps);
   const std::string base = l.name + " bwd";
   OpId last = engine::kNone;
   auto common = [&](Category cat, const std::string& name) {
@@ -293,7 +277,7 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   }
   OpId join = engine::kNone;
   if (l.role == LayerRole::moe) {
-    last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads);
+    last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads, input_only);
   } else {
     const double bytes = backward_bytes(l, split);
     // B of a zero-bubble schedule: the backward less its weight gradients (W's share).
@@ -335,6 +319,92 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   return last;
 }
 
+void TensorParallelism::emit_recompute(engine::ScheduleBuilder& b, engine::Rank rank,
+                                       engine::StreamId stream, const LayerGroups& groups,
+                                       int layer, std::uint32_t mb, std::vector<OpId>& deps) {
+  const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
+  const bool split = tp_ > 1 && sharded(l);
+  const double extra = recompute_flops(l);
+  const std::uint32_t recompute = kernels_ != nullptr ? kernels_->recompute(layer) : engine::kNone;
+  // selective_op re-runs the layer's elementwise kernels (no FLOPs; its kernel list has them).
+  const bool elementwise =
+      ctx_.training.recompute == Recompute::selective_op && recompute != engine::kNone;
+  if (extra > 0 || elementwise) {
+    if (ctx_.training.recompute == Recompute::full) {
+      // Full recompute re-runs the layer's forward, collectives included.
+      forward_pass(b, rank, stream, groups, layer, mb, deps, Category::recompute, extra,
+                   "recompute", recompute);
+    } else {
+      const double per_rank = (split ? extra / tp_ : extra) / ctx_.cp();
+      b.compute({rank, stream, Category::recompute, l.name + " recompute", mb, deps},
+                per_rank * ctx_.training.micro_batch, 0, precision_, recompute);
+      deps.clear();
+    }
+  }
+}
+
+OpId TensorParallelism::moe_forward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                                          engine::StreamId stream, engine::StreamId comm,
+                                          const LayerGroups& groups, int layer, std::uint32_t mb,
+                                          std::vector<OpId>& deps, int phase) {
+  const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
+  const bool split = tp_ > 1 && sharded(l);
+  const std::string base = l.name + " fwd";
+  OpId last = engine::kNone;
+  // As forward_pass runs an MoE block (no TP overlap: it leaves the expert GEMMs alone).
+  if (phase == 0 && split && sequence_parallel_) {
+    last = b.collective({rank, stream, Category::tp_comm, base + " tp all_gather", mb, deps},
+                        CollectiveType::all_gather, groups.tp, input_gather_bytes(l));
+    deps.clear();
+  }
+  if (const OpId op = moe_.forward_phase(b, rank, stream, comm, groups.ep, l, mb, deps,
+                                         Category::forward, phase);
+      op != engine::kNone)
+    last = op;
+  if (phase < 2) return last;
+  deps.clear();
+  if (split)
+    last = b.collective(
+        {rank, stream, Category::tp_comm,
+         base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce"), mb, deps},
+        sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, groups.tp,
+        sequence_parallel_ ? scatter_bytes_ : activation_bytes_);
+  return last;
+}
+
+OpId TensorParallelism::moe_backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                                           engine::StreamId stream, engine::StreamId comm,
+                                           const LayerGroups& groups, int layer, std::uint32_t mb,
+                                           std::vector<OpId>& deps, int phase, bool input_only) {
+  const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
+  const bool split = tp_ > 1 && sharded(l);
+  const std::string base = l.name + " bwd";
+  OpId last = engine::kNone;
+  if (phase == 0) {
+    // As backward() runs an MoE block: its recompute (all-to-alls included, on `stream`), the
+    // sequence-parallel re-gather.
+    emit_recompute(b, rank, stream, groups, layer, mb, deps);
+    if (split && sequence_parallel_) {
+      last = b.collective({rank, stream, Category::tp_comm, base + " tp all_gather", mb, deps},
+                          CollectiveType::all_gather, groups.tp, gather_bytes_);
+      deps.clear();
+    }
+  }
+  if (const OpId op =
+          moe_.backward_phase(b, rank, stream, comm, groups.ep, l, mb, deps, phase, input_only);
+      op != engine::kNone)
+    last = op;
+  if (phase < 2) return last;
+  deps.clear();
+  if (split)
+    last = b.collective(
+        {rank, stream, Category::tp_comm,
+         base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce"), mb, deps},
+        sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, groups.tp,
+        input_grad_bytes(l));
+  return last;
+}
+
 // Bytes a layer's backward moves (the roofline's memory term where the layer has no kernels):
 // its parameters and its activations, read and written, this rank's share.
 double TensorParallelism::backward_bytes(const LayerCost& l, bool split) const {
@@ -347,6 +417,7 @@ OpId TensorParallelism::weight_gradients(engine::ScheduleBuilder& b, engine::Ran
                                          engine::StreamId stream, int layer, std::uint32_t mb,
                                          std::span<const OpId> deps) {
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
+  if (l.role == LayerRole::moe) return moe_.weight_gradients(b, rank, stream, l, mb, deps);
   const bool split = tp_ > 1 && sharded(l);
   const LayerKernels::SplitBackward parts =
       kernels_ != nullptr ? kernels_->split_backward(layer) : LayerKernels::SplitBackward{};

@@ -57,6 +57,21 @@ class TensorParallelism {
                                 engine::StreamId stream, int layer, std::uint32_t mb,
                                 std::span<const engine::OpId> deps);
 
+  // An MoE block (role moe) of `layer` cut into ExpertParallelism's three phases with its
+  // all-to-alls on `comm`, for dualpipe's F&B pairs (docs/parallelism.md "DualPipe"): phase 0
+  // starts with what forward() (backward(): the recompute too) runs before the experts, phase 2
+  // ends with the TP reduction. Each returns its last op (kNone: none); `deps` gate the phase and
+  // then hold what the next one waits for. `input_only`: as backward()'s.
+  engine::OpId moe_forward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                                 engine::StreamId stream, engine::StreamId comm,
+                                 const LayerGroups& groups, int layer, std::uint32_t mb,
+                                 std::vector<engine::OpId>& deps, int phase);
+  engine::OpId moe_backward_phase(engine::ScheduleBuilder& b, engine::Rank rank,
+                                  engine::StreamId stream, engine::StreamId comm,
+                                  const LayerGroups& groups, int layer, std::uint32_t mb,
+                                  std::vector<engine::OpId>& deps, int phase,
+                                  bool input_only = false);
+
   // Bytes of the activation (or its gradient) crossing a pipeline boundary after `layer`: b·s·h
   // at the training precision for transformers (a 1/t shard with sequence parallelism), the
   // layer's stored activation for layer lists.
@@ -104,6 +119,10 @@ class TensorParallelism {
                               const std::string& base, std::uint32_t mb,
                               std::vector<engine::OpId>& deps, bool backward, Emit&& emit);
 
+  // The recompute backward() runs before a layer's backward (training.recompute), if any.
+  void emit_recompute(engine::ScheduleBuilder& b, engine::Rank rank, engine::StreamId stream,
+                      const LayerGroups& groups, int layer, std::uint32_t mb,
+                      std::vector<engine::OpId>& deps);
   double backward_bytes(const LayerCost& layer, bool split) const;
   // Whether parallel.tp_comm_overlap runs this layer's sequence-parallel collectives beside its
   // GEMMs: Transformer Engine's userbuffers overlap the linear layers of attention and MLP

@@ -25,6 +25,7 @@
 #include "models/plans/data_parallel.hpp"
 #include "models/plans/expert_parallelism.hpp"
 #include "models/plans/layer_kernels.hpp"
+#include "models/plans/pass_segments.hpp"
 #include "models/plans/pipeline_order.hpp"
 #include "models/plans/stage_partition.hpp"
 #include "models/plans/tensor_parallelism.hpp"
@@ -95,6 +96,10 @@ class PlanComposer {
     if (sc.parallel.cp > 1 && sc.parallel.cp_comm == ContextParallelComm::p2p)
       cp_stream_ = b_.stream("cp kv");
     if (sc.parallel.tp_comm_overlap) tp_stream_ = b_.stream("tp overlap");
+    // DualPipe's F&B pairs run one micro-batch's MoE all-to-alls beside the other's compute.
+    if (sc.parallel.schedule == PipelineSchedule::dualpipe && sc.parallel.ep > 1 &&
+        ctx_.transformer != nullptr && ctx_.transformer->moe)
+      ep_stream_ = b_.stream("ep all_to_all");
     if (sc.parallel.offload.any()) {
       to_host_ = b_.stream("offload d2h");
       from_host_ = b_.stream("offload h2d");
@@ -173,88 +178,212 @@ class PlanComposer {
     return {g, g > 0 ? g - 1 : -1, g < last ? g + 1 : -1, 0};
   }
 
+  // What the passes of one rank share.
+  struct RankPasses {
+    Rank r = 0;
+    int stage = 0;
+    LayerGroups groups;
+    bool split = false;  // zero-bubble schedules and dualpipe: B and W apart
+    // Zero-bubble schedules: each layer's B op, by (micro-batch, layer), for its W pass.
+    std::map<std::pair<int, int>, OpId> input_grads;
+  };
+  // Where one pass (a forward or a backward step) stands while it is emitted piece by piece.
+  struct PassCursor {
+    std::vector<OpId> deps;
+    OpId last = engine::kNone;
+    std::array<OpId, 2> earlier = {engine::kNone, engine::kNone};  // backwards before
+  };
+
   void emit_rank(Rank r) {
     const int pp = ctx_.parallel.pp;
-    const int chunks = pp * ctx_.parallel.chunks_per_rank();
-    const int stage = layout_.coords(r).pp;
     const int m = ctx_.microbatches;
-    LayerGroups groups;
-    if (ctx_.parallel.tp > 1) groups.tp = groups_.get(layout_.tp_group(r), "tp");
-    groups.tp_stream = tp_stream_;
-    if (ctx_.parallel.ep > 1) groups.ep = groups_.get(layout_.ep_group(r), "ep");
+    RankPasses rp;
+    rp.r = r;
+    rp.stage = layout_.coords(r).pp;
+    if (ctx_.parallel.tp > 1) rp.groups.tp = groups_.get(layout_.tp_group(r), "tp");
+    rp.groups.tp_stream = tp_stream_;
+    if (ctx_.parallel.ep > 1) rp.groups.ep = groups_.get(layout_.ep_group(r), "ep");
     if (ctx_.parallel.cp > 1) {
-      groups.cp = groups_.get(layout_.cp_group(r), "cp");
-      groups.cp_stream = cp_stream_;
+      rp.groups.cp = groups_.get(layout_.cp_group(r), "cp");
+      rp.groups.cp_stream = cp_stream_;
     }
     data_parallel_->begin_rank(r, optimizer_[r]);
-    // Zero-bubble schedules: each layer's B op, by (micro-batch, layer), for its W pass.
-    const bool split = splits_backward(ctx_.parallel.schedule);
-    std::map<std::pair<int, int>, OpId> input_grads;
+    rp.split = splits_backward(ctx_.parallel.schedule);
 
-    for (const auto& step :
-         pipeline_order(ctx_.parallel.schedule, stage, pp, m, ctx_.parallel.chunks_per_rank())) {
-      const ChunkPlace at = place(stage, step.chunk);
-      const int g = at.g;
-      const auto d = static_cast<std::size_t>(at.direction);
-      const auto& layers = ctx_.chunks[static_cast<std::size_t>(g)];
-      const auto mb = static_cast<std::uint32_t>(step.microbatch);
-      // Tags tell the micro-batch, the receiving chunk and the direction apart on one pair of
-      // ranks.
-      const auto tag_of = [&](int receiver, bool forward) {
-        return static_cast<std::uint32_t>((step.microbatch * chunks + receiver) * 2 +
-                                          (forward ? 0 : 1));
-      };
-      std::vector<OpId> deps;
-      if (step.forward) {
-        if (at.prev >= 0)
-          deps.push_back(b_.recv({r, recv_fwd_[d], Category::pp_comm, "recv act", mb},
-                                 stage_rank(r, at.prev % pp), boundary_bytes(at.prev),
-                                 tag_of(g, true)));
-        OpId last = engine::kNone;
-        for (int l : layers) {
-          data_parallel_->before_layer(g, l, true, mb, deps);
-          last = tp_.forward(b_, r, compute_, groups, l, mb, deps);
-          data_parallel_->after_layer(g, l, true, mb, last, engine::kNone);
-          offload_activations(r, l, mb, last);
-        }
-        if (at.next >= 0) {
-          const OpId after[] = {last};
-          b_.send({r, send_fwd_[d], Category::pp_comm, "send act", mb, after},
-                  stage_rank(r, at.next % pp), boundary_bytes(g), tag_of(at.next, true));
-        }
+    const auto steps =
+        pipeline_order(ctx_.parallel.schedule, rp.stage, pp, m, ctx_.parallel.chunks_per_rank());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const PipelineStep& step = steps[i];
+      if (step.forward && step.paired && i + 1 < steps.size()) {
+        // Dualpipe's F&B pair: the two passes' pieces alternate on the compute stream, each
+        // one's all-to-alls beside the other's compute (docs/parallelism.md "DualPipe"). Cut
+        // at MoE all-to-alls, B leads (DeepSeek-V3's Figure 4: B's combine-grad beside F's
+        // attention, F's dispatch beside B's experts, ...); uncut, F runs, then B.
+        PassSegments f = forward_pass(rp, step, true);
+        PassSegments bw = backward_pass(rp, steps[++i], true);
+        if (ep_stream_ != 0)
+          interleave_passes(bw, f);
+        else
+          interleave_passes(f, bw);
+      } else if (step.forward) {
+        forward_pass(rp, step, false).run_all();
       } else if (step.weight) {
-        // W: the weight gradients the B pass left, in the B pass's layer order; only now are
-        // they ready for the data-parallel reduction.
-        for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
-          const OpId after[] = {input_grads.at({step.microbatch, *l})};
-          const OpId w = tp_.weight_gradients(b_, r, compute_, *l, mb, after);
-          data_parallel_->after_layer(g, *l, false, mb, w, w);
-        }
+        weight_pass(rp, step);
       } else {
-        if (at.next >= 0)
-          deps.push_back(b_.recv({r, recv_bwd_[d], Category::pp_comm, "recv grad", mb},
-                                 stage_rank(r, at.next % pp), boundary_bytes(g), tag_of(g, false)));
-        OpId last = engine::kNone;
-        std::array<OpId, 2> earlier = {engine::kNone, engine::kNone};  // backwards before
-        for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
-          OpId weight_grads = engine::kNone;
-          data_parallel_->before_layer(g, *l, false, mb, deps);
-          reload_activations(r, *l, mb, earlier[1], deps);
-          last = tp_.backward(b_, r, compute_, groups, *l, mb, deps, &weight_grads, split);
-          earlier = {last, earlier[0]};
-          if (split)
-            input_grads[{step.microbatch, *l}] = last;
-          else
-            data_parallel_->after_layer(g, *l, false, mb, last, weight_grads);
-        }
-        if (at.prev >= 0) {
-          const OpId after[] = {last};
-          b_.send({r, send_bwd_[d], Category::pp_comm, "send grad", mb, after},
-                  stage_rank(r, at.prev % pp), boundary_bytes(at.prev), tag_of(at.prev, false));
-        }
+        backward_pass(rp, step, false).run_all();
       }
     }
     emit_optimizer(r);
+  }
+
+  // Tags tell the micro-batch, the receiving chunk and the direction apart on one pair of ranks.
+  std::uint32_t tag_of(const PipelineStep& step, int receiver, bool forward) const {
+    const int chunks = ctx_.parallel.pp * ctx_.parallel.chunks_per_rank();
+    return static_cast<std::uint32_t>((step.microbatch * chunks + receiver) * 2 +
+                                      (forward ? 0 : 1));
+  }
+  // Whether `paired` cuts layer l at its all-to-alls (an MoE block in a dualpipe F&B pair).
+  bool cut_at_all_to_all(bool paired, int l) const {
+    return paired && ep_stream_ != 0 &&
+           ctx_.layers[static_cast<std::size_t>(l)].role == LayerRole::moe;
+  }
+
+  // A forward step receives the previous chunk's activations, runs its layers and sends the
+  // result on. `paired`: cut where MoE blocks' all-to-alls go in flight on the EP stream.
+  PassSegments forward_pass(RankPasses& rp, const PipelineStep& step, bool paired) {
+    const Rank r = rp.r;
+    const int pp = ctx_.parallel.pp;
+    const ChunkPlace at = place(rp.stage, step.chunk);
+    const int g = at.g;
+    const auto d = static_cast<std::size_t>(at.direction);
+    const auto mb = static_cast<std::uint32_t>(step.microbatch);
+    auto cur = std::make_shared<PassCursor>();
+    PassSegments out(!paired);  // alone: each unit runs as it is added
+    out.add([this, &rp, cur, at, d, mb, step, r, pp] {
+      if (at.prev >= 0)
+        cur->deps.push_back(b_.recv({r, recv_fwd_[d], Category::pp_comm, "recv act", mb},
+                                    stage_rank(r, at.prev % pp), boundary_bytes(at.prev),
+                                    tag_of(step, at.g, true)));
+      return false;
+    });
+    const bool a2a = ctx_.parallel.ep > 1;
+    for (int l : ctx_.chunks[static_cast<std::size_t>(g)]) {
+      if (cut_at_all_to_all(paired, l)) {
+        for (int phase = 0; phase < 3; ++phase)
+          out.add([this, &rp, cur, g, l, mb, r, phase, a2a] {
+            if (phase == 0) data_parallel_->before_layer(g, l, true, mb, cur->deps);
+            if (const OpId op = tp_.moe_forward_phase(b_, r, compute_, ep_stream_, rp.groups, l, mb,
+                                                      cur->deps, phase);
+                op != engine::kNone)
+              cur->last = op;
+            if (phase < 2) return a2a;
+            cur->deps.assign(1, cur->last);
+            data_parallel_->after_layer(g, l, true, mb, cur->last, engine::kNone);
+            offload_activations(r, l, mb, cur->last);
+            return false;
+          });
+        continue;
+      }
+      out.add([this, &rp, cur, g, l, mb, r] {
+        data_parallel_->before_layer(g, l, true, mb, cur->deps);
+        cur->last = tp_.forward(b_, r, compute_, rp.groups, l, mb, cur->deps);
+        data_parallel_->after_layer(g, l, true, mb, cur->last, engine::kNone);
+        offload_activations(r, l, mb, cur->last);
+        return false;
+      });
+    }
+    out.add([this, cur, at, d, mb, step, r, pp] {
+      if (at.next >= 0) {
+        const OpId after[] = {cur->last};
+        b_.send({r, send_fwd_[d], Category::pp_comm, "send act", mb, after},
+                stage_rank(r, at.next % pp), boundary_bytes(at.g), tag_of(step, at.next, true));
+      }
+      return false;
+    });
+    return out;
+  }
+
+  // A backward step mirrors the forward with gradients; under a split schedule it leaves each
+  // layer's weight gradients to its W step.
+  PassSegments backward_pass(RankPasses& rp, const PipelineStep& step, bool paired) {
+    const Rank r = rp.r;
+    const int pp = ctx_.parallel.pp;
+    const ChunkPlace at = place(rp.stage, step.chunk);
+    const int g = at.g;
+    const auto d = static_cast<std::size_t>(at.direction);
+    const auto mb = static_cast<std::uint32_t>(step.microbatch);
+    auto cur = std::make_shared<PassCursor>();
+    PassSegments out(!paired);  // alone: each unit runs as it is added
+    out.add([this, cur, at, d, mb, step, r, pp] {
+      if (at.next >= 0)
+        cur->deps.push_back(b_.recv({r, recv_bwd_[d], Category::pp_comm, "recv grad", mb},
+                                    stage_rank(r, at.next % pp), boundary_bytes(at.g),
+                                    tag_of(step, at.g, false)));
+      return false;
+    });
+    const bool a2a = ctx_.parallel.ep > 1;
+    const auto& layers = ctx_.chunks[static_cast<std::size_t>(g)];
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+      const int l = *it;
+      // The layer's backward ended in cur->last, its weight gradients in `weight_grads`.
+      auto finish = [this, &rp, cur, g, l, mb, step](OpId weight_grads) {
+        cur->earlier = {cur->last, cur->earlier[0]};
+        if (rp.split)
+          rp.input_grads[{step.microbatch, l}] = cur->last;
+        else
+          data_parallel_->after_layer(g, l, false, mb, cur->last, weight_grads);
+      };
+      if (cut_at_all_to_all(paired, l)) {
+        for (int phase = 0; phase < 3; ++phase)
+          out.add([this, &rp, cur, g, l, mb, r, phase, a2a, finish] {
+            if (phase == 0) {
+              data_parallel_->before_layer(g, l, false, mb, cur->deps);
+              reload_activations(r, l, mb, cur->earlier[1], cur->deps);
+            }
+            if (const OpId op = tp_.moe_backward_phase(b_, r, compute_, ep_stream_, rp.groups, l,
+                                                       mb, cur->deps, phase, rp.split);
+                op != engine::kNone)
+              cur->last = op;
+            if (phase < 2) return a2a;
+            cur->deps.assign(1, cur->last);
+            finish(cur->last);
+            return false;
+          });
+        continue;
+      }
+      out.add([this, &rp, cur, g, l, mb, r, finish] {
+        OpId weight_grads = engine::kNone;
+        data_parallel_->before_layer(g, l, false, mb, cur->deps);
+        reload_activations(r, l, mb, cur->earlier[1], cur->deps);
+        cur->last =
+            tp_.backward(b_, r, compute_, rp.groups, l, mb, cur->deps, &weight_grads, rp.split);
+        finish(weight_grads);
+        return false;
+      });
+    }
+    out.add([this, cur, at, d, mb, step, r, pp] {
+      if (at.prev >= 0) {
+        const OpId after[] = {cur->last};
+        b_.send({r, send_bwd_[d], Category::pp_comm, "send grad", mb, after},
+                stage_rank(r, at.prev % pp), boundary_bytes(at.prev), tag_of(step, at.prev, false));
+      }
+      return false;
+    });
+    return out;
+  }
+
+  // W: the weight gradients the B pass left, in the B pass's layer order; only now are they
+  // ready for the data-parallel reduction (an MoE block's: its shared experts', experts' and
+  // router's).
+  void weight_pass(RankPasses& rp, const PipelineStep& step) {
+    const ChunkPlace at = place(rp.stage, step.chunk);
+    const auto& layers = ctx_.chunks[static_cast<std::size_t>(at.g)];
+    const auto mb = static_cast<std::uint32_t>(step.microbatch);
+    for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
+      const OpId after[] = {rp.input_grads.at({step.microbatch, *l})};
+      const OpId w = tp_.weight_gradients(b_, rp.r, compute_, *l, mb, after);
+      data_parallel_->after_layer(at.g, *l, false, mb, w, w);
+    }
   }
 
   // Activation offload (docs/parallelism.md "Offload"): layer l's saved activations go to the
@@ -413,6 +542,7 @@ class PlanComposer {
   engine::StreamId compute_ = 0;
   engine::StreamId cp_stream_ = 0;
   engine::StreamId tp_stream_ = 0;  // parallel.tp_comm_overlap's collectives
+  engine::StreamId ep_stream_ = 0;  // dualpipe's F&B pairs: the MoE all-to-alls (0: none)
   // parallel.offload.optimizer: the copies to and from host memory and the CPU's step
   engine::StreamId to_host_ = 0, host_ = 0, from_host_ = 0;
   std::unique_ptr<ActivationMemory> activations_;            // parallel.offload.activations
