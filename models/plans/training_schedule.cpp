@@ -259,7 +259,7 @@ class PlanComposer {
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
     auto cur = std::make_shared<PassCursor>();
     PassSegments out(!paired);  // alone: each unit runs as it is added
-    out.add([this, &rp, cur, at, d, mb, step, r, pp] {
+    out.add([this, cur, at, d, mb, step, r, pp] {
       if (at.prev >= 0)
         cur->deps.push_back(b_.recv({r, recv_fwd_[d], Category::pp_comm, "recv act", mb},
                                     stage_rank(r, at.prev % pp), boundary_bytes(at.prev),
