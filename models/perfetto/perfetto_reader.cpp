@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <future>
 #include <limits>
 #include <optional>
 #include <string>
@@ -33,6 +35,8 @@ using perfetto_framing::kPacketTag;
 constexpr std::uint32_t kMaxPacket = 16u << 20;
 // An inflated bundle past this is refused (the writer's hold 1 MiB).
 constexpr std::size_t kMaxBundle = std::size_t{256} << 20;
+// Bundles inflating ahead of the one being parsed: one keeps a second core busy.
+constexpr std::size_t kBundlesAhead = 1;
 // CodedInputStream stops at 2 GiB; a fresh one takes over every GiB.
 constexpr int kRenewAfter = 1 << 30;
 // Bytes of file per op, at least (a begin and an end packet): the ops to make room for.
@@ -379,6 +383,22 @@ engine::TraceContents read_perfetto_trace(std::istream& in, const std::string& s
   auto fail = [&](std::uint64_t at, const std::string& what) {
     throw TraceError(source + ": at byte " + std::to_string(at) + ": " + what);
   };
+  // Compressed bundles read from the file, oldest first, each inflating on a thread of its own.
+  struct PendingBundle {
+    std::uint64_t at = 0;
+    std::string what;
+    std::future<std::string> inflated;
+  };
+  std::deque<PendingBundle> pending;
+  const auto parse_oldest = [&] {
+    PendingBundle oldest = std::move(pending.front());
+    pending.pop_front();
+    const std::string bundle = oldest.inflated.get();  // rethrows the inflating thread's error
+    read_bundle(bundle, reader, inner, [&](std::uint64_t offset, const std::string& e) {
+      fail(oldest.at,
+           oldest.what + ", a compressed bundle: at its byte " + std::to_string(offset) + ": " + e);
+    });
+  };
   for (std::uint64_t n = 0;; ++n) {
     if (coded->CurrentPosition() >= kRenewAfter) {
       coded.reset();  // hands back what it buffered
@@ -410,18 +430,29 @@ engine::TraceContents read_perfetto_trace(std::istream& in, const std::string& s
           size / (packet.has_compressed_packets() ? kMinCompressedBytesPerOp : kMinBytesPerOp),
           kMaxReserve));
     if (packet.has_compressed_packets()) {
-      const std::string bundle = inflate_bundle(
-          packet.compressed_packets(), [&](const std::string& e) { fail(at, what + ": " + e); });
-      read_bundle(bundle, reader, inner, [&](std::uint64_t offset, const std::string& e) {
-        fail(at, what + ", a compressed bundle: at its byte " + std::to_string(offset) + ": " + e);
-      });
+      // Inflated on another thread while the bundle before it is parsed here.
+      pending.push_back({at, what,
+                         std::async(std::launch::async,
+                                    [&source, at, what,
+                                     compressed = std::move(*packet.mutable_compressed_packets())] {
+                                      return inflate_bundle(compressed, [&](const std::string& e) {
+                                        throw TraceError(source + ": at byte " +
+                                                         std::to_string(at) + ": " + what + ": " +
+                                                         e);
+                                      });
+                                    })});
+      if (pending.size() > kBundlesAhead) parse_oldest();
     } else {
+      while (!pending.empty())
+        parse_oldest();
       reader.packet(packet);
     }
     if (options.progress && (n + 1) % 4'096 == 0)
       options.progress(size > 0 ? std::min(1.0, static_cast<double>(at) / static_cast<double>(size))
                                 : -1.0);
   }
+  while (!pending.empty())
+    parse_oldest();
   reader.finish();
   engine::TraceContents out = std::move(reader.assembly()).finish();
   if (options.progress) options.progress(1.0);
