@@ -220,11 +220,8 @@ OpId TensorParallelism::forward_pass(engine::ScheduleBuilder& b, engine::Rank ra
                              CollectiveType::reduce_scatter, groups.tp, tail));
         break;
       }
-      emitted(b.collective(
-          common(Category::tp_comm,
-                 base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce")),
-          sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce,
-          groups.tp, sequence_parallel_ ? scatter_bytes_ : activation_bytes_));
+      emitted(reduce_across_tp(b, common(Category::tp_comm, base), base, groups.tp, scatter_bytes_,
+                               activation_bytes_));
       break;
     case LayerRole::head:
       // Vocabulary-parallel cross-entropy: the logits' max and sum of exponentials, fp32.
@@ -310,11 +307,8 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     last = side_reduce_scatter(b, rank, groups, base, mb, side, input_grad_bytes(l));
     deps.push_back(last);
   } else if (split && l.role != LayerRole::embedding) {
-    last = b.collective(
-        common(Category::tp_comm,
-               base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce")),
-        sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, groups.tp,
-        input_grad_bytes(l));
+    last = reduce_across_tp(b, common(Category::tp_comm, base), base, groups.tp,
+                            input_grad_bytes(l), input_grad_bytes(l));
   }
   return last;
 }
@@ -364,11 +358,8 @@ OpId TensorParallelism::moe_forward_phase(engine::ScheduleBuilder& b, engine::Ra
   if (phase < 2) return last;
   deps.clear();
   if (split)
-    last = b.collective(
-        {rank, stream, Category::tp_comm,
-         base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce"), mb, deps},
-        sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, groups.tp,
-        sequence_parallel_ ? scatter_bytes_ : activation_bytes_);
+    last = reduce_across_tp(b, {rank, stream, Category::tp_comm, base, mb, deps}, base, groups.tp,
+                            scatter_bytes_, activation_bytes_);
   return last;
 }
 
@@ -397,12 +388,21 @@ OpId TensorParallelism::moe_backward_phase(engine::ScheduleBuilder& b, engine::R
   if (phase < 2) return last;
   deps.clear();
   if (split)
-    last = b.collective(
-        {rank, stream, Category::tp_comm,
-         base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce"), mb, deps},
-        sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, groups.tp,
-        input_grad_bytes(l));
+    last = reduce_across_tp(b, {rank, stream, Category::tp_comm, base, mb, deps}, base, groups.tp,
+                            input_grad_bytes(l), input_grad_bytes(l));
   return last;
+}
+
+OpId TensorParallelism::reduce_across_tp(engine::ScheduleBuilder& b,
+                                         engine::ScheduleBuilder::Common at,
+                                         const std::string& base, engine::GroupId tp,
+                                         std::uint64_t scattered, std::uint64_t reduced) const {
+  const std::string name = base + (sequence_parallel_ ? " tp reduce_scatter" : " tp all_reduce");
+  at.category = Category::tp_comm;
+  at.name = name;
+  return b.collective(
+      at, sequence_parallel_ ? CollectiveType::reduce_scatter : CollectiveType::all_reduce, tp,
+      sequence_parallel_ ? scattered : reduced);
 }
 
 // Bytes a layer's backward moves (the roofline's memory term where the layer has no kernels):

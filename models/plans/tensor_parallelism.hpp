@@ -135,6 +135,12 @@ class TensorParallelism {
   engine::OpId beside(engine::ScheduleBuilder& b, const engine::ScheduleBuilder::Common& at,
                       engine::StreamId tp_stream, engine::CollectiveType type,
                       engine::GroupId group, std::uint64_t bytes) const;
+  // A sharded layer's closing TP reduction of its output (or, backward, its input gradient), as
+  // `at` (its category and name are set here): a reduce-scatter of `scattered` bytes under
+  // sequence parallelism, an all-reduce of `reduced` bytes otherwise.
+  engine::OpId reduce_across_tp(engine::ScheduleBuilder& b, engine::ScheduleBuilder::Common at,
+                                const std::string& base, engine::GroupId tp,
+                                std::uint64_t scattered, std::uint64_t reduced) const;
   // The overlapped part of a block's reduce-scatter on groups.tp_stream, after `after`.
   engine::OpId side_reduce_scatter(engine::ScheduleBuilder& b, engine::Rank rank,
                                    const LayerGroups& groups, const std::string& base,

@@ -248,24 +248,51 @@ class PlanComposer {
            ctx_.layers[static_cast<std::size_t>(l)].role == LayerRole::moe;
   }
 
+  // A pass's point-to-point transfers at its chunk's boundaries: a forward receives the
+  // activations of the chunk before it and sends its own on; a backward receives the gradient of
+  // its output from the chunk after it and sends its input's back. Each carries the output of the
+  // chunk upstream of the boundary.
+  void add_boundary_recv(PassSegments& out, const std::shared_ptr<PassCursor>& cur, Rank r,
+                         const PipelineStep& step, const ChunkPlace& at) {
+    out.add([this, cur, r, step, at] {
+      const int peer = step.forward ? at.prev : at.next;
+      if (peer < 0) return false;
+      const auto d = static_cast<std::size_t>(at.direction);
+      const auto mb = static_cast<std::uint32_t>(step.microbatch);
+      cur->deps.push_back(b_.recv({r, step.forward ? recv_fwd_[d] : recv_bwd_[d], Category::pp_comm,
+                                   step.forward ? "recv act" : "recv grad", mb},
+                                  stage_rank(r, peer % ctx_.parallel.pp),
+                                  boundary_bytes(step.forward ? at.prev : at.g),
+                                  tag_of(step, at.g, step.forward)));
+      return false;
+    });
+  }
+  void add_boundary_send(PassSegments& out, const std::shared_ptr<PassCursor>& cur, Rank r,
+                         const PipelineStep& step, const ChunkPlace& at) {
+    out.add([this, cur, r, step, at] {
+      const int peer = step.forward ? at.next : at.prev;
+      if (peer < 0) return false;
+      const auto d = static_cast<std::size_t>(at.direction);
+      const OpId after[] = {cur->last};
+      b_.send({r, step.forward ? send_fwd_[d] : send_bwd_[d], Category::pp_comm,
+               step.forward ? "send act" : "send grad", static_cast<std::uint32_t>(step.microbatch),
+               after},
+              stage_rank(r, peer % ctx_.parallel.pp), boundary_bytes(step.forward ? at.g : at.prev),
+              tag_of(step, peer, step.forward));
+      return false;
+    });
+  }
+
   // A forward step receives the previous chunk's activations, runs its layers and sends the
   // result on. `paired`: cut where MoE blocks' all-to-alls go in flight on the EP stream.
   PassSegments forward_pass(RankPasses& rp, const PipelineStep& step, bool paired) {
     const Rank r = rp.r;
-    const int pp = ctx_.parallel.pp;
     const ChunkPlace at = place(rp.stage, step.chunk);
     const int g = at.g;
-    const auto d = static_cast<std::size_t>(at.direction);
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
     auto cur = std::make_shared<PassCursor>();
     PassSegments out(!paired);  // alone: each unit runs as it is added
-    out.add([this, cur, at, d, mb, step, r, pp] {
-      if (at.prev >= 0)
-        cur->deps.push_back(b_.recv({r, recv_fwd_[d], Category::pp_comm, "recv act", mb},
-                                    stage_rank(r, at.prev % pp), boundary_bytes(at.prev),
-                                    tag_of(step, at.g, true)));
-      return false;
-    });
+    add_boundary_recv(out, cur, r, step, at);
     const bool a2a = ctx_.parallel.ep > 1;
     for (int l : ctx_.chunks[static_cast<std::size_t>(g)]) {
       if (cut_at_all_to_all(paired, l)) {
@@ -292,14 +319,7 @@ class PlanComposer {
         return false;
       });
     }
-    out.add([this, cur, at, d, mb, step, r, pp] {
-      if (at.next >= 0) {
-        const OpId after[] = {cur->last};
-        b_.send({r, send_fwd_[d], Category::pp_comm, "send act", mb, after},
-                stage_rank(r, at.next % pp), boundary_bytes(at.g), tag_of(step, at.next, true));
-      }
-      return false;
-    });
+    add_boundary_send(out, cur, r, step, at);
     return out;
   }
 
@@ -307,20 +327,12 @@ class PlanComposer {
   // layer's weight gradients to its W step.
   PassSegments backward_pass(RankPasses& rp, const PipelineStep& step, bool paired) {
     const Rank r = rp.r;
-    const int pp = ctx_.parallel.pp;
     const ChunkPlace at = place(rp.stage, step.chunk);
     const int g = at.g;
-    const auto d = static_cast<std::size_t>(at.direction);
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
     auto cur = std::make_shared<PassCursor>();
     PassSegments out(!paired);  // alone: each unit runs as it is added
-    out.add([this, cur, at, d, mb, step, r, pp] {
-      if (at.next >= 0)
-        cur->deps.push_back(b_.recv({r, recv_bwd_[d], Category::pp_comm, "recv grad", mb},
-                                    stage_rank(r, at.next % pp), boundary_bytes(at.g),
-                                    tag_of(step, at.g, false)));
-      return false;
-    });
+    add_boundary_recv(out, cur, r, step, at);
     const bool a2a = ctx_.parallel.ep > 1;
     const auto& layers = ctx_.chunks[static_cast<std::size_t>(g)];
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
@@ -361,14 +373,7 @@ class PlanComposer {
         return false;
       });
     }
-    out.add([this, cur, at, d, mb, step, r, pp] {
-      if (at.prev >= 0) {
-        const OpId after[] = {cur->last};
-        b_.send({r, send_bwd_[d], Category::pp_comm, "send grad", mb, after},
-                stage_rank(r, at.prev % pp), boundary_bytes(at.prev), tag_of(step, at.prev, false));
-      }
-      return false;
-    });
+    add_boundary_send(out, cur, r, step, at);
     return out;
   }
 

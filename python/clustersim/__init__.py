@@ -153,6 +153,7 @@ def sweep(scenario, vary, set=None, network=None, timeline=False):
     if not isinstance(vary, dict) or not vary:
         raise TypeError("vary= takes a non-empty dict {'key.path': [values]}")
     keys = list(vary)
+    origin, text = _origin_and_text(scenario)
     points = []
     for values in itertools.product(*(list(vary[k]) for k in keys)):
         point = dict(zip(keys, values))
@@ -160,7 +161,6 @@ def sweep(scenario, vary, set=None, network=None, timeline=False):
         overrides.update(point)
         def point_run(overrides=overrides):
             return run(scenario, set=overrides, network=network, timeline=timeline)
-        origin, text = _origin_and_text(scenario)
         own_process = _native.network_model(origin, text, _overrides(overrides),
                                             network) == "simgrid"
         points.append({"point": point,
