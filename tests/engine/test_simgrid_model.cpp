@@ -164,16 +164,19 @@ TEST(SimgridModel, NcclRingAllReduceMatchesClosedFormAndFlow) {
 // flows at the links' max-min share: the LL tree came out in 0.53 of flow's time on 2 and 4
 // GPUs, Simple's in 0.92. Measured with pacing: within 0.1 %.
 TEST(SimgridModel, TreeAllReduceKeepsTheProtocolCapAsFlowDoes) {
-  for (int n : {2, 4}) {
+  // With 8 GPUs the LL128 tree's flows that carry both trees' bytes and their neighbours' caps
+  // sum to exactly a link's bandwidth: only a per-message bound inside SimGrid's solver (not an
+  // equal share paced afterwards) gives each its cap, as flow's capped max-min does.
+  for (int n : {2, 4, 8}) {
     const Topology t = single_switch(n);
-    for (Protocol p : {Protocol::ll, Protocol::simple}) {
+    for (Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
       const Job job{
           plan_collective(CollectiveType::all_reduce, Algorithm::tree, first_gpus(n), 0, t, p),
           64e6};
       ASSERT_GT(job.plan.phases.front().rate_cap, 0.0) << "the tree plan has no cap to test";
       const double flow = run_jobs("flow", t, {job}).at(0);
       const double got = simgrid_jobs(t, {job}).at(0);
-      EXPECT_NEAR(got, flow, 0.01 * flow) << "n=" << n << " protocol " << static_cast<int>(p);
+      EXPECT_NEAR(got, flow, 0.001 * flow) << "n=" << n << " protocol " << static_cast<int>(p);
     }
   }
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <unordered_set>
 #include <vector>
+#include <xbt/config.hpp>
 
 namespace clustersim::engine::detail::sg {
 
@@ -102,6 +103,7 @@ Platform::Platform(const Topology& topology, const SimgridSettings& settings)
         "figures; run each simgrid simulation in its own process (one `clustersim run` each)");
   }
   start_engine(settings);
+  default_gamma_ = gamma_ = simgrid::config::get_value<double>("network/TCP-gamma");
   auto* zone = new ClusterZone(topology);  // SimGrid's root zone
   s4u::NetZone* iface = zone->get_iface();
   // The GPUs, then each GPU's host memory (Topology::host_endpoint: num_gpus() + e).
@@ -141,6 +143,29 @@ Platform::Platform(const Topology& topology, const SimgridSettings& settings)
 void Platform::set_message_factors(double latency, double bandwidth) {
   next_latency_factor = latency;
   next_bandwidth_factor = bandwidth;
+}
+
+bool Platform::bound_next_message(EndpointId src, EndpointId dst, double bytes_per_second) {
+  double gamma = default_gamma_;
+  bool bounded = false;
+  if (bytes_per_second > 0.0) {
+    // The route's latency as SimGrid sums it (ClusterZone::get_local_route, in route order).
+    double latency = 0.0;
+    for (LinkId l : topology_.route(src, dst))
+      latency += links_[l]->get_latency();
+    if (latency > 0.0) {
+      // SimGrid bounds the message's share of its links at gamma / (2 × latency), and the message
+      // progresses at that share × its bandwidth factor: the share is bounded at cap / factor.
+      const double wanted = 2.0 * latency * bytes_per_second / next_bandwidth_factor;
+      gamma = default_gamma_ > 0.0 ? std::min(default_gamma_, wanted) : wanted;
+      bounded = true;
+    }
+  }
+  if (gamma != gamma_) {
+    simgrid::config::set_value<double>("network/TCP-gamma", gamma);
+    gamma_ = gamma;
+  }
+  return bounded;
 }
 
 double Platform::message_latency(EndpointId src, EndpointId dst) const {

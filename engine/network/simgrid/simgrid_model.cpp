@@ -58,8 +58,11 @@ struct FlowRun {
   std::uint32_t dst = 0;
   double bytes = 0.0;
   // The phase's protocol/algorithm limit for this flow (Phase::rate_cap × its bytes per payload
-  // byte), 0 for none, kept by pacing its messages: the next may not start before `next_send`.
+  // byte), 0 for none. SimGrid's solver bounds each message at it; where it cannot (a route
+  // without latency: Platform::bound_next_message), the messages are paced instead: the next
+  // may not start before `next_send`.
   double rate_cap = 0.0;
+  bool solver_bound = false;  // SimGrid bounds this flow's messages at rate_cap
   Time next_send;
   bool paced = false;      // a pacing timer is pending
   std::uint32_t sent = 0;  // messages issued
@@ -372,7 +375,7 @@ class SimgridModel final : public NetworkModel {
       FlowRun& run = tr.flows[f];
       const std::uint32_t k = run.sent;
       if (k == tr.messages || k > run.done) return;
-      if (run.rate_cap > 0.0 && now_ < run.next_send) {
+      if (run.rate_cap > 0.0 && !run.solver_bound && now_ < run.next_send) {
         if (!run.paced) {
           run.paced = true;
           paced_.push(run.next_send, (std::uint64_t{slot} << 32) | f);
@@ -398,11 +401,6 @@ class SimgridModel final : public NetworkModel {
     FlowRun& run = tr.flows[f];
     ++run.sent;
     const double bytes = std::max(1.0, std::round(run.bytes / tr.messages));
-    // A token bucket at the flow's cap: SimGrid 3.32 has no per-message rate bound for
-    // host-to-host messages (Comm::set_rate does not reach them, and its bandwidth factor scales a
-    // message's share rather than bounding it), so a capped flow's messages are spaced instead.
-    if (run.rate_cap > 0.0)
-      run.next_send = std::max(now_, run.next_send) + Time::from_seconds(bytes / run.rate_cap);
     const std::uint32_t m = pool_alloc(messages_, free_messages_);
     Message& msg = messages_[m];
     msg.sequence = next_sequence_++;
@@ -416,9 +414,15 @@ class SimgridModel final : public NetworkModel {
     count_on_links(run.route, +1);
     // A ring step waits for its whole round trip; a chunk behind another overlaps its latency.
     const bool round_trip = tr.pattern == Pattern::ring || run.sent == 1;
-    sg::Platform::set_message_factors(
-        round_trip ? latency_factor_ : 0.0,
-        bandwidth_factor_ * profile_factor(tr.endpoints[run.src], tr.endpoints[run.dst], bytes));
+    const EndpointId from = tr.endpoints[run.src], to = tr.endpoints[run.dst];
+    sg::Platform::set_message_factors(round_trip ? latency_factor_ : 0.0,
+                                      bandwidth_factor_ * profile_factor(from, to, bytes));
+    // A capped flow: bounded inside SimGrid's max-min (Comm::set_rate does not reach host-to-host
+    // messages in SimGrid 3.32, and the bandwidth factor scales a message's progress, not its
+    // share); else, a token bucket at the cap spaces its messages.
+    run.solver_bound = platform_.bound_next_message(from, to, run.rate_cap);
+    if (run.rate_cap > 0.0 && !run.solver_bound)
+      run.next_send = std::max(now_, run.next_send) + Time::from_seconds(bytes / run.rate_cap);
     msg.comm->start();
   }
 
