@@ -194,7 +194,10 @@ void ShardedDataParallel::before_layer(int g, int layer, bool forward, std::uint
   const int u = unit_of(g, layer);
   const Unit& unit = units_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
   if (layer != (forward ? unit.layers.front() : unit.layers.back())) return;
-  gather(g, u, forward, mb, deps);  // gated by what gates the unit's compute (a pipeline recv)
+  // Gated by the rank's previous op in program order, not by what gates the unit's compute (a
+  // pipeline receive): the CPU issues the all-gather as it reaches the unit, and a NCCL receive
+  // holds the GPU stream, not the CPU, so the gather runs while the stream waits for the peer.
+  gather(g, u, forward, mb, {});
   // Prefetch: the next units in this direction's order, issued before this unit's compute starts.
   const FsdpConfig& fsdp = ctx_.parallel.fsdp;
   const int depth = forward ? (fsdp.forward_prefetch ? fsdp.prefetch : 0) : fsdp.prefetch;

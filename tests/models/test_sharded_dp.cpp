@@ -221,6 +221,34 @@ TEST(ShardedDp, PrefetchOverlapsTheNextUnitsAllGather) {
   }
 }
 
+// A pipeline step's first all-gather is issued as the rank reaches the step, not when its pipeline
+// receive completes: the CPU runs ahead of a NCCL receive, which holds only the stream. On the
+// second stage of a 2-stage pipeline the first block's all-gather (U3: after the embedding U0 and
+// blocks U1, U2 of stage 0) has nothing before it, so it starts at 0 and ends before the first
+// activation arrives from stage 0 (which must gather and run the embedding and two blocks first);
+// the block's forward then waits only for the receive.
+TEST(ShardedDp, AStepsAllGatherRunsWhileItsPipelineReceiveWaits) {
+  const auto out =
+      run_scenario(parse("{pp: 2, data_parallel: fsdp, fsdp: {reshard_after_forward: false}}"));
+  const auto& s = out.built.schedule;
+  int checked = 0;
+  for (engine::Rank r = 0; r < s.num_ranks; ++r) {
+    engine::OpId gather = engine::kNone, recv = engine::kNone;
+    for (engine::OpId i = 0; i < s.ops.size(); ++i) {
+      if (s.ops[i].rank != r) continue;
+      const std::string label = s.label(s.ops[i]);
+      if (label == "fsdp U3 all_gather fwd mb0") gather = i;
+      if (recv == engine::kNone && s.ops[i].kind == OpKind::recv) recv = i;
+    }
+    if (gather == engine::kNone) continue;  // a first-stage rank
+    ASSERT_NE(recv, engine::kNone) << "rank " << r;
+    EXPECT_EQ(out.timeline.start[gather], engine::Time::zero()) << "rank " << r;
+    EXPECT_LT(out.timeline.end[gather], out.timeline.end[recv]) << "rank " << r;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);  // dp 4 on the second stage
+}
+
 // The root unit (fsdp.root_unit): the embedding and the head (with the final norm) are one unit,
 // gathered at the embedding's forward and kept until the embedding's backward: 1 + 2 × 4 = 9
 // all-gathers and 5 reduce-scatters. Bytes sent: all-gathers of the root once and of the blocks
