@@ -190,8 +190,8 @@ struct Topology::RouteSearch {
         search->forward_links.push_back(link);
         return;
       }
-      std::uint16_t& widest = search->widest[w];
-      widest = std::max(widest, std::min(width_rank[link], search->widest[u]));
+      std::uint16_t& best = search->widest[w];
+      best = std::max(best, std::min(width_rank[link], search->widest[u]));
     }
   };
 
