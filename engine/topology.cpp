@@ -140,16 +140,19 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
 // Route search. A route is a shortest path by hops (no GPU forwards), the widest among those,
 // then a hash-driven pick; so only the vertices on shortest `from`->`to` paths matter: those v
 // with d(from, v) + d(v, to) = D. Breadth-first searches from both ends, one level at a time on
-// the side with the smaller frontier, meet after D levels in all; in a fat tree at the leaf or
-// the spines, having seen a few hundred vertices of a 50,000-vertex graph (docs/performance.md,
-// issue 11). Every vertex on a shortest path from such a v to `to` is itself one of them, so the
-// hop counts and widest bottlenecks over them, and the route, are those of the whole graph.
+// the side with the smaller frontier, first share a vertex when their depths add up to D; in a
+// fat tree that is at the leaf or the spine, after fewer than a hundred of a 16,384-GPU fabric's
+// 47,617 vertices (docs/performance.md, issue 11). Every vertex on a shortest path from such a v
+// to `to` is itself one of them, so the hop counts and widest bottlenecks over them, and the
+// route, are those of a search over the whole graph.
 //
 // Each level is one boost::breadth_first_visit from the frontier over the graph (forward) or its
-// reverse (towards `to`), filtered to edges leaving the frontier (so it stops one level on) and
-// to vertices that forward. The side towards `to` takes the widest bottleneck as it goes (a
-// level's vertices are final before the next is labelled); the source side keeps the links it
-// crossed between levels and, once the two meet, takes its widest values back along them.
+// reverse (towards `to`), filtered to edges leaving the frontier and to vertices that forward:
+// it stops one level on, so the two sides can take turns and stop where they meet, which one
+// breadth_first_search (the whole graph) cannot. The side towards `to` takes the widest
+// bottleneck as it goes (a level's vertices are final before the next is labelled); the source
+// side keeps the links it crossed between levels and, once the two meet, takes its widest values
+// back along them.
 struct Topology::RouteSearch {
   enum Side : std::uint8_t { kFromSource = 0, kToDestination = 1 };
   using Queue = boost::queue<std::size_t>;
@@ -336,6 +339,8 @@ std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
       if (h % candidates == 0) chosen = graph_->list[*e].link;
       h = mix(h);
     }
+    // The search labels a next hop for every vertex on a shortest path; none would be its bug.
+    if (candidates == 0) throw std::logic_error("topology: route search lost its way");
     path.push_back(chosen);
     at = links_[chosen].dst;
   }
