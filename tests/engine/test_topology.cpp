@@ -366,13 +366,14 @@ TEST(TopologyRoutes, EveryPairTakesTheClosedFormHopsLatencyAndBandwidthOfItsPlac
   for (EndpointId a = 0; a < t.num_gpus(); ++a)
     for (EndpointId b = 0; b < t.num_gpus(); ++b) {
       const auto r = t.route(a, b);
-      std::size_t hops = 6;
-      double bandwidth = 12.5 * kGB;
-      std::int64_t latency_ps = 4'800'000;
       if (a == b) {
         EXPECT_TRUE(r.empty());
         continue;
-      } else if (t.node_of(a) == t.node_of(b)) {
+      }
+      std::size_t hops = 6;
+      double bandwidth = 12.5 * kGB;
+      std::int64_t latency_ps = 4'800'000;
+      if (t.node_of(a) == t.node_of(b)) {
         hops = 2, bandwidth = 300 * kGB, latency_ps = 1'000'000;
       } else if (leaf_of_small_fat_tree(a) == leaf_of_small_fat_tree(b)) {
         hops = 4, bandwidth = 25 * kGB, latency_ps = 2'800'000;
