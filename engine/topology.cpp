@@ -1,11 +1,13 @@
 #include "engine/topology.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/graph/reverse_graph.hpp>
 #include <boost/graph/visitors.hpp>
+#include <boost/pending/queue.hpp>
 #include <limits>
 #include <stdexcept>
 #include <unordered_set>
@@ -13,8 +15,6 @@
 namespace clustersim::engine {
 
 namespace {
-constexpr std::uint32_t kUnreached = std::numeric_limits<std::uint32_t>::max();
-
 // Vertex filter for routing: GPUs do not forward traffic, so only the destination GPU is kept.
 struct RoutableVertex {
   const std::vector<VertexInfo>* vertices = nullptr;
@@ -94,7 +94,6 @@ LinkId Topology::add_directed_link(VertexId src, VertexId dst, Bandwidth bandwid
   links_.push_back(
       {src, dst, bandwidth, latency, kind, vertices_[src].name + "->" + vertices_[dst].name});
   boost::add_edge(src, dst, Graph::EdgeProps{id}, graph_->list);
-  hops_cache_.clear();
   route_cache_.clear();
   nic_cache_.clear();
   host_cache_.clear();
@@ -108,7 +107,6 @@ void Topology::derate(LinkKind kind, double factor) {
   for (auto& l : links_)
     if (l.kind == kind) l.bandwidth = l.bandwidth * factor;
   // Routes chose among the old bandwidths.
-  hops_cache_.clear();
   route_cache_.clear();
   nic_cache_.clear();
   width_rank_.clear();
@@ -139,72 +137,170 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
   add_directed_link(b, a, bandwidth, latency, kind);
 }
 
-// Hop count from every vertex to `dst`, over paths whose intermediate vertices are not GPUs, and
-// the widest bottleneck over those shortest paths (the tie-break that keeps NVLink ahead of PCIe).
-const Topology::Distances& Topology::distances_to(VertexId dst) const {
-  auto it = hops_cache_.find(dst);
-  if (it != hops_cache_.end()) return it->second;
+// Route search. A route is a shortest path by hops (no GPU forwards), the widest among those,
+// then a hash-driven pick; so only the vertices on shortest `from`->`to` paths matter: those v
+// with d(from, v) + d(v, to) = D. Breadth-first searches from both ends, one level at a time on
+// the side with the smaller frontier, first share a vertex when their depths add up to D; in a
+// fat tree that is at the leaf or the spine, after fewer than a hundred of a 16,384-GPU fabric's
+// 47,617 vertices (docs/performance.md, issue 11). Every vertex on a shortest path from such a v
+// to `to` is itself one of them, so the hop counts and widest bottlenecks over them, and the
+// route, are those of a search over the whole graph.
+//
+// Each level is one boost::breadth_first_visit from the frontier over the graph (forward) or its
+// reverse (towards `to`), filtered to edges leaving the frontier and to vertices that forward:
+// it stops one level on, so the two sides can take turns and stop where they meet, which one
+// breadth_first_search (the whole graph) cannot. The side towards `to` takes the widest
+// bottleneck as it goes (a level's vertices are final before the next is labelled); the source
+// side keeps the links it crossed between levels and, once the two meet, takes its widest values
+// back along them.
+struct Topology::RouteSearch {
+  enum Side : std::uint8_t { kFromSource = 0, kToDestination = 1 };
+  using Queue = boost::queue<std::size_t>;
 
-  std::vector<std::uint32_t>& hops = scratch_hops_;
-  hops.assign(vertices_.size(), kUnreached);
-  hops[dst] = 0;
-  // Search backwards from dst; GPUs other than dst are leaves: reached, never expanded.
-  const auto reversed = boost::make_reverse_graph(graph_->list);
-  const boost::filtered_graph<decltype(reversed), boost::keep_all, RoutableVertex> routable(
-      reversed, boost::keep_all(), RoutableVertex{&vertices_, dst});
-  boost::breadth_first_search(routable, dst,
-                              boost::visitor(boost::make_bfs_visitor(
-                                  boost::record_distances(hops.data(), boost::on_tree_edge()))));
-  // A GPU source is one hop beyond its best non-GPU neighbour.
-  for (VertexId g : gpus_) {
-    if (g == dst) continue;
-    for (auto [e, end] = boost::out_edges(g, graph_->list); e != end; ++e) {
-      const auto next = boost::target(*e, graph_->list);
-      if (hops[next] != kUnreached && (next == dst || vertices_[next].kind != VertexKind::gpu))
-        hops[g] = std::min(hops[g], hops[next] + 1);
+  // Follows only edges leaving the side's frontier (its vertices `depth` hops from its start).
+  template <class G>
+  struct FrontierEdge {
+    const G* graph = nullptr;
+    const std::uint32_t* dist = nullptr;
+    std::uint32_t depth = 0;
+    template <class Edge>
+    bool operator()(const Edge& e) const {
+      return dist[boost::source(e, *graph)] == depth;
+    }
+  };
+
+  // Labels the next level: its hop counts, and either its widest bottleneck to `to` (the best
+  // over the edges from the frontier into it) or the links that reach it from the frontier.
+  struct LevelVisitor : boost::default_bfs_visitor {
+    RouteSearch* search = nullptr;
+    Side side = kFromSource;
+    const std::uint16_t* width_rank = nullptr;
+
+    template <class Edge, class G>
+    void tree_edge(const Edge& e, const G& g) const {
+      const auto w = static_cast<VertexId>(boost::target(e, g));
+      search->dist[side][w] = search->dist[side][boost::source(e, g)] + 1;
+      search->reached[side].push_back(w);
+      non_tree_edge(e, g);
+    }
+    template <class Edge, class G>
+    void non_tree_edge(const Edge& e, const G& g) const {
+      const auto u = static_cast<VertexId>(boost::source(e, g));
+      const auto w = static_cast<VertexId>(boost::target(e, g));
+      if (search->dist[side][w] != search->dist[side][u] + 1) return;
+      const LinkId link = g[e].link;
+      if (side == kFromSource) {
+        search->forward_links.push_back(link);
+        return;
+      }
+      std::uint16_t& best = search->widest[w];
+      best = std::max(best, std::min(width_rank[link], search->widest[u]));
+    }
+  };
+
+  std::array<std::vector<std::uint32_t>, 2> dist;  // hops from the source, to the destination
+  std::array<std::vector<boost::default_color_type>, 2> color;
+  std::array<std::vector<VertexId>, 2> reached;  // labelled vertices, level by level
+  std::array<std::size_t, 2> frontier{};         // where the last level starts in `reached`
+  std::array<std::uint32_t, 2> depth{};
+  std::vector<std::uint16_t> widest;    // widest bottleneck to the destination, as a width rank
+  std::vector<std::uint8_t> on_path;    // source side: on a shortest path to the destination
+  std::vector<LinkId> forward_links;    // source side: links from a level to the next, in order
+  std::uint32_t length = kUnreachable;  // D
+  std::vector<VertexId> sources;
+  Queue queue;
+
+  explicit RouteSearch(std::size_t vertices) : widest(vertices, 0), on_path(vertices, 0) {
+    for (int s = 0; s < 2; ++s) {
+      dist[s].assign(vertices, kUnreachable);
+      color[s].assign(vertices, boost::white_color);
     }
   }
-  Distances d;
-  d.hops.resize(vertices_.size());
-  for (VertexId v = 0; v < vertices_.size(); ++v) {
-    if (hops[v] != kUnreached && hops[v] >= kFar)
-      throw std::invalid_argument("topology: a route to " + vertices_[dst].name +
-                                  " takes more than 254 hops");
-    d.hops[v] = hops[v] == kUnreached ? kFar : static_cast<std::uint8_t>(hops[v]);
+
+  // Clears what the last search wrote, then starts both sides.
+  void start(VertexId from, VertexId to, std::uint16_t unbounded) {
+    for (int s = 0; s < 2; ++s)
+      for (VertexId v : reached[s]) {
+        dist[s][v] = kUnreachable;
+        color[s][v] = boost::white_color;
+        widest[v] = 0;
+        on_path[v] = 0;
+      }
+    forward_links.clear();
+    const std::array<VertexId, 2> ends{from, to};
+    for (int s = 0; s < 2; ++s) {
+      reached[s].assign(1, ends[s]);
+      dist[s][ends[s]] = 0;
+      frontier[s] = 0;
+      depth[s] = 0;
+    }
+    widest[to] = unbounded;
+    length = kUnreachable;
   }
 
-  // Widest bottleneck, layer by layer outwards from dst: a vertex depends only on the next layer.
-  // Reached vertices by hop count, in vertex order within a layer: a counting sort (hop counts
-  // are small), the same order a stable sort by hops gives at a fraction of its cost.
-  std::uint32_t max_hops = 0;
-  for (VertexId v = 0; v < vertices_.size(); ++v)
-    if (hops[v] != kUnreached) max_hops = std::max(max_hops, hops[v]);
-  std::vector<std::uint32_t> start(max_hops + 2, 0);
-  for (VertexId v = 0; v < vertices_.size(); ++v)
-    if (hops[v] != kUnreached && v != dst) ++start[hops[v] + 1];
-  for (std::size_t h = 1; h < start.size(); ++h)
-    start[h] += start[h - 1];
-  std::vector<VertexId>& order = scratch_order_;
-  order.resize(start.back());
-  for (VertexId v = 0; v < vertices_.size(); ++v)
-    if (hops[v] != kUnreached && v != dst) order[start[hops[v]]++] = v;
+  // Hops from v to the destination if v is on a shortest path from the source (or labelled
+  // from the destination's side, where the count is exact), else kUnreachable.
+  std::uint32_t hops(VertexId v) const {
+    if (dist[kToDestination][v] != kUnreachable) return dist[kToDestination][v];
+    return on_path[v] ? length - dist[kFromSource][v] : kUnreachable;
+  }
+
+  // One level on one side; whether it met the other side.
+  template <class G>
+  bool expand(const G& graph, Side side, const RoutableVertex& routable,
+              const std::uint16_t* width_rank) {
+    using Filter = FrontierEdge<G>;
+    const boost::filtered_graph<G, Filter, RoutableVertex> level(
+        graph, Filter{&graph, dist[side].data(), depth[side]}, routable);
+    const std::size_t begin = reached[side].size();
+    // The frontier is copied out: the visitor appends the next level to `reached`.
+    sources.assign(reached[side].begin() + static_cast<std::ptrdiff_t>(frontier[side]),
+                   reached[side].end());
+    boost::breadth_first_visit(level, sources.begin(), sources.end(), queue,
+                               LevelVisitor{{}, this, side, width_rank}, color[side].data());
+    frontier[side] = begin;
+    ++depth[side];
+    const auto& other = dist[1 - side];
+    return std::any_of(reached[side].begin() + static_cast<std::ptrdiff_t>(begin),
+                       reached[side].end(),
+                       [&other](VertexId v) { return other[v] != kUnreachable; });
+  }
+
+  // After the meeting: the source side's vertices on shortest paths and their widest
+  // bottlenecks, from the links between levels taken backwards (the farther level first).
+  void finish_source_side(const std::vector<LinkInfo>& links, const std::uint16_t* width_rank) {
+    length = depth[kFromSource] + depth[kToDestination];
+    for (auto l = forward_links.rbegin(); l != forward_links.rend(); ++l) {
+      const VertexId u = links[*l].src;
+      const VertexId w = links[*l].dst;
+      if (!on_path[w] && dist[kToDestination][w] == kUnreachable) continue;
+      on_path[u] = 1;
+      widest[u] = std::max(widest[u], std::min(width_rank[*l], widest[w]));
+    }
+  }
+};
+
+std::uint32_t Topology::search_routes(VertexId from, VertexId to) const {
+  if (!route_search_ || route_search_->widest.size() != vertices_.size())
+    route_search_ = std::make_unique<RouteSearch>(vertices_.size());
+  RouteSearch& search = *route_search_;
   if (!links_.empty()) link_width_rank(0);  // ranks the links once (none: nothing to route)
-  d.widest.assign(vertices_.size(), 0);
-  d.widest[dst] = unbounded_rank_;
-  for (VertexId v : order)
-    for (auto [e, end] = boost::out_edges(v, graph_->list); e != end; ++e) {
-      const auto next = static_cast<VertexId>(boost::target(*e, graph_->list));
-      if (!on_shortest_path(d.hops, v, next, dst)) continue;
-      const std::uint16_t width = width_rank_[graph_->list[*e].link];
-      d.widest[v] = std::max(d.widest[v], std::min(width, d.widest[next]));
-    }
-  return hops_cache_.emplace(dst, std::move(d)).first->second;
-}
-
-bool Topology::on_shortest_path(const std::vector<std::uint8_t>& hops, VertexId at, VertexId next,
-                                VertexId dst) const {
-  if (next != dst && vertices_[next].kind == VertexKind::gpu) return false;
-  return hops[next] != kFar && hops[next] + 1 == hops[at];
+  search.start(from, to, unbounded_rank_);
+  const RoutableVertex routable{&vertices_, to};
+  const auto reversed = boost::make_reverse_graph(graph_->list);
+  using Side = RouteSearch::Side;
+  while (true) {
+    const std::size_t forward = search.reached[0].size() - search.frontier[0];
+    const std::size_t backward = search.reached[1].size() - search.frontier[1];
+    if (forward == 0 || backward == 0) return kUnreachable;  // one side's ball is complete
+    const bool met =
+        backward < forward
+            ? search.expand(reversed, Side::kToDestination, routable, width_rank_.data())
+            : search.expand(graph_->list, Side::kFromSource, routable, width_rank_.data());
+    if (met) break;
+  }
+  search.finish_source_side(links_, width_rank_.data());
+  return search.length;
 }
 
 std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
@@ -217,30 +313,34 @@ std::span<const LinkId> Topology::route(EndpointId src, EndpointId dst) const {
   const VertexId from = endpoint_vertex(src);
   const VertexId to = endpoint_vertex(dst);
   if (from == to) return route_cache_.emplace(key, std::vector<LinkId>{}).first->second;
-  const Distances& dist = distances_to(to);
-  const auto& hops = dist.hops;
-  if (hops[from] == kFar)
+  if (search_routes(from, to) == kUnreachable)
     throw std::runtime_error("topology: " + vertices_[to].name + " cannot be reached from " +
                              vertices_[from].name);
+  const RouteSearch& search = *route_search_;
 
   std::vector<LinkId> path;
   VertexId at = from;
   std::uint64_t h = mix(key);
   while (at != to) {
-    // Candidates: links one hop closer to dst that keep the widest bottleneck, in the graph's
-    // (insertion) order.
+    // Candidates: links one hop closer to dst, not forwarding through a GPU, that keep the
+    // widest bottleneck, in the graph's (insertion) order.
+    const std::uint32_t hops = search.hops(at);
     LinkId chosen = 0;
     std::uint32_t candidates = 0;
     for (auto [e, end] = boost::out_edges(at, graph_->list); e != end; ++e) {
       const auto next = static_cast<VertexId>(boost::target(*e, graph_->list));
-      if (!on_shortest_path(hops, at, next, to)) continue;
-      const std::uint16_t width = link_width_rank(graph_->list[*e].link);
-      if (std::min(width, dist.widest[next]) != dist.widest[at]) continue;
+      if (next != to && vertices_[next].kind == VertexKind::gpu) continue;
+      const std::uint32_t next_hops = search.hops(next);
+      if (next_hops == kUnreachable || next_hops + 1 != hops) continue;
+      const std::uint16_t width = width_rank_[graph_->list[*e].link];
+      if (std::min(width, search.widest[next]) != search.widest[at]) continue;
       ++candidates;
       // Reservoir choice driven by the hash keeps the pick uniform and deterministic.
       if (h % candidates == 0) chosen = graph_->list[*e].link;
       h = mix(h);
     }
+    // The search labels a next hop for every vertex on a shortest path; none would be its bug.
+    if (candidates == 0) throw std::logic_error("topology: route search lost its way");
     path.push_back(chosen);
     at = links_[chosen].dst;
   }

@@ -4,7 +4,8 @@
 // Routes are shortest paths by hop count that never pass *through* a GPU (GPUs do not forward
 // traffic). Among shortest paths the widest (largest narrowest link) wins, so NVLink beats a PCIe
 // path of equal length; where several remain (spines of a fat tree), a deterministic hash of
-// (source, destination) picks one, like ECMP. Routes are computed lazily and cached.
+// (source, destination) picks one, like ECMP. Routes are searched lazily, pair by pair, over the
+// vertices on the pair's shortest paths only, and cached per pair.
 #pragma once
 
 #include <cstdint>
@@ -143,18 +144,13 @@ class Topology {
   // parsing in every file that includes this one (docs/performance.md "Build time").
   struct Graph;
 
-  // Towards one destination: every vertex's hop count (kFar: unreached) and the widest
-  // bottleneck over its shortest paths, as a width rank (link_width_rank). Three bytes per
-  // vertex: a 16,384-GPU fabric caches one per destination GPU (docs/performance.md).
-  struct Distances {
-    std::vector<std::uint8_t> hops;
-    std::vector<std::uint16_t> widest;
-  };
-  static constexpr std::uint8_t kFar = 0xff;
-  const Distances& distances_to(VertexId dst) const;
-  // Whether the link at->next leads one hop closer to dst without forwarding through a GPU.
-  bool on_shortest_path(const std::vector<std::uint8_t>& hops, VertexId at, VertexId next,
-                        VertexId dst) const;
+  // The route search between one pair (topology.cpp, "Route search"): its scratch, reused from
+  // one search to the next and reset only where the last one wrote.
+  struct RouteSearch;
+  // Labels the shortest paths from `from` to `to` in route_search_; returns their hop count, or
+  // kUnreachable.
+  static constexpr std::uint32_t kUnreachable = ~std::uint32_t{0};
+  std::uint32_t search_routes(VertexId from, VertexId to) const;
   // Link bandwidths ranked in increasing order (0: none, the largest + 1: unbounded), so widest
   // bottlenecks compare as small integers, exactly as the bandwidths they stand for.
   std::uint16_t link_width_rank(LinkId l) const;
@@ -169,12 +165,9 @@ class Topology {
   mutable std::vector<VertexId> host_cache_;  // per GPU: its nearest CPU vertex
 
   // Lazily filled caches; the simulator is single-threaded.
-  mutable std::unordered_map<VertexId, Distances> hops_cache_;
   mutable std::vector<std::uint16_t> width_rank_;  // per link, filled with the first search
   mutable std::uint16_t unbounded_rank_ = 0;
-  // The search's full-width scratch, reused: one allocation instead of one per destination.
-  mutable std::vector<std::uint32_t> scratch_hops_;
-  mutable std::vector<VertexId> scratch_order_;
+  mutable std::unique_ptr<RouteSearch> route_search_;  // made by the first search
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> route_cache_;
 };
 

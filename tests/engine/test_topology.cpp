@@ -2,6 +2,9 @@
 // out by hand from the spec in the test (the arithmetic is in the comments).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -347,6 +350,185 @@ TEST(TopologyRoutes, GpusWithoutAnyLinkAreUnreachableNotACrash) {
   const EndpointId a = t.add_gpu("a", 0);
   const EndpointId b = t.add_gpu("b", 0);
   EXPECT_THROW(t.route(a, b), std::runtime_error);
+}
+
+// Where an endpoint sits in small_fat_tree(): GPU e is n(e/2), under leaf (e/2)/2.
+int leaf_of_small_fat_tree(EndpointId e) {
+  return static_cast<int>(e / 2 / 2);
+}
+
+TEST(TopologyRoutes, EveryPairTakesTheClosedFormHopsLatencyAndBandwidthOfItsPlace) {
+  const Topology t = build_cluster_topology(small_fat_tree());
+  // Same node: GPU -> nvswitch -> GPU, 2 NVLink links (300 GB/s, 500 ns), not PCIe's 2 hops at
+  // 32 GB/s. Same leaf: GPU -> NIC -> leaf -> NIC -> GPU, 2 PCIe links (400 ns) and 2 fabric
+  // links (1 us), narrowest the 25 GB/s NIC. Across leaves: 2 more fabric links through a spine,
+  // narrowest the 12.5 GB/s trunk (4 × 25 GB/s / 2 / 4 spines).
+  for (EndpointId a = 0; a < t.num_gpus(); ++a)
+    for (EndpointId b = 0; b < t.num_gpus(); ++b) {
+      const auto r = t.route(a, b);
+      if (a == b) {
+        EXPECT_TRUE(r.empty());
+        continue;
+      }
+      std::size_t hops = 6;
+      double bandwidth = 12.5 * kGB;
+      std::int64_t latency_ps = 4'800'000;
+      if (t.node_of(a) == t.node_of(b)) {
+        hops = 2, bandwidth = 300 * kGB, latency_ps = 1'000'000;
+      } else if (leaf_of_small_fat_tree(a) == leaf_of_small_fat_tree(b)) {
+        hops = 4, bandwidth = 25 * kGB, latency_ps = 2'800'000;
+      }
+      EXPECT_EQ(r.size(), hops) << a << "->" << b;
+      EXPECT_EQ(t.route_bandwidth(a, b).bytes_per_second(), bandwidth) << a << "->" << b;
+      EXPECT_EQ(t.route_latency(a, b), Time::from_ps(latency_ps)) << a << "->" << b;
+      EXPECT_EQ(path(t, a, b).size(), hops + 1);  // a chain from a to b
+    }
+}
+
+// The shortest hop count from `from` to `to` over paths that forward through no GPU, and the
+// widest bottleneck among the paths of that length, by enumerating every simple path of each
+// length in turn: an oracle that shares nothing with the route search. {0, -1}: unreachable.
+struct ShortestWidest {
+  std::size_t hops = 0;
+  double widest = -1.0;
+};
+
+ShortestWidest brute_force_route(const Topology& t, VertexId from, VertexId to) {
+  std::vector<std::vector<LinkId>> out(t.num_vertices());
+  for (LinkId l = 0; l < t.num_links(); ++l)
+    out[t.link(l).src].push_back(l);
+  std::vector<bool> on(t.num_vertices(), false);
+  for (std::size_t limit = 1; limit <= t.num_vertices(); ++limit) {
+    double best = -1.0;
+    bool cut = false;  // a path was stopped at the limit: a longer one may still arrive
+    auto walk = [&](auto& self, VertexId v, std::size_t hops, double narrowest) -> void {
+      if (v == to) {
+        best = std::max(best, narrowest);
+        return;
+      }
+      if (hops == limit) {
+        cut = true;
+        return;
+      }
+      on[v] = true;
+      for (LinkId l : out[v]) {
+        const VertexId w = t.link(l).dst;
+        if (on[w] || (w != to && t.vertex(w).kind == VertexKind::gpu)) continue;
+        self(self, w, hops + 1, std::min(narrowest, t.link(l).bandwidth.bytes_per_second()));
+      }
+      on[v] = false;
+    };
+    walk(walk, from, 0, std::numeric_limits<double>::infinity());
+    if (best >= 0.0) return {limit, best};
+    if (!cut) break;
+  }
+  return {};
+}
+
+// Every pair of endpoints (GPUs and host memories) of `t`: the route is a chain from one to the
+// other of the brute-force hop count, through no GPU, its narrowest link the widest there is;
+// pairs with no path throw.
+void expect_shortest_widest_routes(const Topology& t) {
+  const auto endpoints = static_cast<EndpointId>(2 * t.num_gpus());
+  for (EndpointId a = 0; a < endpoints; ++a)
+    for (EndpointId b = 0; b < endpoints; ++b) {
+      const VertexId from = t.endpoint_vertex(a);
+      const VertexId to = t.endpoint_vertex(b);
+      if (from == to) {
+        EXPECT_TRUE(t.route(a, b).empty());
+        continue;
+      }
+      const ShortestWidest expected = brute_force_route(t, from, to);
+      if (expected.widest < 0.0) {
+        EXPECT_THROW(t.route(a, b), std::runtime_error) << a << "->" << b;
+        continue;
+      }
+      const auto r = t.route(a, b);
+      ASSERT_EQ(r.size(), expected.hops) << a << "->" << b;
+      VertexId at = from;
+      for (LinkId l : r) {
+        EXPECT_EQ(t.link(l).src, at);
+        if (at != from) {
+          EXPECT_NE(t.vertex(at).kind, VertexKind::gpu) << a << "->" << b;
+        }
+        at = t.link(l).dst;
+      }
+      EXPECT_EQ(at, to);
+      EXPECT_EQ(t.route_bandwidth(a, b).bytes_per_second(), expected.widest) << a << "->" << b;
+    }
+}
+
+TEST(TopologyRoutes, RoutesAreTheShortestWidestPathsThroughNoGpuByBruteForce) {
+  ClusterTopologySpec bridged = pcie_box();  // bridges beside PCIe, NICs on the PCIe switches
+  bridged.nodes = 2;
+  bridged.node.nvlink_bridges = true;
+  bridged.node.nics = 2;
+  bridged.node.nic_bandwidth = Bandwidth::gigabits_per_second(100);
+  bridged.fabric.kind = FabricKind::single_switch;
+  ClusterTopologySpec rails = dgx(2);
+  rails.fabric.kind = FabricKind::rail_optimized;
+  rails.fabric.spines = 2;
+  ClusterTopologySpec partial = small_fat_tree();  // 6 NIC ports on 4-port leaves: leaf1 half
+  partial.nodes = 3;                               // full, so its trunks are half as wide
+  ClusterTopologySpec shared = dgx(2);
+  shared.fabric.kind = FabricKind::single_switch;
+  shared.node.nics = 2;
+  for (const ClusterTopologySpec& spec : {bridged, rails, partial, shared, small_fat_tree()}) {
+    const Topology t = build_cluster_topology(spec);
+    expect_shortest_widest_routes(t);
+    // The same routes asked in the opposite order from a fresh copy: nothing of one search leaks
+    // into the next.
+    const Topology fresh = build_cluster_topology(spec);
+    const auto endpoints = static_cast<EndpointId>(2 * t.num_gpus());
+    for (EndpointId a = endpoints; a-- > 0;)
+      for (EndpointId b = endpoints; b-- > 0;) {
+        if (t.endpoint_vertex(a) == t.endpoint_vertex(b)) continue;
+        try {
+          const auto first = t.route(a, b);
+          const auto again = fresh.route(a, b);
+          EXPECT_EQ(std::vector<LinkId>(again.begin(), again.end()),
+                    std::vector<LinkId>(first.begin(), first.end()))
+              << a << "->" << b;
+        } catch (const std::runtime_error&) {
+          EXPECT_THROW(fresh.route(a, b), std::runtime_error);
+        }
+      }
+  }
+}
+
+TEST(TopologyRoutes, HostMemoryRoutesReachAcrossNodesOnlyWhereNicsHangOffTheSwitches) {
+  // NICs on the PCIe switches (nic0 on pcie0, nic1 on pcie2): host memory of n0.gpu0 (n0.cpu0)
+  // to n1.gpu4 goes cpu0 -> pcie0 -> nic0 -> switch -> n1.nic1 -> n1.pcie2 -> n1.gpu4.
+  ClusterTopologySpec shared = dgx(2);
+  shared.fabric.kind = FabricKind::single_switch;
+  shared.node.nics = 2;
+  const Topology t = build_cluster_topology(shared);
+  const auto r = t.route(t.host_endpoint(0), 12);
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_EQ(t.vertex(t.link(r[0]).src).name, "n0.cpu0");
+  EXPECT_EQ(t.vertex(t.link(r[5]).dst).name, "n1.gpu4");
+  // One NIC per GPU, linked to the GPU itself: host memory reaches only its own node.
+  const Topology own = build_cluster_topology(small_fat_tree());
+  EXPECT_EQ(own.route(own.host_endpoint(0), 1).size(), 2u);  // cpu0 -> pcie0 -> gpu1
+  EXPECT_EQ(own.route(0, own.host_endpoint(1)).size(), 2u);  // the same CPU
+  EXPECT_THROW(own.route(own.host_endpoint(0), 2), std::runtime_error);
+}
+
+// A chain of 300 switches between two GPUs: the route search has no hop limit of its own.
+TEST(TopologyRoutes, ALongChainIsRoutedEndToEnd) {
+  Topology t;
+  const EndpointId a = t.add_gpu("a", 0);
+  const EndpointId b = t.add_gpu("b", 0);
+  const auto bw = Bandwidth::gigabytes_per_second(1);
+  VertexId at = t.gpu_vertex(a);
+  for (int i = 0; i < 300; ++i) {
+    const VertexId sw = t.add_vertex(VertexKind::pcie_switch, "s" + std::to_string(i), 0);
+    t.add_link(at, sw, bw, Time::from_ps(1), LinkKind::pcie);
+    at = sw;
+  }
+  t.add_link(at, t.gpu_vertex(b), bw, Time::from_ps(1), LinkKind::pcie);
+  EXPECT_EQ(t.route(a, b).size(), 301u);
+  EXPECT_EQ(t.route_latency(b, a), Time::from_ps(301));
 }
 
 struct BadSpec {
