@@ -164,12 +164,11 @@ OpId ShardedDataParallel::collective(engine::StreamId stream, CollectiveType typ
   return sink_->ops.collective(c, type, group, static_cast<std::uint64_t>(params * bytes));
 }
 
-void ShardedDataParallel::gather(int g, int u, bool forward, std::uint32_t mb,
-                                 const std::vector<OpId>& extra_deps) {
+void ShardedDataParallel::gather(int g, int u, bool forward, std::uint32_t mb) {
   UnitState& st = state_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
   if (st.gathered) return;
   const Unit& unit = units_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
-  std::vector<OpId> deps = extra_deps;
+  std::vector<OpId> deps;
   if (previous_ != engine::kNone) deps.push_back(previous_);
   const std::string name = "fsdp U" + std::to_string(unit.id) + " all_gather";
   const char* dir = forward ? " fwd" : " bwd";
@@ -197,14 +196,14 @@ void ShardedDataParallel::before_layer(int g, int layer, bool forward, std::uint
   // Gated by the rank's previous op in program order, not by what gates the unit's compute (a
   // pipeline receive): the CPU issues the all-gather as it reaches the unit, and a NCCL receive
   // holds the GPU stream, not the CPU, so the gather runs while the stream waits for the peer.
-  gather(g, u, forward, mb, {});
+  gather(g, u, forward, mb);
   // Prefetch: the next units in this direction's order, issued before this unit's compute starts.
   const FsdpConfig& fsdp = ctx_.parallel.fsdp;
   const int depth = forward ? (fsdp.forward_prefetch ? fsdp.prefetch : 0) : fsdp.prefetch;
   for (int i = 1; i <= depth; ++i) {
     const int v = next_unit(g, u, forward, i);
     if (v < 0) break;
-    gather(g, v, forward, mb, {});
+    gather(g, v, forward, mb);
   }
   const auto& st = state_[static_cast<std::size_t>(g)][static_cast<std::size_t>(u)];
   deps.insert(deps.end(), st.gather.begin(), st.gather.end());

@@ -65,8 +65,8 @@ class ShardedDataParallel final : public DataParallelStrategy {
   // HSDP: the members of `rank`'s dp group it shards with (shard_group consecutive members; by
   // default those on its node); the whole dp group otherwise.
   std::vector<engine::Rank> shard_group(engine::Rank rank) const;
-  void gather(int chunk, int unit, bool forward, std::uint32_t mb,
-              const std::vector<engine::OpId>& extra_deps);
+  // Issues the unit's all-gather(s) unless it is gathered, after the rank's previous op.
+  void gather(int chunk, int unit, bool forward, std::uint32_t mb);
   void reduce_unit(int chunk, int unit, std::uint32_t mb, engine::OpId ready);
   engine::OpId collective(engine::StreamId stream, engine::CollectiveType type,
                           engine::GroupId group, double params, const std::string& name,
