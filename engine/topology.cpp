@@ -141,8 +141,9 @@ void Topology::add_link(VertexId a, VertexId b, Bandwidth bandwidth, Time latenc
 // then a hash-driven pick; so only the vertices on shortest `from`->`to` paths matter: those v
 // with d(from, v) + d(v, to) = D. Breadth-first searches from both ends, one level at a time on
 // the side with the smaller frontier, first share a vertex when their depths add up to D; in a
-// fat tree that is at the leaf or the spine, after fewer than a hundred of a 16,384-GPU fabric's
-// 47,617 vertices (docs/performance.md, issue 11). Every vertex on a shortest path from such a v
+// fat tree that is at the leaf or the spine, having labelled only the two nodes' switches and
+// NICs, their leaves and the spines of a 16,384-GPU fabric's 47,617 vertices (docs/performance.md,
+// issue 11). Every vertex on a shortest path from such a v
 // to `to` is itself one of them, so the hop counts and widest bottlenecks over them, and the
 // route, are those of a search over the whole graph.
 //
