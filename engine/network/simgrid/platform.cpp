@@ -145,13 +145,13 @@ void Platform::set_message_factors(double latency, double bandwidth) {
   next_bandwidth_factor = bandwidth;
 }
 
-bool Platform::bound_next_message(EndpointId src, EndpointId dst, double bytes_per_second) {
+bool Platform::bound_next_message(std::span<const LinkId> route, double bytes_per_second) {
   double gamma = default_gamma_;
   bool bounded = false;
   if (bytes_per_second > 0.0) {
     // The route's latency as SimGrid sums it (ClusterZone::get_local_route, in route order).
     double latency = 0.0;
-    for (LinkId l : topology_.route(src, dst))
+    for (LinkId l : route)
       latency += links_[l]->get_latency();
     if (latency > 0.0) {
       // SimGrid bounds the message's share of its links at gamma / (2 × latency), and the message

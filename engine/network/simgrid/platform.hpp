@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "engine/network/network_model.hpp"
@@ -46,12 +47,13 @@ class Platform {
   // chunk whose latency overlaps the chunk before it) and the rate at which a message's bytes
   // progress on its share of the links by `bandwidth`.
   static void set_message_factors(double latency, double bandwidth);
-  // Bounds the rate at which the next message from src to dst progresses to `bytes_per_second`
-  // (0: no bound beyond SimGrid's own), inside SimGrid's max-min solver, so that a capped message
-  // takes no more than its cap and leaves the rest of its links to the others. Returns false, and
-  // bounds nothing, where the route has no latency: SimGrid's only per-message bound for
-  // host-to-host messages is TCP-gamma / (2 × route latency) (docs/network.md "SimGrid model").
-  bool bound_next_message(EndpointId src, EndpointId dst, double bytes_per_second);
+  // Bounds the rate at which the next message, over `route` (Topology::route), progresses to
+  // `bytes_per_second` (0: no bound beyond SimGrid's own), inside SimGrid's max-min solver, so
+  // that a capped message takes no more than its cap and leaves the rest of its links to the
+  // others. Returns false, and bounds nothing, where the route has no latency: SimGrid's only
+  // per-message bound for host-to-host messages is TCP-gamma / (2 × route latency)
+  // (docs/network.md "SimGrid model").
+  bool bound_next_message(std::span<const LinkId> route, double bytes_per_second);
 
   // SimGrid's clock, seconds.
   static double clock();

@@ -420,7 +420,7 @@ class SimgridModel final : public NetworkModel {
     // A capped flow: bounded inside SimGrid's max-min (Comm::set_rate does not reach host-to-host
     // messages in SimGrid 3.32, and the bandwidth factor scales a message's progress, not its
     // share); else, a token bucket at the cap spaces its messages.
-    run.solver_bound = platform_.bound_next_message(from, to, run.rate_cap);
+    run.solver_bound = platform_.bound_next_message(run.route, run.rate_cap);
     if (run.rate_cap > 0.0 && !run.solver_bound)
       run.next_send = std::max(now_, run.next_send) + Time::from_seconds(bytes / run.rate_cap);
     msg.comm->start();
