@@ -1,5 +1,6 @@
 #include "cli/summary.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -147,6 +148,18 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
       std::snprintf(line, sizeof line, "    --set %-36s %s (%s)\n", x.change.c_str(),
                     format_bytes(x.peak_bytes).c_str(), x.verdict.c_str());
       out << line;
+    }
+    if (m.combined) {
+      std::string flags;
+      for (const auto& c : m.combined->changes)
+        flags += (flags.empty() ? "--set " : " --set ") + c;
+      std::snprintf(line, sizeof line, "%.2f", m.combined->estimated_time_ratio);
+      out << "  together: " << flags << "\n    " << format_bytes(m.combined->peak_bytes) << " ("
+          << m.combined->verdict << "); the plan estimate's iteration time x" << line << "\n";
+    } else if (std::none_of(m.suggestions.begin(), m.suggestions.end(), [](const auto& x) {
+                 return x.verdict == models::to_string(models::MemoryVerdict::fits);
+               })) {
+      out << "  no combination of these changes fits\n";
     }
   }
 

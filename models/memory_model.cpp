@@ -1,7 +1,6 @@
 #include "models/memory_model.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -10,6 +9,7 @@
 #include <variant>
 
 #include "models/memory_overheads.hpp"
+#include "models/memory_suggestions.hpp"
 #include "models/offload.hpp"
 #include "models/plans/activation_memory.hpp"
 #include "models/plans/expert_parallelism.hpp"
@@ -333,99 +333,6 @@ MemoryEstimate estimate(const Scenario& sc, std::vector<LayerCost> layers,
   return est;
 }
 
-// ---- Suggestions -------------------------------------------------------------------------
-
-std::optional<MemoryEstimate> try_change(const Scenario& base,
-                                         const std::function<void(Scenario&)>& change) {
-  Scenario s = base;
-  change(s);
-  s.parallel.dp = 0;
-  try {
-    validate_scenario(s);
-    return estimate_memory_only(s);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-// Along one axis, the first step that fits (or, when none does, the one that comes closest).
-void suggest_along(
-    const Scenario& sc, std::vector<MemorySuggestion>& out,
-    const std::vector<std::pair<std::string, std::function<void(Scenario&)>>>& steps) {
-  std::optional<MemorySuggestion> closest;
-  for (const auto& [name, change] : steps) {
-    const auto est = try_change(sc, change);
-    if (!est) continue;
-    MemorySuggestion s{name, est->total(), est->fits(), std::string(to_string(est->verdict()))};
-    if (s.fits) {
-      out.push_back(s);
-      return;
-    }
-    if (!closest || s.peak_bytes < closest->peak_bytes) closest = s;
-  }
-  if (closest) out.push_back(*closest);
-}
-
-std::vector<MemorySuggestion> suggestions(const Scenario& sc) {
-  std::vector<MemorySuggestion> out;
-  const auto& t = sc.training;
-  const auto& p = sc.parallel;
-  const bool transformer = std::holds_alternative<TransformerSpec>(sc.model.body);
-  using Steps = std::vector<std::pair<std::string, std::function<void(Scenario&)>>>;
-  // Recompute costs a share of the forward again: selective little, full about a third.
-  Steps recompute;
-  if (transformer && t.recompute == Recompute::none)
-    recompute.emplace_back("training.recompute=selective",
-                           [](Scenario& s) { s.training.recompute = Recompute::selective; });
-  if (t.recompute != Recompute::full)
-    recompute.emplace_back("training.recompute=full",
-                           [](Scenario& s) { s.training.recompute = Recompute::full; });
-  suggest_along(sc, out, recompute);
-  // Smaller micro-batches at the same global batch: more, shorter steps.
-  Steps micro;
-  for (int mb = t.micro_batch / 2; mb >= 1; mb /= 2)
-    micro.emplace_back("training.micro_batch=" + std::to_string(mb),
-                       [mb](Scenario& s) { s.training.micro_batch = mb; });
-  suggest_along(sc, out, micro);
-  // Shard more of the model states over the data-parallel group.
-  Steps zero;
-  if (p.replicas() > 1) {
-    const std::pair<DataParallel, const char*> stages[] = {{DataParallel::zero1, "zero1"},
-                                                           {DataParallel::zero2, "zero2"},
-                                                           {DataParallel::zero3, "zero3"}};
-    const int current = p.data_parallel == DataParallel::ddp     ? 0
-                        : p.data_parallel == DataParallel::zero1 ? 1
-                        : p.data_parallel == DataParallel::zero2 ? 2
-                                                                 : 3;
-    for (int i = current; i < 3; ++i) {
-      const DataParallel kind = stages[i].first;
-      zero.emplace_back(std::string("parallel.data_parallel=") + stages[i].second,
-                        [kind](Scenario& s) { s.parallel.data_parallel = kind; });
-    }
-  }
-  suggest_along(sc, out, zero);
-  // Move the optimizer states to host memory (ZeRO-Offload), where the plan and the node allow.
-  if (!p.offload.optimizer && p.data_parallel != DataParallel::ddp &&
-      sc.cluster.host.memory_bytes > 0 && sc.cluster.host.memory_bandwidth > 0)
-    suggest_along(sc, out, Steps{{"parallel.offload.optimizer=true", [](Scenario& s) {
-                                    s.parallel.offload.optimizer = true;
-                                  }}});
-  // More model parallelism at the same world size (dp shrinks).
-  Steps more_tp, more_pp;
-  if (transformer)
-    for (int tp = p.tp * 2; tp <= sc.cluster.topology.node.gpus; tp *= 2)
-      more_tp.emplace_back("parallel.tp=" + std::to_string(tp),
-                           [tp](Scenario& s) { s.parallel.tp = tp; });
-  suggest_along(sc, out, more_tp);
-  for (int pp = p.pp * 2; pp <= sc.world_size() / p.tp && pp <= 256; pp *= 2)
-    more_pp.emplace_back("parallel.pp=" + std::to_string(pp), [pp](Scenario& s) {
-      s.parallel.pp = pp;
-      s.parallel.stage_layers.clear();
-    });
-  suggest_along(sc, out, more_pp);
-  return out;
-}
-
 }  // namespace
 
 std::string_view to_string(MemoryVerdict v) {
@@ -472,7 +379,14 @@ MemoryEstimate estimate_memory_only(const Scenario& sc, const BuiltSchedule& bui
 
 MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built) {
   MemoryEstimate est = estimate_memory_only(sc, built);
-  if (est.verdict() != MemoryVerdict::fits) est.suggestions = suggestions(sc);
+  if (est.verdict() != MemoryVerdict::fits) {
+    est.suggestions = memory_suggestions(sc);
+    // Also when a change alone fits only without the fragmentation allowance (tight).
+    if (std::none_of(est.suggestions.begin(), est.suggestions.end(), [](const MemorySuggestion& s) {
+          return s.verdict == to_string(MemoryVerdict::fits);
+        }))
+      est.combined = memory_combination(sc);
+  }
   return est;
 }
 

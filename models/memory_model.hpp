@@ -16,6 +16,7 @@
 // The peak is the largest total over the walk and the optimizer step, and says where it happens.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,17 @@ struct MemorySuggestion {
   double peak_bytes = 0;
   bool fits = false;
   std::string verdict;
+};
+
+// Changes on several axes applied together, each written as a `--set` flag.
+struct MemoryCombination {
+  std::vector<std::string> changes;
+  double peak_bytes = 0;
+  bool fits = false;
+  std::string verdict;
+  // The plan search's closed-form iteration time with the changes over the same estimate without
+  // them (docs/plan-search.md "Ranking"): what the changes cost, not a simulated figure.
+  double estimated_time_ratio = 0;
 };
 
 struct MemoryPoint {
@@ -72,6 +84,7 @@ struct MemoryEstimate {
   double host_capacity = 0;
   double fragmentation_share = 0;
   std::vector<MemorySuggestion> suggestions;  // when it does not fit or is tight
+  std::optional<MemoryCombination> combined;  // when no suggestion fits alone
   std::vector<MemoryPoint> timeline;          // the peak rank over the simulated iteration
 
   // Tensors in PyTorch's caching allocator (torch.cuda.max_memory_allocated).

@@ -18,6 +18,13 @@ nlohmann::ordered_json result_to_json(const Result& r, bool reproducible) {
                            {"peak_bytes_per_gpu", x.peak_bytes},
                            {"fits", x.fits},
                            {"verdict", x.verdict}});
+  ordered_json combined;  // null unless no single change fits
+  if (m.combined)
+    combined = {{"changes", m.combined->changes},
+                {"peak_bytes_per_gpu", m.combined->peak_bytes},
+                {"fits", m.combined->fits},
+                {"verdict", m.combined->verdict},
+                {"estimated_time_ratio", m.combined->estimated_time_ratio}};
   ordered_json timeline = ordered_json::array();
   for (const auto& p : m.timeline)
     timeline.push_back({p.time_s, p.bytes});
@@ -62,6 +69,7 @@ nlohmann::ordered_json result_to_json(const Result& r, bool reproducible) {
                         {"headroom_bytes", m.headroom()},
                         {"verdict", to_string(m.verdict())},
                         {"suggestions", suggestions},
+                        {"combined_suggestion", combined},
                         {"host",
                          {{"bytes_per_node", m.host_per_node},
                           {"capacity_bytes", m.host_capacity},

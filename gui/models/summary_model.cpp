@@ -31,6 +31,21 @@ void SummaryModel::set_prediction(const PredictionPtr& prediction) {
         {"network model", QString::fromStdString(r.network_model)},
         {"events", QString::number(r.events)},
     };
+    // What would make a plan fit (docs/memory.md "Verdict and suggestions"), as --set flags.
+    if (!r.from_traces) {
+      const auto fix = [](const std::string& flags, double bytes, const std::string& verdict) {
+        return QString::fromStdString(flags) + ": " + format_si(bytes, "B") + " (" +
+               QString::fromStdString(verdict) + ")";
+      };
+      for (const auto& x : r.memory.suggestions)
+        rows_.push_back({"to fit, alone", fix("--set " + x.change, x.peak_bytes, x.verdict)});
+      if (const auto& c = r.memory.combined) {
+        std::string flags;
+        for (const auto& change : c->changes)
+          flags += (flags.empty() ? "--set " : " --set ") + change;
+        rows_.push_back({"to fit, together", fix(flags, c->peak_bytes, c->verdict)});
+      }
+    }
     for (const std::string& note : r.notes)
       rows_.push_back({"note", QString::fromStdString(note)});
   }

@@ -35,12 +35,12 @@ void expect_design_keys(const json& j) {
                                    "critical_rank", "notes", "workload", "offload"}));
   EXPECT_EQ(keys_of(j["exposed_comm_s"]),
             (std::set<std::string>{"dp", "tp", "pp", "ep", "cp", "total"}));
-  EXPECT_EQ(
-      keys_of(j["memory"]),
-      (std::set<std::string>{"peak_bytes_per_gpu", "capacity_bytes", "fits", "breakdown",
-                             // extras (docs/memory.md)
-                             "peak_rank", "overheads", "allocated_bytes", "reserved_bytes", "phase",
-                             "headroom_bytes", "verdict", "suggestions", "timeline", "host"}));
+  EXPECT_EQ(keys_of(j["memory"]),
+            (std::set<std::string>{"peak_bytes_per_gpu", "capacity_bytes", "fits", "breakdown",
+                                   // extras (docs/memory.md)
+                                   "peak_rank", "overheads", "allocated_bytes", "reserved_bytes",
+                                   "phase", "headroom_bytes", "verdict", "suggestions",
+                                   "combined_suggestion", "timeline", "host"}));
   EXPECT_EQ(keys_of(j["memory"]["breakdown"]),
             (std::set<std::string>{"weights", "gradients", "optimizer", "activations", "buffers"}));
   EXPECT_EQ(keys_of(j["breakdown_s"]),

@@ -390,6 +390,28 @@ class GuiModelsTest : public QObject {
     summary.set_prediction(p);
     QCOMPARE(summary.value("GPUs"), QString("8"));
     QCOMPARE(summary.value("iteration time"), format_si(r.iteration_time_s, "s"));
+    QVERIFY(summary.value("to fit, together").isEmpty());  // it fits
+  }
+
+  void summary_lists_what_makes_an_oversized_plan_fit() {
+    // Llama 2 7B with DDP at micro-batch 16 and no recompute needs several times the 80 GB.
+    QString error;
+    const auto p = run_prediction(
+        {kScenarios + "/llama2-7b-ddp-2xdgx-a100.yaml",
+         {},
+         {"training.micro_batch=16", "training.global_batch=256", "training.recompute=none"}},
+        nullptr, {}, &error, nullptr);
+    QVERIFY2(p, qPrintable(error));
+    const auto& m = p->output.result.memory;
+    QCOMPARE(m.verdict(), models::MemoryVerdict::does_not_fit);
+    QVERIFY(m.combined.has_value());
+    SummaryModel summary;
+    summary.set_prediction(p);
+    const QString together = summary.value("to fit, together");
+    for (const auto& change : m.combined->changes)
+      QVERIFY2(together.contains(QString::fromStdString("--set " + change)), qPrintable(together));
+    QVERIFY(together.endsWith("(fits)"));
+    QVERIFY(summary.value("to fit, alone").startsWith("--set "));
   }
 
   void topology_lays_out_by_tier_and_pairs_directions() {

@@ -14,7 +14,8 @@ namespace {
 using clustersim::models::CollectiveCaseResult;
 using clustersim::models::run_collective_validation;
 
-const std::string kDir = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/../validation/collectives";
+const std::string kCollectivesDir =
+    std::string(CLUSTERSIM_SCENARIOS_DIR) + "/../validation/collectives";
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -30,7 +31,7 @@ struct Stats {
 };
 
 Stats validate(double min_bytes) {
-  const auto results = run_collective_validation(kDir);
+  const auto results = run_collective_validation(kCollectivesDir);
   EXPECT_FALSE(results.empty());
   std::vector<double> large;
   std::vector<double> small;

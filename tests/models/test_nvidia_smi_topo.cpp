@@ -9,7 +9,7 @@
 namespace clustersim::models {
 namespace {
 
-const std::string kDir = std::string(CLUSTERSIM_TEST_DATA) + "/topo/";
+const std::string kSmiTopoDir = std::string(CLUSTERSIM_TEST_DATA) + "/topo/";
 
 const TopoPair& pair(const TopoDescription& d, const std::string& a, const std::string& b) {
   for (const auto& p : d.gpu_pairs)
@@ -18,7 +18,7 @@ const TopoPair& pair(const TopoDescription& d, const std::string& a, const std::
 }
 
 TEST(NvidiaSmiTopo, DgxA100IsAnNvswitchNode) {
-  const auto d = read_nvidia_smi_topo(kDir + "dgx_a100.txt");
+  const auto d = read_nvidia_smi_topo(kSmiTopoDir + "dgx_a100.txt");
   ASSERT_EQ(d.gpus.size(), 8u);
   ASSERT_EQ(d.nics.size(), 8u);
   EXPECT_EQ(d.gpu_pairs.size(), 28u);      // 8·7/2
@@ -38,7 +38,7 @@ TEST(NvidiaSmiTopo, DgxA100IsAnNvswitchNode) {
 }
 
 TEST(NvidiaSmiTopo, PcieServerFlagsPcieOnlyPairs) {
-  const auto d = read_nvidia_smi_topo(kDir + "pcie_server.txt");
+  const auto d = read_nvidia_smi_topo(kSmiTopoDir + "pcie_server.txt");
   ASSERT_EQ(d.gpus.size(), 8u);
   EXPECT_TRUE(d.nics.empty());
   EXPECT_EQ(d.recommended_fabric(), "pcie");
@@ -53,7 +53,7 @@ TEST(NvidiaSmiTopo, PcieServerFlagsPcieOnlyPairs) {
 }
 
 TEST(NvidiaSmiTopo, OldStyleNicColumns) {
-  const auto d = read_nvidia_smi_topo(kDir + "pcie_with_nics.txt");
+  const auto d = read_nvidia_smi_topo(kSmiTopoDir + "pcie_with_nics.txt");
   ASSERT_EQ(d.gpus.size(), 4u);
   ASSERT_EQ(d.nics.size(), 2u);
   EXPECT_EQ(d.nics[1].nic_device, "mlx5_1");
@@ -66,7 +66,7 @@ TEST(NvidiaSmiTopo, OldStyleNicColumns) {
 TEST(NvidiaSmiTopo, PastedWithSpacesAPromptAndTrailingText) {
   // Tabs turned into spaces, "CPU Affinity" and "NUMA Affinity" rejoined; the prompt above the
   // header and the one after the NIC legend are not the matrix.
-  const auto d = read_nvidia_smi_topo(kDir + "hgx_h200_pasted.txt");
+  const auto d = read_nvidia_smi_topo(kSmiTopoDir + "hgx_h200_pasted.txt");
   ASSERT_EQ(d.gpus.size(), 8u);
   ASSERT_EQ(d.nics.size(), 8u);
   EXPECT_EQ(pair(d, "GPU3", "GPU6").nvlinks, 18);
@@ -79,7 +79,7 @@ TEST(NvidiaSmiTopo, PastedWithSpacesAPromptAndTrailingText) {
 }
 
 TEST(NvidiaSmiTopo, GpuNumaIdColumnAndTwelveNics) {
-  const auto d = read_nvidia_smi_topo(kDir + "dgx_h100.txt");
+  const auto d = read_nvidia_smi_topo(kSmiTopoDir + "dgx_h100.txt");
   ASSERT_EQ(d.gpus.size(), 8u);
   ASSERT_EQ(d.nics.size(), 12u);
   EXPECT_EQ(d.gpus[0].numa_affinity, "0");  // not the "GPU NUMA ID" column after it
@@ -88,7 +88,7 @@ TEST(NvidiaSmiTopo, GpuNumaIdColumnAndTwelveNics) {
 
 std::string error_of(const std::string& file) {
   try {
-    (void)read_nvidia_smi_topo(kDir + file);
+    (void)read_nvidia_smi_topo(kSmiTopoDir + file);
   } catch (const TopoParseError& e) {
     return e.what();
   }

@@ -13,11 +13,11 @@
 namespace clustersim::models {
 namespace {
 
-const std::string kDir = std::string(CLUSTERSIM_TEST_DATA) + "/topo/";
+const std::string kTopoNodeDir = std::string(CLUSTERSIM_TEST_DATA) + "/topo/";
 constexpr double kGB = 1e9;
 
 TopoNode node_of(const std::string& file, const char* gpu = nullptr) {
-  return node_from_topo(read_nvidia_smi_topo(kDir + file), gpu ? find_gpu(gpu) : nullptr);
+  return node_from_topo(read_nvidia_smi_topo(kTopoNodeDir + file), gpu ? find_gpu(gpu) : nullptr);
 }
 
 bool mentions(const std::vector<std::string>& lines, const std::string& part) {
@@ -110,7 +110,7 @@ Scenario scenario_with(const std::string& cluster) {
 model: {layers: [{name: block, params: 1e6, forward_flops: 1e9, repeat: 2}]}
 training: {global_batch: 16}
 )",
-                        kDir + "inline.yaml");
+                        kTopoNodeDir + "inline.yaml");
 }
 
 TEST(TopoNode, FromTopoInAScenario) {
@@ -137,7 +137,7 @@ TEST(TopoNode, FromTopoInAScenario) {
 TEST(TopoNode, ImportTopoYamlLoadsAsTheSameNode) {
   for (const char* file :
        {"dgx_a100.txt", "dgx_h100.txt", "pcie_bridges_nics_numa.txt", "pcie_pix_pxb_sys.txt"}) {
-    const TopoImport imported = import_topo(kDir + file, "A100-SXM4-80GB");
+    const TopoImport imported = import_topo(kTopoNodeDir + file, "A100-SXM4-80GB");
     const Scenario from_yaml = parse_scenario(imported.yaml + R"(
 model: {layers: [{name: block, params: 1e6, forward_flops: 1e9, repeat: 2}]}
 training: {global_batch: 16}
