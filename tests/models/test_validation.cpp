@@ -60,7 +60,7 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   EXPECT_EQ(r.time.failed, 0);
   EXPECT_GE(r.time.cases, 61);
   EXPECT_LE(r.time.median, 0.05);
-  EXPECT_LE(r.time.worst, 0.55);
+  EXPECT_LE(r.time.worst, 0.40);
 }
 
 }  // namespace
