@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "calibrate/measurements.hpp"
 #include "calibrate/profile.hpp"
@@ -37,6 +38,9 @@ struct BenchOptions {
   std::function<bool()> cancelled;
   // Where the nccl-tests-like table goes (the writing rank only); nullptr for none.
   std::ostream* table = nullptr;
+  // GEMMs to measure besides the grid (a scenario's, `--shapes-from`); backends without a GEMM
+  // sweep refuse them.
+  std::vector<GemmRequest> gemm_shapes;
 };
 
 struct BenchResult {

@@ -181,25 +181,44 @@ engine::CollectiveProfile fit_collectives(const std::vector<CollectiveMeasuremen
   }
 }
 
-models::ComputeProfile fit_compute(const std::vector<GemmMeasurement>& gemms) {
+models::ComputeProfile fit_compute(const std::vector<GemmMeasurement>& gemms,
+                                   const std::vector<CopyMeasurement>& copies) {
+  using Shape = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>;
   std::map<std::string, std::map<double, double>> best;
+  std::map<std::string, std::map<Shape, double>> best_shape;
   for (const auto& g : gemms) {
-    if (!(g.seconds > 0.0) || g.m == 0 || g.n == 0 || g.k == 0)
+    if (!(g.seconds > 0.0) || g.m == 0 || g.n == 0 || g.k == 0 || g.batch == 0)
       throw std::invalid_argument("fit: GEMM " + std::to_string(g.m) + "x" + std::to_string(g.n) +
-                                  "x" + std::to_string(g.k) + " needs positive sizes and time");
+                                  "x" + std::to_string(g.k) + " (batch " + std::to_string(g.batch) +
+                                  ") needs positive sizes and time");
     double& b = best[g.dtype][g.flops()];
     b = std::max(b, g.flops_per_s());
+    double& s = best_shape[g.dtype][{g.m, g.n, g.k, g.batch}];
+    s = std::max(s, g.flops_per_s());
   }
   std::map<std::string, std::vector<models::GemmThroughput>> out;
   for (const auto& [dtype, by_size] : best)
     for (const auto& [flops, rate] : by_size)
       out[dtype].push_back({flops, rate});
-  return models::ComputeProfile(std::move(out));
+  // Every measured GEMM is also a shape: the compute model then costs a GEMM by the nearest
+  // measured shapes (size and k), not by size alone (docs/calibration.md "Using a profile").
+  std::map<std::string, std::vector<models::GemmShapeThroughput>> shapes;
+  for (const auto& [dtype, by_shape] : best_shape)
+    for (const auto& [shape, rate] : by_shape)
+      shapes[dtype].push_back(
+          {std::get<0>(shape), std::get<1>(shape), std::get<2>(shape), std::get<3>(shape), rate});
+  // Memory-bound kernels: the best device-to-device copy (bytes read + written, as the profile's
+  // memory_bandwidth counts them) of at least 64 MiB, where the copy streams at HBM rate.
+  double memory_bandwidth = 0.0;
+  for (const auto& c : copies)
+    if (c.direction == "d2d" && c.bytes >= 64.0 * 1024 * 1024 && c.seconds > 0.0)
+      memory_bandwidth = std::max(memory_bandwidth, c.bandwidth());
+  return models::ComputeProfile(std::move(out), std::move(shapes), memory_bandwidth);
 }
 
 void fit_profile(Profile& profile, const FitOptions& options) {
   profile.collectives = fit_collectives(profile.measurements.collectives, options);
-  profile.compute = fit_compute(profile.measurements.gemms);
+  profile.compute = fit_compute(profile.measurements.gemms, profile.measurements.copies);
 }
 
 }  // namespace clustersim::calibrate

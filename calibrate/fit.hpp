@@ -43,8 +43,11 @@ engine::CollectiveFit fit_collective(engine::CollectiveType type, engine::GroupS
 engine::CollectiveProfile fit_collectives(const std::vector<CollectiveMeasurement>& rows,
                                           const FitOptions& options = {});
 
-// Per dtype and GEMM size (2·m·n·k) the best throughput measured at that size.
-models::ComputeProfile fit_compute(const std::vector<GemmMeasurement>& gemms);
+// Per dtype the best throughput measured at each GEMM size (2·m·n·k·batch) and at each shape
+// (m, n, k, batch); and the memory-bound bandwidth, the best device-to-device copy of at least
+// 64 MiB among `copies` (0 without one).
+models::ComputeProfile fit_compute(const std::vector<GemmMeasurement>& gemms,
+                                   const std::vector<CopyMeasurement>& copies = {});
 
 // Fills profile.collectives and profile.compute from profile.measurements.
 void fit_profile(Profile& profile, const FitOptions& options = {});

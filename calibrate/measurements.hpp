@@ -25,13 +25,15 @@ struct CopyMeasurement {
   double bandwidth() const { return bytes / seconds; }
 };
 
-// C[m×n] = A[m×k]·B[k×n] in `dtype` (fp32, tf32, fp16, bf16).
+// C[m×n] = A[m×k]·B[k×n] in `dtype` (fp32, tf32, fp16, bf16), `batch` of them per call.
 struct GemmMeasurement {
   std::uint64_t m = 0, n = 0, k = 0;
   std::string dtype;
   double seconds = 0.0;
+  std::uint64_t batch = 1;
   double flops() const {
-    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+           static_cast<double>(batch);
   }
   double flops_per_s() const { return flops() / seconds; }
 };
@@ -49,6 +51,14 @@ struct CollectiveMeasurement {
   double algbw = 0.0;       // bytes/s
   double busbw = 0.0;       // bytes/s
   std::int64_t wrong = -1;  // elements found wrong; -1 = not checked (nccl-tests "N/A")
+};
+
+// A GEMM a backend is asked to measure besides its own grid (`calibrate --shapes-from`):
+// column-major C[m×n] = op(A)·op(B), op(A) m×k and op(B) k×n, `batch` of them, in `dtype`.
+struct GemmRequest {
+  std::uint64_t m = 0, n = 0, k = 0, batch = 1;
+  std::string dtype;
+  bool trans_a = false, trans_b = false;
 };
 
 struct Measurements {

@@ -32,6 +32,7 @@ json measurements_json(const Measurements& m) {
     gemms.push_back({{"m", g.m},
                      {"n", g.n},
                      {"k", g.k},
+                     {"batch", g.batch},
                      {"dtype", g.dtype},
                      {"seconds", g.seconds},
                      {"flops_per_s", g.flops_per_s()}});
@@ -69,6 +70,8 @@ Measurements measurements_from(const json& j, const JsonPath& at) {
     g.m = engine::require_count(gemms[i], "m", a);
     g.n = engine::require_count(gemms[i], "n", a);
     g.k = engine::require_count(gemms[i], "k", a);
+    // Profiles written before batched shapes were measured have no "batch": one product.
+    if (gemms[i].contains("batch")) g.batch = engine::require_count(gemms[i], "batch", a);
     g.dtype = engine::require_string(gemms[i], "dtype", a);
     g.seconds = engine::require_positive(gemms[i], "seconds", a);
     m.gemms.push_back(g);

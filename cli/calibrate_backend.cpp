@@ -14,6 +14,7 @@
 #include "calibrate/profile.hpp"
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
+#include "models/gemm_shapes.hpp"
 
 namespace clustersim::cli {
 
@@ -50,11 +51,13 @@ class InterruptGuard {
   void (*previous_)(int) = SIG_DFL;
 };
 
-int run(std::string_view backend, calibrate::BackendFn fn, bool quick, const std::string& out) {
+int run(std::string_view backend, calibrate::BackendFn fn, bool quick, const std::string& out,
+        std::vector<calibrate::GemmRequest> gemm_shapes) {
   InterruptGuard guard;
   Progress progress("calibrating (" + std::string(backend) + ")");
   calibrate::BenchOptions options;
   options.quick = quick;
+  options.gemm_shapes = std::move(gemm_shapes);
   options.progress = [&progress](std::string_view phase, std::size_t done, std::size_t total) {
     progress.update(done, total, phase);
   };
@@ -70,6 +73,19 @@ int run(std::string_view backend, calibrate::BackendFn fn, bool quick, const std
 }
 
 }  // namespace
+
+std::vector<calibrate::GemmRequest> scenario_gemm_requests(const std::string& scenario) {
+  std::vector<calibrate::GemmRequest> out;
+  if (scenario.empty()) return out;
+  try {
+    for (const models::ScenarioGemm& g :
+         models::scenario_gemm_shapes(models::load_scenario(scenario), kMaxScenarioGemms))
+      out.push_back({g.m, g.n, g.k, g.batch, g.dtype, g.trans_a, g.trans_b});
+  } catch (const models::ScenarioError& e) {
+    throw BadInput(e.what());
+  }
+  return out;
+}
 
 std::string backend_executable_name(std::string_view backend) {
   return "clustersim-calibrate-" + std::string(backend);
@@ -121,9 +137,13 @@ int backend_main(int argc, char** argv, std::string_view backend, calibrate::Bac
                "calibrate --backend " + std::string(backend) + "`)"};
   app.set_version_flag("--version", name + " " + CLUSTERSIM_VERSION);
   bool quick = false;
-  std::string out;
+  std::string out, shapes_from;
   app.add_flag("--quick", quick, "Small sweeps: a smoke test, not a calibration");
   app.add_option("--out", out, "Profile to write (JSON, written atomically)")->required();
+  if (backend == "cuda")
+    app.add_option("--shapes-from", shapes_from,
+                   "Also measure the GEMM shapes this scenario launches (its largest " +
+                       std::to_string(kMaxScenarioGemms) + " by FLOPs)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -131,7 +151,7 @@ int backend_main(int argc, char** argv, std::string_view backend, calibrate::Bac
     return rc == 0 ? kExitOk : kExitBadInput;
   }
   try {
-    return run(backend, fn, quick, out);
+    return run(backend, fn, quick, out, scenario_gemm_requests(shapes_from));
   } catch (const BadInput& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitBadInput;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "calibrate/backend.hpp"
+#include "calibrate/measurements.hpp"
 
 namespace clustersim::cli {
 
@@ -35,9 +36,16 @@ std::filesystem::path find_companion(const std::string& name, const std::string&
 [[noreturn]] void exec_backend(const std::filesystem::path& program,
                                const std::vector<std::string>& args);
 
-// main() of clustersim-calibrate-<backend>: `[--quick] --out PROFILE`; runs the backend with the
-// progress reporter (cli/progress.hpp) and Ctrl-C handling, fits, writes the profile atomically
-// (the writing rank only) and returns the exit code (0 ok, 1 failure, 2 bad input).
+// `calibrate --shapes-from`: the GEMMs the scenario launches, the largest kMaxScenarioGemms by
+// FLOPs (models/gemm_shapes.hpp); none for an empty path. A scenario that does not load is
+// BadInput naming its file, line and key.
+inline constexpr std::size_t kMaxScenarioGemms = 64;
+std::vector<calibrate::GemmRequest> scenario_gemm_requests(const std::string& scenario);
+
+// main() of clustersim-calibrate-<backend>: `[--quick] --out PROFILE [--shapes-from SCENARIO]`
+// (cuda); runs the backend with the progress reporter (cli/progress.hpp) and Ctrl-C handling, fits,
+// writes the profile atomically (the writing rank only) and returns the exit code (0 ok, 1 failure,
+// 2 bad input).
 int backend_main(int argc, char** argv, std::string_view backend, calibrate::BackendFn run);
 
 }  // namespace clustersim::cli

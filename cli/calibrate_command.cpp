@@ -1,6 +1,7 @@
 #include "cli/calibrate_command.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -29,6 +30,7 @@ struct CalibrateArgs {
   std::uint32_t nodes = 0;
   std::string measured;  // from-execution: the JSON of `clustersim execute`
   std::string measured_out;
+  std::string shapes_from;  // also measure this scenario's GEMM shapes (cuda)
 };
 
 // Measuring needs a GPU or MPI library, which clustersim does not load: it becomes the back end's
@@ -37,10 +39,22 @@ int run_calibrate(const CalibrateArgs& a) {
   if (a.backend.empty()) throw BadInput("calibrate: --backend cuda|mpi is required");
   if (a.out.empty()) throw BadInput("calibrate: --out PROFILE is required");
   // Before measuring, not after.
-  models::check_output_path(a.out, {}, "--out");
+  models::check_output_path(
+      a.out,
+      a.shapes_from.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.shapes_from},
+      "--out");
   std::vector<std::string> args;
   if (a.quick) args.emplace_back("--quick");
   args.insert(args.end(), {"--out", a.out});
+  if (!a.shapes_from.empty()) {
+    if (a.backend != "cuda")
+      throw BadInput("calibrate: --shapes-from measures GEMMs, which only --backend cuda does");
+    // A scenario that does not load is refused here, before the back end starts.
+    const auto shapes = scenario_gemm_requests(a.shapes_from);
+    std::cout << "measuring " << shapes.size() << " GEMM shapes of " << a.shapes_from
+              << " besides the grid\n";
+    args.insert(args.end(), {"--shapes-from", std::filesystem::absolute(a.shapes_from).string()});
+  }
   exec_backend(find_backend(a.backend), args);
 }
 
@@ -105,6 +119,9 @@ void add_calibrate_command(CLI::App& app, Action& action) {
   cal->add_option("--backend", args->backend, "cuda (all local GPUs) or mpi (under mpirun)")
       ->check(CLI::IsMember({"cuda", "mpi"}));
   cal->add_flag("--quick", args->quick, "Small sweeps: a smoke test, not a calibration");
+  cal->add_option("--shapes-from", args->shapes_from,
+                  "Also measure the GEMM shapes this scenario launches (cuda; its largest 64 by "
+                  "FLOPs)");
   cal->add_option("--out", args->out, "Profile to write (JSON, written atomically)");
 
   CLI::App* imp = cal->add_subcommand("import-nccl-tests",

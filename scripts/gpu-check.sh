@@ -17,8 +17,10 @@ cmake --build "$BUILD" -j "$(nproc)" --target clustersim
 
 nvidia-smi -L || true
 start=$(date +%s)
+# Also the GEMM shapes a Llama 3 70B layer launches (docs/calibration.md "GEMM shapes of a
+# scenario"), so the profile holds measured-vs-modelled points for the shapes that matter.
 "$BUILD/cli/clustersim" calibrate --backend cuda --quick --out "$OUT/profile.json" \
-  | tee "$OUT/calibrate.log"
+  --shapes-from scenarios/llama3-70b-8xdgx-h100-interleaved.yaml | tee "$OUT/calibrate.log"
 echo "calibrate --quick took $(( $(date +%s) - start )) s"
 
 python3 - "$OUT/profile.json" <<'PY'
@@ -36,6 +38,10 @@ bf16 = [g for g in m["gemms"] if g["dtype"] == "bf16"]
 if bf16:
     best = max(bf16, key=lambda g: g["flops_per_s"])
     print(f"GEMM bf16: best {best['flops_per_s'] / 1e12:.1f} TFLOP/s at {best['m']}x{best['n']}x{best['k']}")
+for g in m["gemms"][-15:]:
+    print(f"GEMM {g['dtype']} {g['m']}x{g['n']}x{g['k']} batch {g.get('batch', 1)}: "
+          f"{g['flops_per_s'] / 1e12:.1f} TFLOP/s")
+print(f"memory-bound bandwidth (fitted): {p['fitted']['compute'].get('memory_bandwidth', 0) / 1e9:.1f} GB/s")
 wrong = sum(c["wrong"] or 0 for c in m["collectives"])
 for f in p["fitted"]["collectives"]:
     rows = [c for c in m["collectives"] if c["collective"] == f["collective"]]

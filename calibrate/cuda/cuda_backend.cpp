@@ -17,7 +17,7 @@ BenchResult run_cuda_benchmarks(const BenchOptions& options) {
   if (options.table != nullptr) cuda::print_inventory(*options.table, p);
   const int devices = static_cast<int>(p.devices.size());
   const std::size_t total = cuda::copy_steps(devices, options.quick) +
-                            cuda::gemm_steps(options.quick) +
+                            cuda::gemm_steps(options.quick, options.gemm_shapes.size()) +
                             cuda::nccl_steps(devices, options.quick);
   std::size_t done = 0;
   const cuda::StepFn step = [&](std::string_view phase) {
@@ -28,7 +28,7 @@ BenchResult run_cuda_benchmarks(const BenchOptions& options) {
   Measurements& m = result.measurements;
   try {
     cuda::measure_copies(devices, options.quick, options.table, step, m.copies);
-    cuda::measure_gemms(options.quick, options.table, step, m.gemms);
+    cuda::measure_gemms(options.quick, options.gemm_shapes, options.table, step, m.gemms);
     cuda::measure_collectives(devices, options.quick, options.table, step, m.collectives);
   } catch (const cuda::CudaError& e) {
     throw std::runtime_error(std::string("cuda backend: ") + e.what());

@@ -17,15 +17,18 @@ void print_inventory(std::ostream& out, const Provenance& p);
 
 // Steps each function will take, for the progress bar.
 std::size_t copy_steps(int devices, bool quick);
-std::size_t gemm_steps(bool quick);
+std::size_t gemm_steps(bool quick, std::size_t requested = 0);
 std::size_t nccl_steps(int devices, bool quick);
 
 // d2d (read + write counted), pinned h2d and d2h on GPU 0; peer copies between every ordered pair.
 void measure_copies(int devices, bool quick, std::ostream* table, const StepFn& step,
                     std::vector<CopyMeasurement>& out);
 // cuBLAS GEMMs on GPU 0 in fp32, tf32, fp16 and bf16 (tf32/bf16 from compute capability 8.0).
-void measure_gemms(bool quick, std::ostream* table, const StepFn& step,
-                   std::vector<GemmMeasurement>& out);
+// Then the `requested` shapes (a scenario's), batched and transposed as asked; a dtype this GPU
+// or cuBLAS path cannot run (fp8, or bf16/tf32 before compute capability 8.0) is skipped with a
+// line in the table.
+void measure_gemms(bool quick, const std::vector<GemmRequest>& requested, std::ostream* table,
+                   const StepFn& step, std::vector<GemmMeasurement>& out);
 // NCCL collectives over all local GPUs in one process (ncclCommInitAll), each size checked.
 void measure_collectives(int devices, bool quick, std::ostream* table, const StepFn& step,
                          std::vector<CollectiveMeasurement>& out);

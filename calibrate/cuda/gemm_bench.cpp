@@ -1,10 +1,13 @@
 // cuBLAS GEMM throughput on GPU 0 over a grid of shapes: squares plus the rectangular shapes of a
 // transformer layer's projections, in fp32, tf32, fp16 and bf16 with fp32 accumulation (as mixed
-// precision training runs them). fp8 needs cuBLASLt and is not measured (docs/calibration.md).
+// precision training runs them); then the shapes a scenario launches, when asked (`--shapes-from`),
+// batched and transposed as the scenario has them. fp8 needs cuBLASLt and is not measured
+// (docs/calibration.md).
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "calibrate/cuda/cuda_bench.hpp"
@@ -48,60 +51,129 @@ std::vector<Shape> shapes(bool quick) {
   return out;
 }
 
-}  // namespace
-
-std::size_t gemm_steps(bool quick) {
-  return kDtypes.size() * shapes(quick).size();
+// The dtype row of `name`, if this sweep knows it (fp8 is not measured).
+const Dtype* dtype_named(const std::string& name) {
+  for (const Dtype& d : kDtypes)
+    if (name == d.name) return &d;
+  return nullptr;
 }
 
-void measure_gemms(bool quick, std::ostream* table, const StepFn& step,
-                   std::vector<GemmMeasurement>& out) {
+// One GEMM call shape as cuBLAS takes it (column-major).
+struct Call {
+  std::uint64_t m, n, k, batch;
+  bool trans_a, trans_b;
+};
+
+// Times `call` in `d` on operands a, b, c (each large enough): about 50 ms of calls, 3 to 100.
+double time_gemm(cublasHandle_t handle, cudaStream_t stream, const Dtype& d, const Call& call,
+                 const void* a, const void* b, void* c) {
+  const float alpha = 1.0f, beta = 0.0f;
+  const auto m = static_cast<int>(call.m), n = static_cast<int>(call.n),
+             k = static_cast<int>(call.k), batch = static_cast<int>(call.batch);
+  const cublasOperation_t op_a = call.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = call.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  // Leading dimensions of A and B as stored: op(A) is m×k, so A is k×m when transposed.
+  const int lda = call.trans_a ? k : m, ldb = call.trans_b ? n : k;
+  const auto gemm = [&] {
+    if (batch == 1) {
+      CS_CHECK(cublasGemmEx(handle, op_a, op_b, m, n, k, &alpha, a, d.data, lda, b, d.data, ldb,
+                            &beta, c, d.data, m, d.compute, CUBLAS_GEMM_DEFAULT));
+    } else {
+      CS_CHECK(cublasGemmStridedBatchedEx(
+          handle, op_a, op_b, m, n, k, &alpha, a, d.data, lda, static_cast<long long>(m) * k, b,
+          d.data, ldb, static_cast<long long>(k) * n, &beta, c, d.data, m,
+          static_cast<long long>(m) * n, batch, d.compute, CUBLAS_GEMM_DEFAULT));
+    }
+  };
+  const double once = time_on_stream(stream, 1, gemm);
+  const int iters = std::clamp(static_cast<int>(0.05 / std::max(once, 1e-6)), 3, 100);
+  return time_on_stream(stream, iters, gemm);
+}
+
+void print_row(std::ostream* table, const GemmMeasurement& g) {
+  if (table == nullptr) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  %5s %7llu %7llu %7llu %5llu %12.2f %9.1f\n", g.dtype.c_str(),
+                static_cast<unsigned long long>(g.m), static_cast<unsigned long long>(g.n),
+                static_cast<unsigned long long>(g.k), static_cast<unsigned long long>(g.batch),
+                g.seconds * 1e6, g.flops_per_s() / 1e12);
+  *table << buf;
+}
+
+}  // namespace
+
+std::size_t gemm_steps(bool quick, std::size_t requested) {
+  return kDtypes.size() * shapes(quick).size() + requested;
+}
+
+void measure_gemms(bool quick, const std::vector<GemmRequest>& requested, std::ostream* table,
+                   const StepFn& step, std::vector<GemmMeasurement>& out) {
   CS_CHECK(cudaSetDevice(0));
   cudaDeviceProp prop{};
   CS_CHECK(cudaGetDeviceProperties(&prop, 0));
   const auto grid = shapes(quick);
+  // Operand bytes: the grid at 4 bytes an element, each request at its dtype's.
   std::uint64_t largest = 0;
   for (const auto& s : grid)
     largest = std::max({largest, s.m * s.k, s.k * s.n, s.m * s.n});
+  largest *= 4;
+  for (const auto& r : requested)
+    if (const Dtype* d = dtype_named(r.dtype))
+      largest = std::max({largest, r.m * r.k * r.batch * d->bytes, r.k * r.n * r.batch * d->bytes,
+                          r.m * r.n * r.batch * d->bytes});
   Stream stream;
   cublasHandle_t handle = nullptr;
   CS_CHECK(cublasCreate(&handle));
   std::unique_ptr<cublasContext, cublasStatus_t (*)(cublasHandle_t)> owner(handle, cublasDestroy);
   CS_CHECK(cublasSetStream(handle, stream.get()));
-  DeviceBuffer a(largest * 4), b(largest * 4), c(largest * 4);
+  DeviceBuffer a(largest), b(largest), c(largest);
   if (table != nullptr)
     *table << "# cuBLAS GEMM on GPU 0 (" << prop.name << ")\n#  dtype       m       n       k"
-           << "    time (us)   TFLOP/s\n";
+           << " batch    time (us)   TFLOP/s\n";
+  const Dtype* filled = nullptr;  // operands hold values of this dtype
+  const auto fill = [&](const Dtype& d) {
+    if (filled == &d) return;
+    fill_operand(a.get(), largest / d.bytes, d.element, stream.get());
+    fill_operand(b.get(), largest / d.bytes, d.element, stream.get());
+    filled = &d;
+  };
   for (const Dtype& d : kDtypes) {
-    fill_operand(a.get(), largest, d.element, stream.get());
-    fill_operand(b.get(), largest, d.element, stream.get());
     for (const Shape& s : grid) {
       if (prop.major < d.min_cc_major || std::max({s.m, s.n, s.k}) > d.max_dim) {
         step("gemm");
         continue;
       }
-      const float alpha = 1.0f, beta = 0.0f;
-      const auto m = static_cast<int>(s.m), n = static_cast<int>(s.n), k = static_cast<int>(s.k);
-      const auto gemm = [&] {
-        CS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.get(), d.data, m,
-                              b.get(), d.data, k, &beta, c.get(), d.data, m, d.compute,
-                              CUBLAS_GEMM_DEFAULT));
-      };
-      // One timed call sizes the run: about 50 ms of GEMMs, 3 to 100 calls.
-      const double once = time_on_stream(stream.get(), 1, gemm);
-      const int iters = std::clamp(static_cast<int>(0.05 / std::max(once, 1e-6)), 3, 100);
-      GemmMeasurement g{s.m, s.n, s.k, d.name, time_on_stream(stream.get(), iters, gemm)};
-      if (table != nullptr) {
-        char buf[128];
-        std::snprintf(buf, sizeof buf, "  %5s %7llu %7llu %7llu %12.2f %9.1f\n", d.name,
-                      static_cast<unsigned long long>(g.m), static_cast<unsigned long long>(g.n),
-                      static_cast<unsigned long long>(g.k), g.seconds * 1e6,
-                      g.flops_per_s() / 1e12);
-        *table << buf;
-      }
+      fill(d);
+      GemmMeasurement g{s.m, s.n, s.k, d.name,
+                        time_gemm(handle, stream.get(), d, {s.m, s.n, s.k, 1, false, false},
+                                  a.get(), b.get(), c.get())};
+      print_row(table, g);
       out.push_back(g);
       step("gemm");
     }
+  }
+  for (const GemmRequest& r : requested) {
+    const Dtype* d = dtype_named(r.dtype);
+    if (d == nullptr || prop.major < d->min_cc_major) {
+      if (table != nullptr)
+        *table << "  " << r.dtype << " " << r.m << "x" << r.n << "x" << r.k << " (batch " << r.batch
+               << "): not measured, "
+               << (d == nullptr ? "no cuBLAS GEMM path here" : "needs a newer GPU") << "\n";
+      step("gemm (scenario)");
+      continue;
+    }
+    fill(*d);
+    GemmMeasurement g{
+        r.m,
+        r.n,
+        r.k,
+        d->name,
+        time_gemm(handle, stream.get(), *d, {r.m, r.n, r.k, r.batch, r.trans_a, r.trans_b}, a.get(),
+                  b.get(), c.get()),
+        r.batch};
+    print_row(table, g);
+    out.push_back(g);
+    step("gemm (scenario)");
   }
 }
 

@@ -1,11 +1,10 @@
 // Fitting: recovers α and busbw from synthetic noisy sweeps and finds a protocol breakpoint.
-#include "calibrate/fit.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
+#include "calibrate/fit.hpp"
 #include "engine/network/collectives.hpp"
 
 namespace clustersim::calibrate {
@@ -113,6 +112,34 @@ TEST(Fit, ComputeKeepsTheBestShapePerSize) {
   // 2·1024³ = 2.147e9 FLOP in 10 µs = 2.147e14 FLOP/s; 2·2048³ in 40 µs = 4.295e14 FLOP/s.
   EXPECT_NEAR(c.throughput("bf16", 2.0 * 1024 * 1024 * 1024), 2.147483648e14, 1e3);
   EXPECT_NEAR(c.throughput("bf16", 2.0 * 2048 * 2048 * 2048), 4.294967296e14, 1e3);
+}
+
+TEST(Fit, EveryMeasuredGemmIsAShapeWithItsBatch) {
+  // A batched shape (a scenario's score GEMM): 16 products of 2048×2048×64 in 100 µs =
+  // 2·2048²·64·16 / 1e-4 = 8.59e13 FLOP/s; the compute model then costs that shape at exactly it.
+  std::vector<GemmMeasurement> g = {{1024, 1024, 1024, "bf16", 1e-5},
+                                    {4096, 256, 1024, "bf16", 2e-5},
+                                    {2048, 2048, 64, "bf16", 1e-4, 16}};
+  const auto c = fit_compute(g);
+  ASSERT_TRUE(c.has_shapes("bf16"));
+  EXPECT_EQ(c.shapes().at("bf16").size(), 3u);  // the two shapes of equal size stay apart
+  const double rate = 2.0 * 2048 * 2048 * 64 * 16 / 1e-4;
+  EXPECT_NEAR(c.gemm_efficiency("bf16", 2048, 2048, 64, 16, 1e15), rate / 1e15, 1e-12);
+  EXPECT_NEAR(c.gemm_efficiency("bf16", 4096, 256, 1024, 1, 1e15),
+              2.0 * 4096 * 256 * 1024 / 2e-5 / 1e15, 1e-12);
+  EXPECT_DOUBLE_EQ(c.memory_bandwidth(), 0.0);  // no device-to-device copy
+  g.push_back({1, 1, 1, "bf16", 1e-5, 0});
+  EXPECT_THROW((void)fit_compute(g), std::invalid_argument);  // a batch of 0
+}
+
+TEST(Fit, MemoryBandwidthIsTheBestLargeDeviceToDeviceCopy) {
+  // d2d copies count bytes read + written; a 1 MiB one is too small to stream at HBM rate.
+  const std::vector<CopyMeasurement> copies = {{"d2d", 1048576.0, 1e-6},
+                                               {"d2d", 268435456.0, 2e-4},
+                                               {"d2d", 536870912.0, 3e-4},
+                                               {"h2d", 536870912.0, 1e-2}};
+  const auto c = fit_compute({{1024, 1024, 1024, "bf16", 1e-5}}, copies);
+  EXPECT_DOUBLE_EQ(c.memory_bandwidth(), 536870912.0 / 3e-4);
 }
 
 TEST(Fit, TooFewPointsIsAClearError) {

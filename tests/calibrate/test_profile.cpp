@@ -1,12 +1,11 @@
 // The calibration profile: JSON round trip, readers' errors, shape lookup and GEMM interpolation.
-#include "calibrate/profile.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "calibrate/profile.hpp"
 #include "engine/calibration/json_fields.hpp"
 #include "models/calibration_profile.hpp"
 
@@ -37,6 +36,7 @@ Profile sample_profile() {
   p.provenance.nccl_version = "2.21.5";
   p.measurements.copies.push_back({"h2d", 1 << 20, 4e-5});
   p.measurements.gemms.push_back({1024, 1024, 1024, "bf16", 1e-5});
+  p.measurements.gemms.push_back({2048, 2048, 64, "bf16", 1e-4, 16});  // a batched shape
   p.measurements.collectives.push_back(
       {"all_reduce", 8, 1, 1 << 20, 262144, "float", false, 3e-5, 3.5e10, 6.1e10, 0});
   CollectiveFit ar = fit(CollectiveType::all_reduce, 8, 1, 1.8e11);
@@ -115,6 +115,9 @@ TEST(Profile, RoundTripsThroughAFile) {
   ASSERT_EQ(back.measurements.collectives.size(), 1u);
   EXPECT_EQ(back.measurements.collectives[0].wrong, 0);
   EXPECT_EQ(back.measurements.gemms[0].flops(), 2.0 * 1024 * 1024 * 1024);
+  ASSERT_EQ(back.measurements.gemms.size(), 2u);
+  EXPECT_EQ(back.measurements.gemms[1].batch, 16u);
+  EXPECT_EQ(back.measurements.gemms[1].flops(), 2.0 * 2048 * 2048 * 64 * 16);
   ASSERT_EQ(back.collectives.fits().size(), 1u);
   EXPECT_EQ(back.collectives.fits()[0].ranges[1].busbw, 1.8e11);
   EXPECT_NEAR(back.compute.throughput("bf16", 1e7), 2e12, 1e3);

@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "cli/calibrate_backend.hpp"
 #include "cli_harness.hpp"
+#include "models/gemm_shapes.hpp"
 
 namespace clustersim::cli::testing {
 namespace {
@@ -101,6 +103,55 @@ TEST(CliCalibrate, ReplacesItselfWithTheBackendPassingTheArguments) {
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(contains(bad.err, "--out PROFILE is required")) << bad.err;
   EXPECT_FALSE(contains(bad.out, "program:")) << bad.out;
+}
+
+TEST(CliCalibrate, ShapesFromPassesTheScenarioToTheCudaBackendAfterCheckingIt) {
+  const TempDir dir;
+  fs::create_directory(dir / "backends");
+  const fs::path fake = dir.write("backends/clustersim-calibrate-cuda",
+                                  "#!/bin/sh\necho \"arguments: $*\"\nexit 0\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const ScopedEnv env("CLUSTERSIM_BACKEND_DIR", (dir / "backends").string());
+  const std::string scenario = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-tp4.yaml";
+  Outcome o = run_cli(
+      {"calibrate", "--backend", "cuda", "--out", "p.json", "--shapes-from", scenario}, dir);
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(contains(o.out, "arguments: --out p.json --shapes-from " + scenario + "\n")) << o.out;
+  EXPECT_TRUE(contains(o.out, "GEMM shapes of " + scenario)) << o.out;
+  // A scenario that does not load is refused with its file, line and key, before the back end.
+  const fs::path bad = dir.write("bad.yaml",
+                                 "cluster: {nodes: 1, node: dgx-a100}\nmodel: llama2-7b\n"
+                                 "training: {global_batch: 3, micro_batch: 2}\n");
+  o = run_cli({"calibrate", "--backend", "cuda", "--out", "p.json", "--shapes-from", bad.string()},
+              dir);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_TRUE(contains(o.err, bad.string() + ":3:")) << o.err;
+  EXPECT_TRUE(contains(o.err, "training.global_batch")) << o.err;
+  EXPECT_FALSE(contains(o.out, "arguments:")) << o.out;
+  // Only the CUDA back end measures GEMMs; the profile may not overwrite the scenario.
+  o = run_cli({"calibrate", "--backend", "mpi", "--out", "p.json", "--shapes-from", scenario}, dir);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_TRUE(contains(o.err, "only --backend cuda")) << o.err;
+  o = run_cli(
+      {"calibrate", "--backend", "cuda", "--out", bad.string(), "--shapes-from", bad.string()},
+      dir);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_FALSE(contains(o.out, "arguments:")) << o.out;
+}
+
+TEST(CliCalibrate, ScenarioGemmRequestsAreTheScenariosLargestShapes) {
+  const auto all = models::scenario_gemm_shapes(
+      models::load_scenario(std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-tp4.yaml"));
+  const auto requests =
+      scenario_gemm_requests(std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-tp4.yaml");
+  ASSERT_EQ(requests.size(), std::min(all.size(), kMaxScenarioGemms));
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(requests[i].m, all[i].m);
+    EXPECT_EQ(requests[i].batch, all[i].batch);
+    EXPECT_EQ(requests[i].dtype, all[i].dtype);
+    EXPECT_EQ(requests[i].trans_b, all[i].trans_b);
+  }
+  EXPECT_TRUE(scenario_gemm_requests("").empty());
 }
 
 TEST(CliCalibrate, CudaBackendWithoutAGpuIsAClearErrorAndWritesNothing) {
