@@ -349,7 +349,7 @@ class FlowModel final : public NetworkModel {
   // Progressive filling: the smallest of the links' fair shares and the flows' caps is the
   // bottleneck; fix the flows it limits at that rate, take it off their links, repeat.
   void fill() {
-    const auto later = fill_later;
+    const FillLater later;
     fill_heap_.clear();
     for (LinkId l : comp_links_) {
       cap_[l] = topology_.link(l).bandwidth.bytes_per_second();
@@ -380,6 +380,10 @@ class FlowModel final : public NetworkModel {
     if (a.share != b.share) return a.share > b.share;
     return a.is_flow != b.is_flow ? a.is_flow : a.index > b.index;
   }
+  // As a function object the heap algorithms inline it.
+  struct FillLater {
+    bool operator()(const FillEntry& a, const FillEntry& b) const { return fill_later(a, b); }
+  };
   static constexpr std::uint32_t kNoLink = ~std::uint32_t{0};
 
   // Fixes flow i at `rate` and updates the shares of its links other than `bottleneck`.
@@ -392,7 +396,7 @@ class FlowModel final : public NetworkModel {
       cap_[l] -= rate;
       if (--cnt_[l] > 0 && l != bottleneck) {
         fill_heap_.push_back({share(l), l, false});
-        std::push_heap(fill_heap_.begin(), fill_heap_.end(), fill_later);
+        std::push_heap(fill_heap_.begin(), fill_heap_.end(), FillLater{});
       }
     }
   }
