@@ -149,20 +149,21 @@ class Run {
     return op.rank * static_cast<std::uint32_t>(num_streams_) + op.stream;
   }
 
-  // Successor lists in one array; op id's end where op id + 1's begin.
+  // Successor lists in one array; op id's end where op id + 1's begin. Filled from the back,
+  // each op's count turning into its begin, so the lists need no cursor array of their own and
+  // still hold their successors in OpId order.
   void build_successors() {
     const std::size_t n = s_.ops.size();
     for (OpId d : s_.deps)
-      ++state_[d + 1].succ_begin;
-    for (std::size_t i = 1; i <= n; ++i)
+      ++state_[d].succ_begin;
+    for (std::size_t i = 1; i <= n; ++i)  // now each op's list's end
       state_[i].succ_begin += state_[i - 1].succ_begin;
     succ_.resize(s_.deps.size());
-    std::vector<std::uint32_t> fill(n);
-    for (std::size_t i = 0; i < n; ++i)
-      fill[i] = state_[i].succ_begin;
-    for (OpId id = 0; id < n; ++id)
-      for (OpId d : s_.dependencies(s_.ops[id]))
-        succ_[fill[d]++] = id;
+    for (OpId id = static_cast<OpId>(n); id-- > 0;) {
+      const auto deps = s_.dependencies(s_.ops[id]);
+      for (auto d = deps.rbegin(); d != deps.rend(); ++d)
+        succ_[--state_[*d].succ_begin] = id;
+    }
   }
 
   void build_streams() {
