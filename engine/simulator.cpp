@@ -54,11 +54,17 @@ class Run {
     // duration is an index into this table (its list's, or one of its own appended).
     durations_ = compute.kernel_list_durations(s.kernels);
     const std::size_t lists = durations_.size();
-    build_streams();
+    num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
+    stream_begin_.assign(s_.num_ranks * num_streams_ + 1, 0);
+    // One pass over the ops (56 bytes each, 0.84 GB on GPT-3 175B) sets each op's record and
+    // counts its stream's ops and its successors; link_lists() makes one more.
     for (OpId id = 0; id < n; ++id) {
       const Op& op = s.ops[id];
       OpState& st = state_[id];
       st.stream = stream_index(op);
+      ++stream_begin_[st.stream + 1];
+      for (OpId d : s_.dependencies(op))
+        ++state_[d].succ_begin;
       const bool on_gpu =
           op.kind == OpKind::compute || (op.kind == OpKind::copy && !is_host_copy(op));
       if (op.deps_count >= kOnGpu)
@@ -78,7 +84,7 @@ class Run {
       }
     }
     release(rendezvous_.instance_of);  // the state holds it now
-    build_successors();
+    link_lists();
     arrived_.assign(rendezvous_.instances.size(), 0);
     calls_by_group_.resize(s.groups.size());
     calls_by_sender_.resize(s.num_ranks);
@@ -149,37 +155,26 @@ class Run {
     return op.rank * static_cast<std::uint32_t>(num_streams_) + op.stream;
   }
 
-  // Successor lists in one array; op id's end where op id + 1's begin. Filled from the back,
-  // each op's count turning into its begin, so the lists need no cursor array of their own and
-  // still hold their successors in OpId order.
-  void build_successors() {
+  // Each stream's ops (in OpId order, its issue order) and each op's successors (in OpId order),
+  // from the counts the constructor took: both filled from the back, in one pass, so that each
+  // count's running sum turns into its list's begin and no cursor array is needed. An op's
+  // successors end where the next op's begin.
+  void link_lists() {
     const std::size_t n = s_.ops.size();
-    for (OpId d : s_.deps)
-      ++state_[d].succ_begin;
-    for (std::size_t i = 1; i <= n; ++i)  // now each op's list's end
+    for (std::size_t i = 1; i <= n; ++i)  // each op's list's end
       state_[i].succ_begin += state_[i - 1].succ_begin;
+    for (std::size_t i = 1; i < stream_begin_.size(); ++i)
+      stream_begin_[i] += stream_begin_[i - 1];
     succ_.resize(s_.deps.size());
+    stream_ops_.resize(n);
+    cursor_.assign(stream_begin_.begin() + 1, stream_begin_.end());  // each stream's end
     for (OpId id = static_cast<OpId>(n); id-- > 0;) {
+      stream_ops_[--cursor_[state_[id].stream]] = id;
       const auto deps = s_.dependencies(s_.ops[id]);
       for (auto d = deps.rbegin(); d != deps.rend(); ++d)
         succ_[--state_[*d].succ_begin] = id;
     }
-  }
-
-  void build_streams() {
-    num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
-    const std::size_t count = s_.num_ranks * num_streams_;
-    stream_begin_.assign(count + 1, 0);
-    for (const Op& op : s_.ops)
-      ++stream_begin_[stream_index(op) + 1];
-    for (std::size_t i = 1; i < stream_begin_.size(); ++i)
-      stream_begin_[i] += stream_begin_[i - 1];
-    stream_ops_.resize(s_.ops.size());
-    std::vector<std::uint32_t> fill(stream_begin_.begin(), stream_begin_.end() - 1);
-    for (OpId id = 0; id < s_.ops.size(); ++id)
-      stream_ops_[fill[stream_index(s_.ops[id])]++] = id;
-    cursor_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
-    busy_.assign(count, 0);
+    busy_.assign(cursor_.size(), 0);  // cursor_ now holds each stream's first op
   }
 
   void try_start(std::uint32_t st) {
