@@ -48,6 +48,7 @@ struct FlowState {
 struct TransferState {
   TransferId id = 0;
   const TransferPlan* plan = nullptr;
+  const PhaseRoutes::Phases* routes = nullptr;  // the plan's, looked up once at its start
   double payload = 0.0;
   std::uint32_t phase = 0;
   std::uint32_t flows_left = 0;
@@ -89,7 +90,8 @@ class FlowModel final : public NetworkModel {
 
   void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
     const std::uint32_t slot = pool_alloc(transfers_, free_transfers_);
-    transfers_[slot] = TransferState{id, &plan, payload_bytes, 0, 0, false, 1.0, 0.0};
+    transfers_[slot] =
+        TransferState{id, &plan, &routes_.of(plan), payload_bytes, 0, 0, false, 1.0, 0.0};
     // Flows join in advance(), so transfers started at one time share one recomputation.
     if (const auto cost = profile_.find(plan, payload_bytes)) {
       start_profiled(slot, *cost, now);
@@ -191,7 +193,7 @@ class FlowModel final : public NetworkModel {
     const auto& phases = tr.plan->phases;
     const std::size_t last = tr.profiled ? phases.size() : tr.phase + 1;
     for (std::size_t p = tr.phase; p < last; ++p) {
-      const std::vector<PhaseRoutes::Flow>& routes = routes_.of(phases[p]);
+      const std::vector<PhaseRoutes::Flow>& routes = (*tr.routes)[p];
       for (std::size_t i = 0; i < phases[p].flows.size(); ++i) {
         const FlowSpec& f = phases[p].flows[i];
         const double bytes = f.bytes_per_payload_byte * tr.payload;
