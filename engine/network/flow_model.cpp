@@ -33,8 +33,9 @@ struct FlowState {
   double bytes = 0.0;                         // simulated bytes
   double physical = 0.0;                      // bytes the links are credited with when it ends
   double cap = 0.0;                           // rate limit in bytes/s; 0 = none
-  double remaining = 0.0;                     // as of `last`
-  double rate = 0.0;                          // bytes/s
+  double narrowest = 0.0;  // its route's narrowest link, bytes/s (Topology::route_bandwidth)
+  double remaining = 0.0;  // as of `last`
+  double rate = 0.0;       // bytes/s
   double new_rate = 0.0;
   Time last;
   std::uint32_t transfer = 0;
@@ -203,7 +204,7 @@ class FlowModel final : public NetworkModel {
         // Profiled: the profile's rate; otherwise the phase's protocol/algorithm limit, if any.
         const double cap = tr.profiled ? simulated * tr.inv_duration
                                        : f.bytes_per_payload_byte * phases[p].rate_cap;
-        add_flow(slot, route, simulated, bytes, cap, t);
+        add_flow(slot, routes[i], simulated, bytes, cap, t);
         ++tr.flows_left;
       }
     }
@@ -220,8 +221,9 @@ class FlowModel final : public NetworkModel {
     push(t + tr.plan->phases[tr.phase].latency_for(tr.payload), {Event::phase_start, slot, 0});
   }
 
-  void add_flow(std::uint32_t transfer, std::span<const LinkId> route, double bytes,
+  void add_flow(std::uint32_t transfer, const PhaseRoutes::Flow& path, double bytes,
                 double physical, double cap, Time t) {
+    const std::span<const LinkId> route = path.route;
     if (route.size() > kMaxHops) {
       throw std::runtime_error("flow model: a route of " + std::to_string(route.size()) +
                                " links exceeds the supported maximum of " +
@@ -233,6 +235,7 @@ class FlowModel final : public NetworkModel {
     f.bytes = f.remaining = bytes;
     f.physical = physical;
     f.cap = cap;
+    f.narrowest = path.narrowest.bytes_per_second();
     f.rate = 0.0;
     f.last = t;
     f.transfer = transfer;
@@ -337,9 +340,10 @@ class FlowModel final : public NetworkModel {
       if (link_flows_[l].size() > 1) return false;
     for (std::uint32_t i : comp_flows_) {
       FlowState& f = flows_[i];
-      double rate = f.cap > 0.0 ? f.cap : std::numeric_limits<double>::infinity();
-      for (std::size_t h = 0; h < f.hops; ++h)
-        rate = std::min(rate, topology_.link(f.links[h]).bandwidth.bytes_per_second());
+      // The narrowest link was found with the route (the same minimum over the same links),
+      // so the links' records need not be read again.
+      const double cap = f.cap > 0.0 ? f.cap : std::numeric_limits<double>::infinity();
+      const double rate = std::min(cap, f.narrowest);
       f.frozen = epoch_;
       f.new_rate = rate;
     }
