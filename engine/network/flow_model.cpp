@@ -62,8 +62,13 @@ struct TransferState {
 
 struct Event {
   enum Kind : std::uint8_t { phase_start, flow_done, transfer_done } kind;
-  std::uint32_t target;   // transfer slot, or flow slot for flow_done
-  std::uint32_t version;  // flow_done only
+  std::uint32_t target;  // transfer slot, or batch slot for flow_done
+};
+
+// A flow whose completion is due, valid while the flow's version is unchanged.
+struct DueFlow {
+  std::uint32_t flow;
+  std::uint32_t version;
 };
 
 // A bottleneck candidate of progressive filling: a link's fair share or a capped flow's cap.
@@ -97,9 +102,9 @@ class FlowModel final : public NetworkModel {
     if (const auto cost = profile_.find(plan, payload_bytes)) {
       start_profiled(slot, *cost, now);
     } else if (plan.phases.empty()) {
-      push(now, {Event::transfer_done, slot, 0});
+      push(now, {Event::transfer_done, slot});
     } else {
-      push(now + plan.phases.front().latency_for(payload_bytes), {Event::phase_start, slot, 0});
+      push(now + plan.phases.front().latency_for(payload_bytes), {Event::phase_start, slot});
     }
   }
 
@@ -113,7 +118,10 @@ class FlowModel final : public NetworkModel {
       const Event e = queue_.pop().payload;
       switch (e.kind) {
         case Event::flow_done:
-          if (e.version == flows_[e.target].version) finish_flow(e.target, t, completed);
+          // The batch's flows in the order they were pushed, as their own events would pop.
+          for (const DueFlow& d : batches_[e.target])
+            if (d.version == flows_[d.flow].version) finish_flow(d.flow, t, completed);
+          free_batch(e.target);
           break;
         case Event::phase_start:
           --pending_;
@@ -160,7 +168,7 @@ class FlowModel final : public NetworkModel {
     }
     demand_links_.clear();
     tr.byte_scale = 1.0 / k;
-    push(now + Time::from_seconds(cost.alpha_s), {Event::phase_start, slot, 0});
+    push(now + Time::from_seconds(cost.alpha_s), {Event::phase_start, slot});
   }
 
   void push(Time t, Event e) {
@@ -169,16 +177,28 @@ class FlowModel final : public NetworkModel {
   }
 
   bool valid(const Event& e) const {
-    return e.kind != Event::flow_done || e.version == flows_[e.target].version;
+    if (e.kind != Event::flow_done) return true;
+    for (const DueFlow& d : batches_[e.target])
+      if (d.version == flows_[d.flow].version) return true;
+    return false;
+  }
+
+  void free_batch(std::uint32_t b) {
+    batches_[b].clear();
+    free_batches_.push_back(b);
   }
 
   // Keeps the heap's top valid (next_event_time() is const) and its stale share bounded.
   void drop_stale() {
     if (queue_.size() > 64 && queue_.size() > 4 * (active_flows_ + pending_)) {
-      queue_.compact([this](const Event& e) { return valid(e); });
+      queue_.compact([this](const Event& e) {
+        if (valid(e)) return true;
+        free_batch(e.target);
+        return false;
+      });
     }
     while (!queue_.empty() && !valid(queue_.top().payload))
-      queue_.pop();
+      free_batch(queue_.pop().payload.target);
   }
 
   void mark_dirty(LinkId l) {
@@ -218,7 +238,7 @@ class FlowModel final : public NetworkModel {
       free_transfers_.push_back(slot);
       return;
     }
-    push(t + tr.plan->phases[tr.phase].latency_for(tr.payload), {Event::phase_start, slot, 0});
+    push(t + tr.plan->phases[tr.phase].latency_for(tr.payload), {Event::phase_start, slot});
   }
 
   void add_flow(std::uint32_t transfer, const PhaseRoutes::Flow& path, double bytes,
@@ -280,6 +300,12 @@ class FlowModel final : public NetworkModel {
     ++epoch_;
     collect_component();
     if (!fill_unshared()) fill();
+    // Completions due at one instant, pushed one after another, share one event (a batch):
+    // with consecutive sequence numbers nothing could pop between them, so the batch pops
+    // where the first would and runs them in order. A ring's flows all end together: one
+    // heap entry instead of one per flow.
+    std::uint32_t batch = kNoBatch;
+    Time batch_time;
     for (std::uint32_t i : comp_flows_) {
       FlowState& f = flows_[i];
       if (f.new_rate == f.rate) continue;  // its completion event still holds
@@ -292,7 +318,13 @@ class FlowModel final : public NetworkModel {
                                  std::to_string(f.links[0]) + " (zero-bandwidth link?)");
       }
       const Time d = transfer_time(f.remaining, Bandwidth::bytes_per_second(f.rate));
-      queue_.push(t + std::max(d, Time::from_ps(1)), {Event::flow_done, i, f.version});
+      const Time due = t + std::max(d, Time::from_ps(1));
+      if (batch == kNoBatch || due != batch_time) {
+        batch = pool_alloc(batches_, free_batches_);
+        batch_time = due;
+        queue_.push(due, {Event::flow_done, batch});
+      }
+      batches_[batch].push_back({i, f.version});
     }
     if (sink_) {
       for (LinkId l : comp_links_) {
@@ -391,6 +423,7 @@ class FlowModel final : public NetworkModel {
     bool operator()(const FillEntry& a, const FillEntry& b) const { return fill_later(a, b); }
   };
   static constexpr std::uint32_t kNoLink = ~std::uint32_t{0};
+  static constexpr std::uint32_t kNoBatch = ~std::uint32_t{0};
 
   // Fixes flow i at `rate` and updates the shares of its links other than `bottleneck`.
   void freeze(std::uint32_t i, double rate, std::uint32_t bottleneck) {
@@ -417,6 +450,8 @@ class FlowModel final : public NetworkModel {
   std::vector<double> link_bytes_;
   std::vector<double> reported_;
   EventQueue<Event> queue_;
+  std::vector<std::vector<DueFlow>> batches_;  // flow_done events' flows, by batch slot
+  std::vector<std::uint32_t> free_batches_;
   std::size_t active_flows_ = 0;
   std::size_t pending_ = 0;  // phase_start and transfer_done events in the queue
   LinkRateSink sink_;
