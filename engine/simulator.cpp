@@ -85,7 +85,9 @@ class Run {
     }
     release(rendezvous_.instance_of);  // the state holds it now
     link_lists();
-    arrived_.assign(rendezvous_.instances.size(), 0);
+    arrivals_.reserve(rendezvous_.instances.size());
+    for (const auto& instance : rendezvous_.instances)
+      arrivals_.push_back({0, instance.size});
     calls_by_group_.resize(s.groups.size());
     calls_by_sender_.resize(s.num_ranks);
     if (options.record_link_rates)
@@ -196,7 +198,8 @@ class Run {
       return;
     }
     const std::uint32_t inst = op.work;
-    if (++arrived_[inst] == rendezvous_.instances[inst].size) launch(inst, s_.ops[id]);
+    Arrivals& a = arrivals_[inst];
+    if (++a.arrived == a.expected) launch(inst, s_.ops[id]);
   }
 
   // Every member has arrived: hand the transfer to the network model.
@@ -314,7 +317,7 @@ class Run {
         msg += "waits on " + std::to_string(deps) + " dependencies";
       } else {
         const auto inst = state_[id].work;
-        msg += std::to_string(arrived_[inst]) + " of " +
+        msg += std::to_string(arrivals_[inst].arrived) + " of " +
                std::to_string(rendezvous_.instances[inst].size) + " peers arrived";
       }
       ++shown;
@@ -363,7 +366,13 @@ class Run {
   std::vector<OpId> stream_ops_;
   std::vector<std::uint32_t> cursor_;
   std::vector<std::uint8_t> busy_;
-  std::vector<std::uint32_t> arrived_;
+  // Per instance: members arrived so far and members expected, side by side so that an
+  // arrival reads one cache line (the instances' table, 12 bytes each, is another).
+  struct Arrivals {
+    std::uint32_t arrived;
+    std::uint32_t expected;
+  };
+  std::vector<Arrivals> arrivals_;
   std::deque<TransferPlan> plans_;  // stable addresses
   std::map<PlanKey, const TransferPlan*> plan_cache_;
   std::vector<CallList> calls_by_group_;   // indexed by GroupId
