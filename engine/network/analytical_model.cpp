@@ -29,10 +29,12 @@ class AnalyticalModel final : public NetworkModel {
       return;
     }
     Time t = now;
-    for (const Phase& phase : plan.phases) {
+    const PhaseRoutes::Phases& plan_routes = routes_.of(plan);
+    for (std::size_t p = 0; p < plan.phases.size(); ++p) {
+      const Phase& phase = plan.phases[p];
       t += phase.latency_for(payload_bytes);
       Time longest = Time::zero();
-      const std::vector<PhaseRoutes::Flow>& routes = routes_.of(phase);
+      const std::vector<PhaseRoutes::Flow>& routes = plan_routes[p];
       for (std::size_t i = 0; i < phase.flows.size(); ++i) {
         const FlowSpec& f = phase.flows[i];
         const double bytes = f.bytes_per_payload_byte * payload_bytes;

@@ -33,8 +33,9 @@ struct FlowState {
   double bytes = 0.0;                         // simulated bytes
   double physical = 0.0;                      // bytes the links are credited with when it ends
   double cap = 0.0;                           // rate limit in bytes/s; 0 = none
-  double remaining = 0.0;                     // as of `last`
-  double rate = 0.0;                          // bytes/s
+  double narrowest = 0.0;  // its route's narrowest link, bytes/s (Topology::route_bandwidth)
+  double remaining = 0.0;  // as of `last`
+  double rate = 0.0;       // bytes/s
   double new_rate = 0.0;
   Time last;
   std::uint32_t transfer = 0;
@@ -48,6 +49,7 @@ struct FlowState {
 struct TransferState {
   TransferId id = 0;
   const TransferPlan* plan = nullptr;
+  const PhaseRoutes::Phases* routes = nullptr;  // the plan's, looked up once at its start
   double payload = 0.0;
   std::uint32_t phase = 0;
   std::uint32_t flows_left = 0;
@@ -60,8 +62,13 @@ struct TransferState {
 
 struct Event {
   enum Kind : std::uint8_t { phase_start, flow_done, transfer_done } kind;
-  std::uint32_t target;   // transfer slot, or flow slot for flow_done
-  std::uint32_t version;  // flow_done only
+  std::uint32_t target;  // transfer slot, or batch slot for flow_done
+};
+
+// A flow whose completion is due, valid while the flow's version is unchanged.
+struct DueFlow {
+  std::uint32_t flow;
+  std::uint32_t version;
 };
 
 // A bottleneck candidate of progressive filling: a link's fair share or a capped flow's cap.
@@ -89,14 +96,15 @@ class FlowModel final : public NetworkModel {
 
   void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
     const std::uint32_t slot = pool_alloc(transfers_, free_transfers_);
-    transfers_[slot] = TransferState{id, &plan, payload_bytes, 0, 0, false, 1.0, 0.0};
+    transfers_[slot] =
+        TransferState{id, &plan, &routes_.of(plan), payload_bytes, 0, 0, false, 1.0, 0.0};
     // Flows join in advance(), so transfers started at one time share one recomputation.
     if (const auto cost = profile_.find(plan, payload_bytes)) {
       start_profiled(slot, *cost, now);
     } else if (plan.phases.empty()) {
-      push(now, {Event::transfer_done, slot, 0});
+      push(now, {Event::transfer_done, slot});
     } else {
-      push(now + plan.phases.front().latency_for(payload_bytes), {Event::phase_start, slot, 0});
+      push(now + plan.phases.front().latency_for(payload_bytes), {Event::phase_start, slot});
     }
   }
 
@@ -110,7 +118,10 @@ class FlowModel final : public NetworkModel {
       const Event e = queue_.pop().payload;
       switch (e.kind) {
         case Event::flow_done:
-          if (e.version == flows_[e.target].version) finish_flow(e.target, t, completed);
+          // The batch's flows in the order they were pushed, as their own events would pop.
+          for (const DueFlow& d : batches_[e.target])
+            if (d.version == flows_[d.flow].version) finish_flow(d.flow, t, completed);
+          free_batch(e.target);
           break;
         case Event::phase_start:
           --pending_;
@@ -157,7 +168,7 @@ class FlowModel final : public NetworkModel {
     }
     demand_links_.clear();
     tr.byte_scale = 1.0 / k;
-    push(now + Time::from_seconds(cost.alpha_s), {Event::phase_start, slot, 0});
+    push(now + Time::from_seconds(cost.alpha_s), {Event::phase_start, slot});
   }
 
   void push(Time t, Event e) {
@@ -166,16 +177,28 @@ class FlowModel final : public NetworkModel {
   }
 
   bool valid(const Event& e) const {
-    return e.kind != Event::flow_done || e.version == flows_[e.target].version;
+    if (e.kind != Event::flow_done) return true;
+    for (const DueFlow& d : batches_[e.target])
+      if (d.version == flows_[d.flow].version) return true;
+    return false;
+  }
+
+  void free_batch(std::uint32_t b) {
+    batches_[b].clear();
+    free_batches_.push_back(b);
   }
 
   // Keeps the heap's top valid (next_event_time() is const) and its stale share bounded.
   void drop_stale() {
     if (queue_.size() > 64 && queue_.size() > 4 * (active_flows_ + pending_)) {
-      queue_.compact([this](const Event& e) { return valid(e); });
+      queue_.compact([this](const Event& e) {
+        if (valid(e)) return true;
+        free_batch(e.target);
+        return false;
+      });
     }
     while (!queue_.empty() && !valid(queue_.top().payload))
-      queue_.pop();
+      free_batch(queue_.pop().payload.target);
   }
 
   void mark_dirty(LinkId l) {
@@ -191,7 +214,7 @@ class FlowModel final : public NetworkModel {
     const auto& phases = tr.plan->phases;
     const std::size_t last = tr.profiled ? phases.size() : tr.phase + 1;
     for (std::size_t p = tr.phase; p < last; ++p) {
-      const std::vector<PhaseRoutes::Flow>& routes = routes_.of(phases[p]);
+      const std::vector<PhaseRoutes::Flow>& routes = (*tr.routes)[p];
       for (std::size_t i = 0; i < phases[p].flows.size(); ++i) {
         const FlowSpec& f = phases[p].flows[i];
         const double bytes = f.bytes_per_payload_byte * tr.payload;
@@ -201,7 +224,7 @@ class FlowModel final : public NetworkModel {
         // Profiled: the profile's rate; otherwise the phase's protocol/algorithm limit, if any.
         const double cap = tr.profiled ? simulated * tr.inv_duration
                                        : f.bytes_per_payload_byte * phases[p].rate_cap;
-        add_flow(slot, route, simulated, bytes, cap, t);
+        add_flow(slot, routes[i], simulated, bytes, cap, t);
         ++tr.flows_left;
       }
     }
@@ -215,11 +238,12 @@ class FlowModel final : public NetworkModel {
       free_transfers_.push_back(slot);
       return;
     }
-    push(t + tr.plan->phases[tr.phase].latency_for(tr.payload), {Event::phase_start, slot, 0});
+    push(t + tr.plan->phases[tr.phase].latency_for(tr.payload), {Event::phase_start, slot});
   }
 
-  void add_flow(std::uint32_t transfer, std::span<const LinkId> route, double bytes,
+  void add_flow(std::uint32_t transfer, const PhaseRoutes::Flow& path, double bytes,
                 double physical, double cap, Time t) {
+    const std::span<const LinkId> route = path.route;
     if (route.size() > kMaxHops) {
       throw std::runtime_error("flow model: a route of " + std::to_string(route.size()) +
                                " links exceeds the supported maximum of " +
@@ -231,6 +255,7 @@ class FlowModel final : public NetworkModel {
     f.bytes = f.remaining = bytes;
     f.physical = physical;
     f.cap = cap;
+    f.narrowest = path.narrowest.bytes_per_second();
     f.rate = 0.0;
     f.last = t;
     f.transfer = transfer;
@@ -275,6 +300,12 @@ class FlowModel final : public NetworkModel {
     ++epoch_;
     collect_component();
     if (!fill_unshared()) fill();
+    // Completions due at one instant, pushed one after another, share one event (a batch):
+    // with consecutive sequence numbers nothing could pop between them, so the batch pops
+    // where the first would and runs them in order. A ring's flows all end together: one
+    // heap entry instead of one per flow.
+    std::uint32_t batch = kNoBatch;
+    Time batch_time;
     for (std::uint32_t i : comp_flows_) {
       FlowState& f = flows_[i];
       if (f.new_rate == f.rate) continue;  // its completion event still holds
@@ -287,7 +318,13 @@ class FlowModel final : public NetworkModel {
                                  std::to_string(f.links[0]) + " (zero-bandwidth link?)");
       }
       const Time d = transfer_time(f.remaining, Bandwidth::bytes_per_second(f.rate));
-      queue_.push(t + std::max(d, Time::from_ps(1)), {Event::flow_done, i, f.version});
+      const Time due = t + std::max(d, Time::from_ps(1));
+      if (batch == kNoBatch || due != batch_time) {
+        batch = pool_alloc(batches_, free_batches_);
+        batch_time = due;
+        queue_.push(due, {Event::flow_done, batch});
+      }
+      batches_[batch].push_back({i, f.version});
     }
     if (sink_) {
       for (LinkId l : comp_links_) {
@@ -335,9 +372,10 @@ class FlowModel final : public NetworkModel {
       if (link_flows_[l].size() > 1) return false;
     for (std::uint32_t i : comp_flows_) {
       FlowState& f = flows_[i];
-      double rate = f.cap > 0.0 ? f.cap : std::numeric_limits<double>::infinity();
-      for (std::size_t h = 0; h < f.hops; ++h)
-        rate = std::min(rate, topology_.link(f.links[h]).bandwidth.bytes_per_second());
+      // The narrowest link was found with the route (the same minimum over the same links),
+      // so the links' records need not be read again.
+      const double cap = f.cap > 0.0 ? f.cap : std::numeric_limits<double>::infinity();
+      const double rate = std::min(cap, f.narrowest);
       f.frozen = epoch_;
       f.new_rate = rate;
     }
@@ -349,7 +387,7 @@ class FlowModel final : public NetworkModel {
   // Progressive filling: the smallest of the links' fair shares and the flows' caps is the
   // bottleneck; fix the flows it limits at that rate, take it off their links, repeat.
   void fill() {
-    const auto later = fill_later;
+    const FillLater later;
     fill_heap_.clear();
     for (LinkId l : comp_links_) {
       cap_[l] = topology_.link(l).bandwidth.bytes_per_second();
@@ -380,7 +418,12 @@ class FlowModel final : public NetworkModel {
     if (a.share != b.share) return a.share > b.share;
     return a.is_flow != b.is_flow ? a.is_flow : a.index > b.index;
   }
+  // As a function object the heap algorithms inline it.
+  struct FillLater {
+    bool operator()(const FillEntry& a, const FillEntry& b) const { return fill_later(a, b); }
+  };
   static constexpr std::uint32_t kNoLink = ~std::uint32_t{0};
+  static constexpr std::uint32_t kNoBatch = ~std::uint32_t{0};
 
   // Fixes flow i at `rate` and updates the shares of its links other than `bottleneck`.
   void freeze(std::uint32_t i, double rate, std::uint32_t bottleneck) {
@@ -392,7 +435,7 @@ class FlowModel final : public NetworkModel {
       cap_[l] -= rate;
       if (--cnt_[l] > 0 && l != bottleneck) {
         fill_heap_.push_back({share(l), l, false});
-        std::push_heap(fill_heap_.begin(), fill_heap_.end(), fill_later);
+        std::push_heap(fill_heap_.begin(), fill_heap_.end(), FillLater{});
       }
     }
   }
@@ -407,6 +450,8 @@ class FlowModel final : public NetworkModel {
   std::vector<double> link_bytes_;
   std::vector<double> reported_;
   EventQueue<Event> queue_;
+  std::vector<std::vector<DueFlow>> batches_;  // flow_done events' flows, by batch slot
+  std::vector<std::uint32_t> free_batches_;
   std::size_t active_flows_ = 0;
   std::size_t pending_ = 0;  // phase_start and transfer_done events in the queue
   LinkRateSink sink_;

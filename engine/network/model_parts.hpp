@@ -37,12 +37,14 @@ std::uint32_t pool_alloc(std::vector<T>& pool, std::vector<std::uint32_t>& free)
   return static_cast<std::uint32_t>(pool.size() - 1);
 }
 
-// The routes of a phase's flows, in its flow order, looked up in the topology once per phase
-// rather than once per flow: a plan recurs thousands of times (every layer and micro-batch: GPT-3
-// on 1,024 GPUs starts 1.2 M tensor-parallel all-reduces), and the topology's route cache is a hash
-// map of every pair used (a flow model run spent 7 % in it). A phase at an address a finished
-// plan used before (a caller's plans need not outlive the model) is told apart by its flows'
-// ends. The spans point into the topology's route cache, valid while the topology is unchanged.
+// The routes of a plan's flows, phase by phase in its flow order, looked up in the topology once
+// per plan rather than once per flow: a plan recurs thousands of times (every layer and
+// micro-batch: GPT-3 on 1,024 GPUs starts 1.2 M tensor-parallel all-reduces), and the topology's
+// route cache is a hash map of every pair used (a flow model run spent 7 % in it). Keyed by the
+// plan, not by each phase (one hash lookup per transfer, not per phase). A plan at an address a
+// finished plan used before (a caller's plans need not outlive the model) is told apart by its
+// flows' ends. The spans point into the topology's route cache, valid while the topology is
+// unchanged.
 class PhaseRoutes {
  public:
   explicit PhaseRoutes(const Topology& topology) : topology_(topology) {}
@@ -51,11 +53,12 @@ class PhaseRoutes {
     std::span<const LinkId> route;
     Bandwidth narrowest;  // the route's narrowest link (infinite for an empty route)
   };
-  const std::vector<Flow>& of(const Phase& phase);
+  using Phases = std::vector<std::vector<Flow>>;  // per phase of the plan, per flow
+  const Phases& of(const TransferPlan& plan);
 
  private:
   const Topology& topology_;
-  std::unordered_map<const Phase*, std::vector<Flow>> known_;
+  std::unordered_map<const TransferPlan*, Phases> known_;
 };
 
 // Adds every flow's bytes of `plan` scaled by `payload_bytes` to the links of its route.

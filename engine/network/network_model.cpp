@@ -9,26 +9,32 @@ namespace clustersim::engine {
 
 namespace detail {
 
-const std::vector<PhaseRoutes::Flow>& PhaseRoutes::of(const Phase& phase) {
-  std::vector<Flow>& flows = known_[&phase];
-  bool same = flows.size() == phase.flows.size();
-  for (std::size_t i = 0; same && i < flows.size(); ++i)
-    same = flows[i].src == phase.flows[i].src && flows[i].dst == phase.flows[i].dst;
-  if (!same) {
-    flows.clear();
-    for (const FlowSpec& f : phase.flows)
-      flows.push_back(
-          {f.src, f.dst, topology_.route(f.src, f.dst), topology_.route_bandwidth(f.src, f.dst)});
+const PhaseRoutes::Phases& PhaseRoutes::of(const TransferPlan& plan) {
+  Phases& phases = known_[&plan];
+  bool same = phases.size() == plan.phases.size();
+  for (std::size_t p = 0; same && p < phases.size(); ++p) {
+    const std::vector<FlowSpec>& flows = plan.phases[p].flows;
+    same = phases[p].size() == flows.size();
+    for (std::size_t i = 0; same && i < flows.size(); ++i)
+      same = phases[p][i].src == flows[i].src && phases[p][i].dst == flows[i].dst;
   }
-  return flows;
+  if (!same) {
+    phases.assign(plan.phases.size(), {});
+    for (std::size_t p = 0; p < phases.size(); ++p)
+      for (const FlowSpec& f : plan.phases[p].flows)
+        phases[p].push_back(
+            {f.src, f.dst, topology_.route(f.src, f.dst), topology_.route_bandwidth(f.src, f.dst)});
+  }
+  return phases;
 }
 
 void add_plan_link_bytes(PhaseRoutes& routes, const TransferPlan& plan, double payload_bytes,
                          std::vector<double>& link_bytes) {
-  for (const Phase& phase : plan.phases) {
-    const std::vector<PhaseRoutes::Flow>& flows = routes.of(phase);
+  const PhaseRoutes::Phases& phases = routes.of(plan);
+  for (std::size_t p = 0; p < phases.size(); ++p) {
+    const std::vector<PhaseRoutes::Flow>& flows = phases[p];
     for (std::size_t i = 0; i < flows.size(); ++i) {
-      const double bytes = phase.flows[i].bytes_per_payload_byte * payload_bytes;
+      const double bytes = plan.phases[p].flows[i].bytes_per_payload_byte * payload_bytes;
       for (LinkId l : flows[i].route)
         link_bytes[l] += bytes;
     }

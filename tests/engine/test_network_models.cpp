@@ -217,6 +217,27 @@ TEST(FlowModel, UnsharedFlowsRunAtTheirNarrowestLinkOrCapThenShareFairly) {
   EXPECT_NEAR(seconds_of(done, 4), 1.0, 1e-9);
 }
 
+TEST(FlowModel, AFlowReRatedAfterItsCompletionWasDueStillEndsAtItsNewTime) {
+  // Links of B = 10 GB/s, S = 1e9 bytes. A (0 -> 1) and B (2 -> 3) start together on disjoint
+  // links: both due at S/B = 0.1 s (their completions are pushed together). C (4 -> 1) joins at
+  // 0.05 s and shares the switch -> GPU 1 link with A: A's remaining 0.5e9 bytes go at B/2 and
+  // end at 0.15 s; C moves 0.5e9 bytes at B/2 by then and its other 0.5e9 at B, ending at 0.2 s.
+  // B is untouched and still ends at 0.1 s.
+  const Topology t = single_switch(5, Time::zero());
+  auto m = make_network_model("flow", t);
+  const TransferPlan a = message(0, 1), b = message(2, 3), c = message(4, 1);
+  std::map<TransferId, Time> done;
+  m->start(1, a, 1e9, Time::zero());
+  m->start(2, b, 1e9, Time::zero());
+  run_until(*m, Time::from_seconds(0.05), done);
+  m->start(3, c, 1e9, Time::from_seconds(0.05));
+  run_until(*m, Time::max(), done);
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_NEAR(seconds_of(done, 2), 0.1, 1e-9);
+  EXPECT_NEAR(seconds_of(done, 1), 0.15, 1e-9);
+  EXPECT_NEAR(seconds_of(done, 3), 0.2, 1e-9);
+}
+
 TEST(FlowModel, OversubscribedFatTreeHalvesCrossSpineFlows) {
   // Two leaves of 4 GPUs (NIC links B); each leaf's single trunk to the spine is 2B, half the
   // leaf's 4B of NIC capacity (2:1). All 8 GPUs send S across the spine: 4 flows share each

@@ -1,0 +1,137 @@
+// The matching of communication ops (engine/rendezvous.hpp): which ops meet, how the instances
+// are numbered (collectives by group and call, then send/recv pairs by (src, dst, tag) and issue
+// order, then host copies), and which op an error names. The expected numbers are worked out by
+// hand from the rules in DESIGN.md, not read back from the code.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/rendezvous.hpp"
+#include "engine/simulator.hpp"
+
+namespace {
+
+using namespace clustersim::engine;
+
+std::vector<OpId> instance_members(const Rendezvous& r, std::uint32_t inst) {
+  const auto& i = r.instances[inst];
+  return {r.ops.begin() + i.ops_begin, r.ops.begin() + i.ops_begin + i.size};
+}
+
+TEST(Rendezvous, InstancesGoByGroupThenPairKeyThenHostCopy) {
+  ScheduleBuilder b(3);
+  const auto s = b.stream("compute");
+  const GroupId g0 = b.add_group({2, 0}, "g0");  // member order: rank 2 first
+  const GroupId g1 = b.add_group({0, 1}, "g1");
+  // Issued rank by rank; ids in comments.
+  const OpId r0_g1 = b.collective({0, s, Category::dp_comm, "x"}, CollectiveType::all_reduce, g1,
+                                  8);                                         // 0
+  const OpId r0_send_1_t5 = b.send({0, s, Category::pp_comm, "s"}, 1, 4, 5);  // 1
+  const OpId r0_g0 = b.collective({0, s, Category::dp_comm, "y"}, CollectiveType::all_gather, g0,
+                                  8);                                                         // 2
+  const OpId r0_send_1_t2a = b.send({0, s, Category::pp_comm, "s"}, 1, 4, 2);                 // 3
+  const OpId r0_send_1_t2b = b.send({0, s, Category::pp_comm, "s"}, 1, 4, 2);                 // 4
+  const OpId r0_copy = b.copy({0, s, Category::optimizer, "c"}, 16, CopyDirection::to_host);  // 5
+  const OpId r1_recv_t2a = b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 2);                   // 6
+  const OpId r1_g1 = b.collective({1, s, Category::dp_comm, "x"}, CollectiveType::all_reduce, g1,
+                                  8);                                         // 7
+  const OpId r1_recv_t5 = b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 5);    // 8
+  const OpId r1_recv_t2b = b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 2);   // 9
+  const OpId r2_send_0_t1 = b.send({2, s, Category::pp_comm, "s"}, 0, 4, 1);  // 10
+  const OpId r2_g0 = b.collective({2, s, Category::dp_comm, "y"}, CollectiveType::all_gather, g0,
+                                  8);                                         // 11
+  const OpId r0_recv_2_t1 = b.recv({0, s, Category::pp_comm, "r"}, 2, 4, 1);  // 12
+  const Schedule sched = std::move(b).finish();
+  const Rendezvous r = match_communication(sched);
+
+  // g0 (its members in group order: rank 2, rank 0), then g1; then pairs by key: (0→1, tag 2)
+  // twice in issue order, (0→1, tag 5), (2→0, tag 1); then the host copy.
+  ASSERT_EQ(r.instances.size(), 7u);
+  EXPECT_EQ(instance_members(r, 0), (std::vector<OpId>{r2_g0, r0_g0}));
+  EXPECT_EQ(r.instances[0].group, g0);
+  EXPECT_EQ(instance_members(r, 1), (std::vector<OpId>{r0_g1, r1_g1}));
+  EXPECT_EQ(instance_members(r, 2), (std::vector<OpId>{r0_send_1_t2a, r1_recv_t2a}));
+  EXPECT_EQ(instance_members(r, 3), (std::vector<OpId>{r0_send_1_t2b, r1_recv_t2b}));
+  EXPECT_EQ(instance_members(r, 4), (std::vector<OpId>{r0_send_1_t5, r1_recv_t5}));
+  EXPECT_EQ(instance_members(r, 5), (std::vector<OpId>{r2_send_0_t1, r0_recv_2_t1}));
+  EXPECT_EQ(instance_members(r, 6), (std::vector<OpId>{r0_copy}));
+  EXPECT_TRUE(r.instances[2].send_recv());
+  EXPECT_EQ(r.instances[6].group, kNone);
+  ASSERT_EQ(r.instance_of.size(), 13u);
+  EXPECT_EQ(r.instance_of[r1_recv_t5], 4u);
+  EXPECT_EQ(r.instance_of[r0_g0], 0u);
+}
+
+TEST(Rendezvous, AHostCopyIsAnInstanceOfItsOwnAfterThePairs) {
+  ScheduleBuilder b(2);
+  const auto s = b.stream("compute");
+  const OpId copy = b.copy({1, s, Category::optimizer, "c"}, 16, CopyDirection::to_host);
+  const OpId send = b.send({0, s, Category::pp_comm, "s"}, 1, 4, 0);
+  const OpId recv = b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 0);
+  const Rendezvous r = match_communication(std::move(b).finish());
+  ASSERT_EQ(r.instances.size(), 2u);
+  EXPECT_EQ(instance_members(r, 0), (std::vector<OpId>{send, recv}));
+  EXPECT_EQ(instance_members(r, 1), (std::vector<OpId>{copy}));
+  EXPECT_EQ(r.instance_of[copy], 1u);
+}
+
+std::string matching_error(Schedule s) {
+  try {
+    match_communication(s);
+  } catch (const SimulationError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Rendezvous, ErrorsNameTheFirstUnmatchedOpByKey) {
+  struct Case {
+    std::uint32_t ranks;
+    std::function<void(ScheduleBuilder&, StreamId)> ops;
+    std::vector<std::string> says;
+  };
+  const Case cases[] = {
+      // Sends 0→1 with tag 3 twice, one recv: "2 sends but 1 recvs", naming the second send.
+      {2,
+       [](ScheduleBuilder& b, StreamId s) {
+         b.send({0, s, Category::pp_comm, "first"}, 1, 4, 3);
+         b.send({0, s, Category::pp_comm, "second"}, 1, 4, 3);
+         b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 3);
+       },
+       {"2 sends but 1 recvs from rank 0 to rank 1 with tag 3", "'second'"}},
+      // Recvs nobody sends to: keys (1→0, tag 9) and (0→1, tag 4); the smaller key's is named.
+      {2,
+       [](ScheduleBuilder& b, StreamId s) {
+         b.recv({0, s, Category::pp_comm, "from1"}, 1, 4, 9);
+         b.send({0, s, Category::pp_comm, "s"}, 1, 4, 7);
+         b.recv({1, s, Category::pp_comm, "from0"}, 0, 4, 4);
+         b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 7);
+       },
+       {"'from0'", "has no matching send"}},
+      // A recv whose key sorts after every send's.
+      {3,
+       [](ScheduleBuilder& b, StreamId s) {
+         b.send({0, s, Category::pp_comm, "s"}, 1, 4, 0);
+         b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 0);
+         b.recv({1, s, Category::pp_comm, "late"}, 2, 4, 0);
+       },
+       {"'late'", "has no matching send"}},
+      {3,
+       [](ScheduleBuilder& b, StreamId s) {
+         const GroupId g = b.add_group({0, 1}, "tp");
+         b.collective({2, s, Category::tp_comm, "ar"}, CollectiveType::all_reduce, g, 8);
+       },
+       {"that rank 2 is not a member of"}},
+  };
+  for (const Case& c : cases) {
+    ScheduleBuilder b(c.ranks);
+    c.ops(b, b.stream("compute"));
+    const std::string e = matching_error(std::move(b).finish());
+    for (const std::string& want : c.says)
+      EXPECT_NE(e.find(want), std::string::npos) << want << " in: " << e;
+  }
+}
+
+}  // namespace
