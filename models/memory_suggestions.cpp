@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -202,7 +203,13 @@ std::vector<MemorySuggestion> memory_suggestions(const Scenario& sc) {
 
 std::optional<MemoryCombination> memory_combination(const Scenario& sc) {
   const auto axes = axes_of(sc);
-  return CombinationSearch(sc, axes).run();
+  try {
+    return CombinationSearch(sc, axes).run();
+  } catch (const std::exception&) {
+    // A plan the closed-form estimate cannot rank (a workload it does not model) gets no
+    // combined suggestion; the per-axis ones above still stand, and the run is not failed for it.
+    return std::nullopt;
+  }
 }
 
 }  // namespace clustersim::models

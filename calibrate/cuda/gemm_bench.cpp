@@ -117,10 +117,19 @@ void measure_gemms(bool quick, const std::vector<GemmRequest>& requested, std::o
   for (const auto& s : grid)
     largest = std::max({largest, s.m * s.k, s.k * s.n, s.m * s.n});
   largest *= 4;
+  // A request whose operands would not fit three to a quarter of the free memory is left out
+  // (a logits GEMM of a large vocabulary and micro-batch), with a line in the table.
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CS_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const auto operand_bytes = [](const GemmRequest& r, const Dtype& d) {
+    return std::max({r.m * r.k, r.k * r.n, r.m * r.n}) * r.batch * d.bytes;
+  };
+  const auto too_large = [&](const GemmRequest& r, const Dtype& d) {
+    return operand_bytes(r, d) > free_bytes / 12;
+  };
   for (const auto& r : requested)
-    if (const Dtype* d = dtype_named(r.dtype))
-      largest = std::max({largest, r.m * r.k * r.batch * d->bytes, r.k * r.n * r.batch * d->bytes,
-                          r.m * r.n * r.batch * d->bytes});
+    if (const Dtype* d = dtype_named(r.dtype); d != nullptr && !too_large(r, *d))
+      largest = std::max(largest, operand_bytes(r, *d));
   Stream stream;
   cublasHandle_t handle = nullptr;
   CS_CHECK(cublasCreate(&handle));
@@ -154,11 +163,14 @@ void measure_gemms(bool quick, const std::vector<GemmRequest>& requested, std::o
   }
   for (const GemmRequest& r : requested) {
     const Dtype* d = dtype_named(r.dtype);
-    if (d == nullptr || prop.major < d->min_cc_major) {
+    if (d == nullptr || prop.major < d->min_cc_major || too_large(r, *d)) {
       if (table != nullptr)
         *table << "  " << r.dtype << " " << r.m << "x" << r.n << "x" << r.k << " (batch " << r.batch
                << "): not measured, "
-               << (d == nullptr ? "no cuBLAS GEMM path here" : "needs a newer GPU") << "\n";
+               << (d == nullptr                   ? "no cuBLAS GEMM path here"
+                   : prop.major < d->min_cc_major ? "needs a newer GPU"
+                                                  : "operands larger than a twelfth of free memory")
+               << "\n";
       step("gemm (scenario)");
       continue;
     }
