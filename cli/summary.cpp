@@ -1,6 +1,5 @@
 #include "cli/summary.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -150,15 +149,11 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
       out << line;
     }
     if (m.combined) {
-      std::string flags;
-      for (const auto& c : m.combined->changes)
-        flags += (flags.empty() ? "--set " : " --set ") + c;
       std::snprintf(line, sizeof line, "%.2f", m.combined->estimated_time_ratio);
-      out << "  together: " << flags << "\n    " << format_bytes(m.combined->peak_bytes) << " ("
-          << m.combined->verdict << "); the plan estimate's iteration time x" << line << "\n";
-    } else if (std::none_of(m.suggestions.begin(), m.suggestions.end(), [](const auto& x) {
-                 return x.verdict == models::to_string(models::MemoryVerdict::fits);
-               })) {
+      out << "  together: " << m.combined->as_set_flags() << "\n    "
+          << format_bytes(m.combined->peak_bytes) << " (" << m.combined->verdict
+          << "); the plan estimate's iteration time x" << line << "\n";
+    } else if (!m.a_change_alone_fits()) {
       out << "  no combination of these changes fits\n";
     }
   }

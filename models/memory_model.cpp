@@ -356,6 +356,19 @@ MemoryVerdict MemoryEstimate::verdict() const {
   return total() + overheads.fragmentation <= capacity ? MemoryVerdict::fits : MemoryVerdict::tight;
 }
 
+bool MemoryEstimate::a_change_alone_fits() const {
+  return std::any_of(suggestions.begin(), suggestions.end(), [](const MemorySuggestion& s) {
+    return s.verdict == to_string(MemoryVerdict::fits);
+  });
+}
+
+std::string MemoryCombination::as_set_flags() const {
+  std::string flags;
+  for (const auto& c : changes)
+    flags += (flags.empty() ? "--set " : " --set ") + c;
+  return flags;
+}
+
 std::string MemoryEstimate::largest_term() const {
   const std::pair<const char*, double> terms[] = {{"weights", peak.weights},
                                                   {"gradients", peak.gradients},
@@ -382,10 +395,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built) {
   if (est.verdict() != MemoryVerdict::fits) {
     est.suggestions = memory_suggestions(sc);
     // Also when a change alone fits only without the fragmentation allowance (tight).
-    if (std::none_of(est.suggestions.begin(), est.suggestions.end(), [](const MemorySuggestion& s) {
-          return s.verdict == to_string(MemoryVerdict::fits);
-        }))
-      est.combined = memory_combination(sc);
+    if (!est.a_change_alone_fits()) est.combined = memory_combination(sc);
   }
   return est;
 }

@@ -53,6 +53,8 @@ struct MemoryCombination {
   // The plan search's closed-form iteration time with the changes over the same estimate without
   // them (docs/plan-search.md "Ranking"): what the changes cost, not a simulated figure.
   double estimated_time_ratio = 0;
+  // "--set a --set b": the changes as a command line takes them.
+  std::string as_set_flags() const;
 };
 
 struct MemoryPoint {
@@ -100,6 +102,9 @@ struct MemoryEstimate {
   // fits with the fragmentation band too; tight: only without it; does not fit.
   MemoryVerdict verdict() const;
   std::string largest_term() const;  // "optimizer", ...
+  // Whether one of `suggestions` fits outright (not merely tight); when none does, the changes
+  // are sought together (`combined`).
+  bool a_change_alone_fits() const;
 };
 
 // The estimate without suggestions or timeline: from the scenario alone (layers and partition are

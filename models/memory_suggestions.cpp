@@ -1,6 +1,5 @@
 #include "models/memory_suggestions.hpp"
 
-#include <algorithm>
 #include <functional>
 #include <optional>
 #include <stdexcept>

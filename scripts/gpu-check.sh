@@ -38,6 +38,7 @@ bf16 = [g for g in m["gemms"] if g["dtype"] == "bf16"]
 if bf16:
     best = max(bf16, key=lambda g: g["flops_per_s"])
     print(f"GEMM bf16: best {best['flops_per_s'] / 1e12:.1f} TFLOP/s at {best['m']}x{best['n']}x{best['k']}")
+# The scenario's 15 shapes are the last rows (the grid comes first).
 for g in m["gemms"][-15:]:
     print(f"GEMM {g['dtype']} {g['m']}x{g['n']}x{g['k']} batch {g.get('batch', 1)}: "
           f"{g['flops_per_s'] / 1e12:.1f} TFLOP/s")

@@ -39,12 +39,8 @@ void SummaryModel::set_prediction(const PredictionPtr& prediction) {
       };
       for (const auto& x : r.memory.suggestions)
         rows_.push_back({"to fit, alone", fix("--set " + x.change, x.peak_bytes, x.verdict)});
-      if (const auto& c = r.memory.combined) {
-        std::string flags;
-        for (const auto& change : c->changes)
-          flags += (flags.empty() ? "--set " : " --set ") + change;
-        rows_.push_back({"to fit, together", fix(flags, c->peak_bytes, c->verdict)});
-      }
+      if (const auto& c = r.memory.combined)
+        rows_.push_back({"to fit, together", fix(c->as_set_flags(), c->peak_bytes, c->verdict)});
     }
     for (const std::string& note : r.notes)
       rows_.push_back({"note", QString::fromStdString(note)});
