@@ -29,7 +29,9 @@ inline constexpr long kExpertsTimesLayers = 4'194'304;  // routed experts over a
 // training
 inline constexpr long kGlobalBatch = 1'099'511'627'776;  // 2^40 samples
 inline constexpr long kMicroBatch = 65'536;
-inline constexpr long kSeqLen = 16'777'216;                // 2^24 tokens
+inline constexpr long kSeqLen = 16'777'216;
+inline constexpr long kLossChunks =
+    4'096;  // training.loss_chunks (torchtune uses 8)                // 2^24 tokens
 inline constexpr long kTokensPerMicroBatch = 134'217'728;  // micro_batch × seq_len, 2^27
 inline constexpr long kMicroBatches = 65'536;              // per pipeline and iteration
 

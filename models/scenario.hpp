@@ -164,6 +164,11 @@ struct TrainingConfig {
   // (PyTorch >= 2.0's default); false keeps them allocated and zeroed (PyTorch < 2.0's
   // Module/Optimizer.zero_grad() default), so they exist through the next forward.
   bool set_to_none = true;
+  // training.loss_chunks: the output projection and the cross-entropy run over this many chunks
+  // of the micro-batch's tokens, each chunk's loss compiled (torchtune's CEWithChunkedOutputLoss
+  // with `compile: true`): the 16-bit logits are kept, no fp32 copy or softmax of them is. 1: the
+  // whole micro-batch's logits through one cross-entropy.
+  int loss_chunks = 1;
   // training.optimizer_impl; when the file does not say: fused with fused_kernels, else foreach.
   OptimizerImpl optimizer_impl = OptimizerImpl::fused;
   bool optimizer_impl_given = false;

@@ -66,6 +66,7 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
     t.grad_reduce_dtype = p;
   }
   if (auto x = m.get("set_to_none")) t.set_to_none = x->boolean();
+  if (auto x = m.get("loss_chunks")) t.loss_chunks = x->count(1, limits::kLossChunks);
   if (auto x = m.get("optimizer_impl")) {
     t.optimizer_impl = x->choice(kOptimizerImplNames);
     t.optimizer_impl_given = true;

@@ -33,14 +33,19 @@ class Saver {
   LayerSavedTensors out_;
 };
 
-// A norm keeps its input (the fused kernels and torch's layer_norm recompute the rest from it);
-// eager RMSNorm (x · rsqrt(mean(x²)) · weight) also keeps the normalized x for the weight's
-// gradient.
+// A norm keeps its input (the fused kernels and torch's layer_norm recompute the rest from it).
+// Eager RMSNorm as PyTorch model code writes it (x.float(), x · rsqrt(mean(x²) + ε), .to(dtype),
+// · weight) keeps the fp32 copy of its input (for pow and for the product with 1/σ) instead of
+// the input, and the 16-bit normalized x for the weight's gradient.
 void norm(Saver& sv, const TransformerKernelConfig& c, const LayerDims& x,
           const std::string& name) {
-  sv.saved(name + ".input", x.Tn * x.h * residual_bytes(c, x));
   const bool fused = c.fused_kernels || c.norm == Norm::layernorm;
-  if (!fused) sv.saved(name + ".normalized", x.Tn * x.h * x.e);
+  if (fused) {
+    sv.saved(name + ".input", x.Tn * x.h * residual_bytes(c, x));
+    return;
+  }
+  sv.saved(name + ".input.fp32", x.Tn * x.h * kFp32);
+  sv.saved(name + ".normalized", x.Tn * x.h * x.e);
 }
 
 // fc1's output through the activation into fc2, for `tokens` tokens of width f on this rank.
@@ -97,14 +102,16 @@ LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
   sv.op_output("attn.qkv.out", x.T * (x.q_local_width + 2 * x.kv_local_width) * x.e);
   const double B = x.b * x.a_local;  // (sequence, head) problems on this rank
   if (c.attention == AttentionImpl::flash) {
-    // FlashAttention saves q, k, v, its output and the fp32 log-sum-exp per query row and head.
+    // FlashAttention saves q, k, v (expanded to every query head when eager code expands them),
+    // its output (below) and the fp32 log-sum-exp per query row and head.
+    const double kv = attention_kv_width(c, x);
     sv.saved("attn.q", x.T * x.q_local_width * x.e);
-    sv.saved("attn.k", x.T * x.kv_local_width * x.e);
-    sv.saved("attn.v", x.T * x.kv_local_width * x.e);
+    sv.saved("attn.k", x.T * kv * x.e);
+    sv.saved("attn.v", x.T * kv * x.e);
     sv.core("attn.flash.lse", B * x.s * kFp32, true);
     // Backward: dq, dk, dv and the fp32 dq accumulator.
     sv.out().transient_backward =
-        x.T * (x.q_local_width + 2 * x.kv_local_width) * x.e + x.T * x.q_local_width * kFp32;
+        x.T * (x.q_local_width + 2 * kv) * x.e + x.T * x.q_local_width * kFp32;
   } else {
     // Q·Kᵀ saves q and k, scores·V the probabilities and v; with GQA the k and v the matmuls see
     // are expanded to every local head (repeat_kv).
@@ -129,8 +136,15 @@ LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
     sv.out().transient_forward = scores * (c.fused_kernels ? 1 : 2);
     sv.out().transient_backward = 2 * scores;
   }
-  // The core's output: the projection's saved input.
-  sv.saved("attn.proj.input", x.T * x.o_local_width * x.e, true);
+  // The core's output: the projection's saved input. Eager code's projection keeps a transposed
+  // copy of it, and the kernel keeps its own output for its backward.
+  const double core_out = x.T * x.o_local_width * x.e;
+  if (attention_from_eager_code(c)) {
+    sv.saved("attn.sdpa.out", core_out, true);
+    sv.saved("attn.proj.input", core_out);
+  } else {
+    sv.saved("attn.proj.input", core_out, true);
+  }
   sv.op_output("attn.proj.out", x.T * x.h * x.e);
   dropout_mask(sv, c, x, "attn");
   return std::move(sv.out());
@@ -183,6 +197,13 @@ LayerSavedTensors lm_head_saved(const TransformerKernelConfig& c) {
   const double logits = x.T * static_cast<double>(c.vocab) / x.t;  // elements on this rank
   norm(sv, c, x, "lm_head.norm");
   sv.saved("lm_head.logits.input", x.Tn * x.h * x.e);
+  if (c.loss_chunks > 1) {
+    // The compiled chunked loss keeps the 16-bit logits (and a log-sum-exp per token) and
+    // recomputes the softmax from them; the backward holds one chunk's logit gradient at a time.
+    sv.saved("lm_head.logits.out", logits * x.e, true);
+    sv.out().transient_backward = logits / c.loss_chunks * x.e;
+    return std::move(sv.out());
+  }
   sv.op_output("lm_head.logits.out", logits * x.e);
   // The cross-entropy keeps its fp32 softmax (Megatron's vocab-parallel kernel; torch's
   // log_softmax of logits.float() alike).

@@ -79,13 +79,19 @@ void norm(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
   const double act = x.Tn * x.h * x.e;
   const double stats = x.Tn * 2 * kFp32;
   const bool fused = c.fused_kernels || c.norm == Norm::layernorm;  // torch layer_norm is one
+  // Eager RMSNorm computes in fp32 (x.float(), x · rsqrt(mean(x²) + ε), .to(dtype), · weight):
+  // the cast and the middle kernels move fp32 elements; a 16-bit input costs a cast each way.
+  const double act32 = x.Tn * x.h * kFp32;
+  const bool casts = x.e < kFp32;
   if (pass == Pass::forward) {
     if (fused) {
       em.memory(name + ".fwd", 2 * act + stats);
-    } else {  // eager RMSNorm: pow+mean, rsqrt, x * rstd, * weight
-      em.memory(name + ".pow_mean", act + x.Tn * kFp32);
+    } else {
+      if (casts) em.memory(name + ".to_fp32", act + act32);
+      em.memory(name + ".pow_mean", 2 * act32 + x.Tn * kFp32);
       em.memory(name + ".rsqrt", 2 * x.Tn * kFp32);
-      em.memory(name + ".mul_rstd", 2 * act + x.Tn * kFp32);
+      em.memory(name + ".mul_rstd", 2 * act32 + x.Tn * kFp32);
+      if (casts) em.memory(name + ".to_dtype", act32 + act);
       em.memory(name + ".mul_weight", 2 * act + x.h * x.e);
     }
     return;
@@ -96,8 +102,10 @@ void norm(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
   } else {
     em.memory(name + ".mul_weight.bwd", 3 * act);
     em.memory(name + ".weight_grad", 2 * act + x.h * kFp32);
-    em.memory(name + ".mul_rstd.bwd", 3 * act + x.Tn * kFp32);
-    em.memory(name + ".pow_mean.bwd", 3 * act + x.Tn * kFp32);
+    if (casts) em.memory(name + ".to_dtype.bwd", act + act32);
+    em.memory(name + ".mul_rstd.bwd", 3 * act32 + x.Tn * kFp32);
+    em.memory(name + ".pow_mean.bwd", 3 * act32 + x.Tn * kFp32);
+    if (casts) em.memory(name + ".to_fp32.bwd", act32 + act);
   }
 }
 
@@ -151,23 +159,30 @@ void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDi
   const double q = x.T * x.q_local_width * x.e;  // q and its gradient
   const double o = x.T * x.o_local_width * x.e;  // the output and its gradient
   const double kv = x.T * x.kv_local_width * x.e;
+  const double expanded = x.T * x.q_local_width * x.e;  // k (or v) on every local query head
   if (c.attention == AttentionImpl::flash) {
     // Under context parallelism the local queries meet every KV block: s·s_k products, half of
     // them masked when causal (the 2·cp-chunk split gives each rank an equal share), and every
     // block of K and V (and, in backward, of their gradients) is read and written once.
     const double s_k = c.kv_seq > 0 ? static_cast<double>(c.kv_seq) : s;
-    const double kv_all = kv * s_k / s;
+    const bool eager = attention_from_eager_code(c);
+    const bool expand = attention_kv_width(c, x) > x.kv_local_width;
+    const double kv_all = (expand ? expanded : kv) * s_k / s;
     // Q·Kᵀ over d and P·V over dv: 2·s·s_k·(d + dv) a head, 4·s·s_k·d when they are equal.
     const double fwd_flops = 2.0 * B * s * s_k * (x.d + x.dv) / (c.causal ? 2.0 : 1.0);
     const double lse = B * s * kFp32;
     if (pass == Pass::forward) {
+      if (expand) em.memory("attn.repeat_kv", 2 * (kv + expanded));
       em.attention("attn.flash.fwd", true, s, s_k, x.d, B, c.causal, fwd_flops,
                    q + o + 2 * kv_all + lse);
+      if (eager) em.memory("attn.out.contiguous", 2 * o);
     } else {  // FlashAttention-2: dot(o, do) preprocess, the backward, dq accumulator convert
+      if (eager) em.memory("attn.out.contiguous.bwd", 2 * o);
       em.memory("attn.flash.bwd_preprocess", 2 * o + lse);
       em.attention("attn.flash.bwd", false, s, s_k, x.d, B, c.causal, 2.5 * fwd_flops,
                    2 * (q + o) + 4 * kv_all + lse + 2 * q / x.e * kFp32);
       em.memory("attn.flash.bwd_convert_dq", q / x.e * kFp32 + q);
+      if (expand) em.memory("attn.repeat_kv.bwd", 2 * (kv + expanded));  // sum over the group
     }
     return;
   }
@@ -175,7 +190,6 @@ void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDi
   const double scores = B * s * s * x.e;
   const double mask = c.dropout ? B * s * s * kMaskByte : 0;
   const bool gqa = x.kv_local_width < x.q_local_width;
-  const double expanded = x.T * x.q_local_width * x.e;
   if (pass == Pass::forward) {
     if (gqa) em.memory("attn.repeat_kv", 2 * (kv + expanded));
     em.gemm("attn.qk.fprop", s, s, x.d, B, false, true, x.e);
@@ -354,6 +368,15 @@ TransformerKernelConfig kernel_config(const TransformerSpec& m, long micro_batch
   return c;
 }
 
+bool attention_from_eager_code(const TransformerKernelConfig& c) {
+  return c.attention == AttentionImpl::flash && !c.fused_kernels && !c.mla;
+}
+
+double attention_kv_width(const TransformerKernelConfig& c, const LayerDims& x) {
+  return attention_from_eager_code(c) ? std::max(x.kv_local_width, x.q_local_width)
+                                      : x.kv_local_width;
+}
+
 std::vector<Kernel> attention_block_kernels(const TransformerKernelConfig& c, Pass pass,
                                             engine::KernelTable& names) {
   const LayerDims x = layer_dims(c);
@@ -465,6 +488,25 @@ std::vector<Kernel> lm_head_kernels(const TransformerKernelConfig& c, Pass pass,
   Emitter em(names, c.dtype);
   const double v = static_cast<double>(c.vocab) / x.t;
   const double logits = x.T * v;  // elements
+  if (c.loss_chunks > 1) {
+    // Chunk by chunk: the projection's GEMMs, then one compiled kernel per chunk that reads the
+    // 16-bit logits and writes the per-token log-sum-exp (forward) or the logits' 16-bit
+    // gradient (backward); the fp32 upcast lives in registers.
+    const double chunks = c.loss_chunks;
+    const double rows = x.T / chunks;
+    if (pass == Pass::forward) norm(em, c, x, "lm_head.norm", pass);
+    for (int i = 0; i < c.loss_chunks; ++i) {
+      if (pass == Pass::forward) {
+        linear(em, "lm_head.logits", pass, rows, v, x.h, false, x.e);
+        em.memory("lm_head.ce.chunk", logits / chunks * x.e + rows * 2 * kFp32);
+      } else {
+        em.memory("lm_head.ce.chunk.bwd", logits / chunks * 2 * x.e + rows * 2 * kFp32);
+        linear(em, "lm_head.logits", pass, rows, v, x.h, false, x.e);
+      }
+    }
+    if (pass == Pass::backward) norm(em, c, x, "lm_head.norm", pass);
+    return em.take();
+  }
   if (pass == Pass::forward) {
     norm(em, c, x, "lm_head.norm", pass);
     linear(em, "lm_head.logits", pass, x.T, v, x.h, false, x.e);

@@ -47,7 +47,10 @@ struct TransformerKernelConfig {
   AttentionImpl attention = AttentionImpl::flash;
   bool causal = true;         // the fused kernel skips the masked half (standard does not)
   bool fused_kernels = true;  // Megatron's fused softmax, bias-GeLU, bias-dropout-add, RoPE, CE
-  bool dropout = true;        // hidden and attention dropout (GPT/BERT yes, Llama no)
+  // > 1: the LM head's projection and cross-entropy run chunk by chunk of T/loss_chunks tokens,
+  // each chunk's loss one compiled kernel that keeps the 16-bit logits (training.loss_chunks).
+  int loss_chunks = 1;
+  bool dropout = true;  // hidden and attention dropout (GPT/BERT yes, Llama no)
   Precision dtype = Precision::bf16;
   // PyTorch autocast over fp32 parameters (training.amp): the residual stream stays fp32 (fp32
   // embeddings plus 16-bit sublayer outputs), softmax and layer norm compute in fp32.
@@ -78,6 +81,18 @@ struct LayerDims {
   double T, Tn, h, d, dv, a_local, kv_local_width, q_local_width, o_local_width, f, e, t, s, b;
 };
 LayerDims layer_dims(const TransformerKernelConfig& config);
+
+// FlashAttention-class attention reached from eager PyTorch model code (fused_kernels false:
+// HF Transformers, torchtune, LitGPT call torch's scaled_dot_product_attention): with fewer KV
+// heads than query heads, k and v are first expanded to every query head (expand + reshape, a
+// copy) and the kernel reads, and its backward keeps, the expanded copies; its output,
+// [b, heads, s, d], is transposed into a contiguous copy for the projection, so the kernel's
+// output and the projection's input are two tensors. Fused stacks (Megatron / Transformer
+// Engine) pass the KV heads and the [s, b, h] layout straight through.
+bool attention_from_eager_code(const TransformerKernelConfig& config);
+// The width of k (and of v) a flash-class attention kernel reads and keeps: the KV heads', or
+// every local query head's when eager code expands them.
+double attention_kv_width(const TransformerKernelConfig& config, const LayerDims& x);
 
 TransformerKernelConfig kernel_config(const TransformerSpec& model, long micro_batch, long seq,
                                       int tp = 1);

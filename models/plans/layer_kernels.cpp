@@ -57,6 +57,7 @@ void LayerKernels::build_transformer(double routed_copies) {
   config_.attention = training.attention == Attention::flash ? kernels::AttentionImpl::flash
                                                              : kernels::AttentionImpl::standard;
   config_.fused_kernels = training.fused_kernels;
+  config_.loss_chunks = training.loss_chunks;
   config_.causal = t.causal;
   config_.dtype = training.precision;
   config_.autocast = training.amp;

@@ -86,7 +86,9 @@ TEST(SavedTensors, AutocastKeepsFp32ResidualAndSoftmax) {
 
 TEST(SavedTensors, FlashAttentionKeepsOutputAndLogSumExpNotTheScores) {
   const auto standard = attention_block_saved(gpt(1, false));
-  const auto flash = attention_block_saved(gpt(1, false, AttentionImpl::flash));
+  auto fused_flash = gpt(1, false, AttentionImpl::flash);
+  fused_flash.fused_kernels = true;  // Megatron's layout: the kernel's output is the proj input
+  const auto flash = attention_block_saved(fused_flash);
   // Standard: 11·s·b·h + 5·a·s²·b plus the norm input; flash: the 5·a·s²·b become the fp32
   // log-sum-exp, 4·a·s·b.
   EXPECT_DOUBLE_EQ(saved_bytes(standard) - saved_bytes(flash),
@@ -103,9 +105,12 @@ TEST(SavedTensors, SwiGluKeepsGateUpAndOutput) {
   const double base = 2 * T * kH * 2;  // norm input and fc1 input
   c.fused_kernels = true;
   EXPECT_DOUBLE_EQ(saved_bytes(mlp_block_saved(c)), base + T * (2 * f + f) * 2);
-  c.fused_kernels = false;  // eager silu(gate) · up also keeps silu's output; eager RMSNorm x̂
+  // Eager silu(gate) · up also keeps silu's output; eager RMSNorm keeps an fp32 copy of its
+  // input (4 bytes where the fused norm keeps the 2-byte input) and the 2-byte normalized x.
+  c.fused_kernels = false;
   c.norm = Norm::rmsnorm;
-  EXPECT_DOUBLE_EQ(saved_bytes(mlp_block_saved(c)), base + T * kH * 2 + T * (2 * f + 2 * f) * 2);
+  EXPECT_DOUBLE_EQ(saved_bytes(mlp_block_saved(c)),
+                   base + T * kH * (4 - 2) + T * kH * 2 + T * (2 * f + 2 * f) * 2);
 }
 
 TEST(SavedTensors, OpLevelPolicyKeepsMatmulOutputsAndTheBlockInput) {

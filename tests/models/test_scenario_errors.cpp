@@ -267,6 +267,11 @@ TEST(ScenarioErrors, AttentionAndFusedKernelsAreCheckedChoices) {
       "bad.yaml:3:44", "training.fused_kernels", "allowed: true | false");
   expect_error(base(), "--set training.attention=paged", "training.attention", "allowed: standard",
                {"training.attention=paged"});
+  // `loss_chunks`' value starts in column 42.
+  expect_error(
+      "cluster: {node: dgx-a100}\nmodel: gpt3-175b\n"
+      "training: {global_batch: 8, loss_chunks: 0}\n",
+      "bad.yaml:3:42", "training.loss_chunks", "allowed: integers from 1 to 4096");
 }
 
 TEST(ScenarioErrors, FlashAttentionHasNoFp32Kernel) {

@@ -22,11 +22,6 @@ const std::string kValidation = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/../val
 const std::map<std::string, std::string> kOutside = {
     {"torchtune-llama2-7b-4x4090-fsdp",
      "which statistic is published is unknown (reserved under FSDP's all-gather churn?)"},
-    {"torchtune-llama3.2-3b-a100-packed-ac",
-     "torch.compile and chunked cross-entropy of that row; the optimizer's foreach temporaries "
-     "assumed"},
-    {"torchtune-llama3.2-3b-a100-packed",
-     "torchtune's eager RoPE/RMSNorm fp32 upcasts and the loss' fp32 logits copies"},
 };
 
 TEST(ValidationMemory, PublishedPeaksWithinTenPercent) {
