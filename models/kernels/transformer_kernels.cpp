@@ -88,7 +88,8 @@ void norm(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
       em.memory(name + ".fwd", 2 * act + stats);
     } else {
       if (casts) em.memory(name + ".to_fp32", act + act32);
-      em.memory(name + ".pow_mean", 2 * act32 + x.Tn * kFp32);
+      em.memory(name + ".pow", 2 * act32);
+      em.memory(name + ".mean", act32 + x.Tn * kFp32);
       em.memory(name + ".rsqrt", 2 * x.Tn * kFp32);
       em.memory(name + ".mul_rstd", 2 * act32 + x.Tn * kFp32);
       if (casts) em.memory(name + ".to_dtype", act32 + act);
@@ -104,7 +105,8 @@ void norm(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
     em.memory(name + ".weight_grad", 2 * act + x.h * kFp32);
     if (casts) em.memory(name + ".to_dtype.bwd", act + act32);
     em.memory(name + ".mul_rstd.bwd", 3 * act32 + x.Tn * kFp32);
-    em.memory(name + ".pow_mean.bwd", 3 * act32 + x.Tn * kFp32);
+    em.memory(name + ".mean.bwd", act32 + x.Tn * kFp32);
+    em.memory(name + ".pow.bwd", 3 * act32);
     if (casts) em.memory(name + ".to_fp32.bwd", act32 + act);
   }
 }
