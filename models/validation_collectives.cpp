@@ -106,14 +106,27 @@ System read_system(const YAML::Node& doc) {
     s.spec.fabric.kind = engine::FabricKind::single_switch;
     s.spec.fabric.link_kind = engine::LinkKind::ib;
   }
-  std::string algo_env = env;
-  std::transform(algo_env.begin(), algo_env.end(), algo_env.begin(), ::tolower);
-  if (contains(algo_env, "nccl_algo=ring")) s.algorithm = Algorithm::ring;
-  if (contains(algo_env, "nccl_proto=ll128")) {
-    s.force_protocol = true;
-    s.protocol = Protocol::ll128;
-  }
+  // NCCL_ALGO / NCCL_PROTO force what the tuner would pick (one value each; NCCL's lists of
+  // several and its "^" exclusions are not read: the tuner then picks as usual).
   std::smatch m;
+  if (std::regex_search(env, m, std::regex(R"(NCCL_ALGO=(\w+))", std::regex::icase))) {
+    std::string name = m[1];
+    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+    if (name == "nvlstree") name = "nvls";
+    if (auto a = engine::kAlgorithmNames.parse(name)) s.algorithm = *a;
+  }
+  if (std::regex_search(env, m, std::regex(R"(NCCL_PROTO=(\w+))", std::regex::icase))) {
+    std::string name = m[1];
+    for (const auto& [p, n] : engine::kProtocolNames.entries()) {
+      std::string lower(n);
+      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+      if (lower == name) {
+        s.force_protocol = true;
+        s.protocol = p;
+      }
+    }
+  }
   if (std::regex_search(env, m, std::regex(R"(NCCL_MIN_CTAS=(\d+))")))
     s.spec.channels = std::stoi(m[1]);
   return s;

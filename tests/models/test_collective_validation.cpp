@@ -2,10 +2,15 @@
 // simulator. Thresholds: median |error| <= 5 % and worst <= 15 % in bus bandwidth for messages
 // >= 1 MiB; time within 25 % below 1 MiB. Excluded files and rows are listed with their reason.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
 
 #include "models/validation_collectives.hpp"
 
@@ -68,6 +73,35 @@ Stats validate(double min_bytes) {
   std::printf("messages < 1 MiB: %zu points, median |time error| %.1f %%, worst %.1f %%\n",
               small.size(), small.empty() ? 0.0 : 100.0 * median(small), 100.0 * worst_small);
   return {med, worst_large, worst_small, small.empty() ? 0.0 : median(small)};
+}
+
+// A file's NCCL_ALGO and NCCL_PROTO (as nccl-tests logs print their environment) force the
+// algorithm and protocol of every point, in either case; NVLSTree is NCCL's name for NVLS across
+// nodes.
+TEST(CollectiveValidation, TheFilesNcclAlgoAndProtoForceTheChoice) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("clustersim-env-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ifstream in(kCollectivesDir + "/a100-40gb_2n_allreduce_azure_ndv4_aml.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string original = text.str();
+  const std::string stated = "env: \"not stated\"";
+  ASSERT_NE(original.find(stated), std::string::npos);
+  for (const auto& [env, algorithm, protocol] :
+       {std::tuple{"NCCL_ALGO=Tree NCCL_PROTO=Simple", "tree", "Simple"},
+        std::tuple{"nccl_algo=ring nccl_proto=ll", "ring", "LL"}}) {
+    std::string forced = original;
+    forced.replace(forced.find(stated), stated.size(), std::string("env: \"") + env + "\"");
+    std::ofstream(dir / "forced.yaml") << forced;
+    const auto results = run_collective_validation(dir.string());
+    ASSERT_FALSE(results.empty());
+    for (const CollectiveCaseResult& r : results) {
+      EXPECT_EQ(r.algorithm, algorithm) << env << " at " << r.bytes << " B";
+      EXPECT_EQ(r.protocol, protocol) << env << " at " << r.bytes << " B";
+    }
+  }
+  fs::remove_all(dir);
 }
 
 // Bandwidth-bound messages (>= 1 GiB), where the link and protocol model decide: what the model
