@@ -100,19 +100,23 @@ int ShardedDataParallel::next_unit(int g, int u, bool forward, int steps) const 
   return -1;
 }
 
-std::vector<Rank> ShardedDataParallel::shard_group(Rank r) const {
-  const auto dp = ctx_.layout.dp_group(r);
-  if (kind_ != DataParallel::hsdp) return dp;
+std::vector<Rank> hsdp_shard_group(const PlanContext& ctx, Rank r) {
+  const auto dp = ctx.layout.dp_group(r);
   // Shard inside `shard_group` consecutive members of the dp group (default: those on this
   // rank's node), replicate across the groups. Validation checked that the size divides dp.
-  int size = ctx_.parallel.fsdp.shard_group;
+  int size = ctx.parallel.fsdp.shard_group;
   if (size == 0)
     size = static_cast<int>(std::count_if(dp.begin(), dp.end(), [&](Rank x) {
-      return static_cast<int>(x) / ctx_.gpus_per_node == static_cast<int>(r) / ctx_.gpus_per_node;
+      return static_cast<int>(x) / ctx.gpus_per_node == static_cast<int>(r) / ctx.gpus_per_node;
     }));
   const auto pos = static_cast<int>(std::find(dp.begin(), dp.end(), r) - dp.begin());
   const int first = pos / size * size;
   return {dp.begin() + first, dp.begin() + first + size};
+}
+
+std::vector<Rank> ShardedDataParallel::shard_group(Rank r) const {
+  if (kind_ != DataParallel::hsdp) return ctx_.layout.dp_group(r);
+  return hsdp_shard_group(ctx_, r);
 }
 
 void ShardedDataParallel::begin_rank(Rank r, OpId previous) {

@@ -24,6 +24,10 @@
 
 namespace clustersim::models {
 
+// HSDP: the members of `rank`'s dp group it shards with: `parallel.fsdp.shard_group` consecutive
+// members, by default those on the rank's node; it replicates across such groups.
+std::vector<engine::Rank> hsdp_shard_group(const PlanContext& ctx, engine::Rank rank);
+
 class ShardedDataParallel final : public DataParallelStrategy {
  public:
   // `kind`: zero1, zero2, zero3, fsdp or hsdp.

@@ -27,6 +27,7 @@
 #include "models/plans/layer_kernels.hpp"
 #include "models/plans/pass_segments.hpp"
 #include "models/plans/pipeline_order.hpp"
+#include "models/plans/sharded_data_parallel.hpp"
 #include "models/plans/stage_partition.hpp"
 #include "models/plans/tensor_parallelism.hpp"
 #include "models/rank_layout.hpp"
@@ -53,17 +54,7 @@ class PlanComposer {
         sink_{b_, groups_},
         kernels_(ctx_, b_.kernel_table(), ExpertParallelism(ctx_).routed_copies()),
         tp_(ctx_, &kernels_) {
-    if (fold && sc.parallel.dp / sc.parallel.ep > 1) {
-      // Every rank mirrors the rank of replica 0 with its tp, cp, ep and pp coordinates.
-      std::vector<Rank> mirror(static_cast<std::size_t>(layout_.world_size()));
-      for (std::size_t r = 0; r < mirror.size(); ++r) {
-        RankCoords c = layout_.coords(static_cast<Rank>(r));
-        c.dp = 0;
-        mirror[r] = layout_.rank(c);
-      }
-      b_.fold(std::move(mirror));
-      out.folded_replicas = sc.parallel.dp / sc.parallel.ep;
-    }
+    if (fold && sc.parallel.dp / sc.parallel.ep > 1) fold_replicas(sc, out);
     compute_ = b_.stream("compute");
     // Parameter tensors a rank of each stage steps (its share of the routed experts).
     stage_tensors_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);
@@ -530,6 +521,34 @@ class PlanComposer {
       out.emplace_back(last[k], bytes);
     }
     return out;
+  }
+
+  // Every rank mirrors the rank of replica 0 with its tp, cp, ep and pp coordinates. Under
+  // HSDP a replica is one shard group (a node, by default), not one rank: each of its members
+  // all-reduces across the replica groups through the node's NICs, so all of them are
+  // simulated and every replica group keeps a simulated member.
+  void fold_replicas(const Scenario& sc, BuiltSchedule& out) {
+    std::vector<Rank> mirror(static_cast<std::size_t>(layout_.world_size()));
+    const bool hsdp = sc.parallel.data_parallel == DataParallel::hsdp && sc.parallel.cp == 1 &&
+                      sc.parallel.ep == 1;
+    int replicas = sc.parallel.dp / sc.parallel.ep;
+    for (std::size_t r = 0; r < mirror.size(); ++r) {
+      if (hsdp) {
+        const auto dp = layout_.dp_group(static_cast<Rank>(r));
+        const auto shard = static_cast<std::size_t>(hsdp_shard_group(ctx_, dp.front()).size());
+        const auto pos = static_cast<std::size_t>(
+            std::find(dp.begin(), dp.end(), static_cast<Rank>(r)) - dp.begin());
+        mirror[r] = dp[pos % shard];
+        replicas = static_cast<int>(dp.size() / shard);
+        continue;
+      }
+      RankCoords c = layout_.coords(static_cast<Rank>(r));
+      c.dp = 0;
+      mirror[r] = layout_.rank(c);
+    }
+    if (replicas < 2) return;
+    b_.fold(std::move(mirror));
+    out.folded_replicas = replicas;
   }
 
   BuiltSchedule& out_;

@@ -136,5 +136,27 @@ TEST(Folding, ImbalancedExpertsFoldExactly) {
   expect_same_figures(folded.result, whole.result);
 }
 
+// HSDP replicates across shard groups (a node each): a replica is a node, not a rank. Its 8 GPUs
+// all-reduce their shards across nodes at once through the node's NICs (4 here, 2 GPUs each),
+// so a fold keeps the whole node and, even on the flow model, gives the whole run's figures.
+TEST(Folding, HsdpFoldsWholeShardGroupsAndKeepsTheirNicContention) {
+  const std::string file = "llama2-7b-fsdp-2xdgx-a100.yaml";
+  const std::vector<std::string> sets = {"parallel.data_parallel=hsdp",
+                                         "cluster.network.topology=single-switch",
+                                         "cluster.network.nics_per_node=4"};
+  auto flow = [&](const std::string& fold) {
+    std::vector<std::string> with = sets;
+    with.push_back("simulation.fold=" + fold);
+    RunOptions options;
+    options.network = "flow";
+    return run_scenario(load_scenario(kScenarios + file, with), options);
+  };
+  const RunOutput whole = flow("none");
+  const RunOutput folded = flow("dp");
+  EXPECT_EQ(folded.built.folded_replicas, 2);  // 16 GPUs, shard groups of 8
+  EXPECT_GT(whole.result.exposed_comm_s.dp, 0);
+  expect_same_figures(folded.result, whole.result);
+}
+
 }  // namespace
 }  // namespace clustersim::models
