@@ -89,7 +89,10 @@ class Run {
         st.work = rendezvous_.instance_of[id];
       }
     }
-    release(rendezvous_.instance_of);  // the state holds it now
+    // The state holds it now. Its buffer (one uint32_t per op, already paged in) becomes
+    // stream_ops_, which link_lists() overwrites entirely: a fresh one would cost the kernel
+    // another 0.1 GB of zeroed pages at 16,384 GPUs.
+    stream_ops_ = std::move(rendezvous_.instance_of);
     link_lists();
     instances_.reserve(rendezvous_.instances.size());
     for (const auto& instance : rendezvous_.instances)
@@ -175,7 +178,7 @@ class Run {
     for (std::size_t i = 1; i < stream_begin_.size(); ++i)
       stream_begin_[i] += stream_begin_[i - 1];
     succ_.resize(s_.deps.size());
-    stream_ops_.resize(n);
+    stream_ops_.resize(n);  // already n long (the matching's instance_of): every entry is set
     cursor_.assign(stream_begin_.begin() + 1, stream_begin_.end());  // each stream's end
     for (OpId id = static_cast<OpId>(n); id-- > 0;) {
       stream_ops_[--cursor_[state_[id].stream]] = id;
