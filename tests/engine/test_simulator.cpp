@@ -324,6 +324,18 @@ class CountedLists : public OneTeraflop {
   mutable int calls = 0;
 };
 
+// Interning checks the name after the last one interned before hashing: whichever way a name is
+// found, it keeps the index it got when first seen (first-seen order: a = 0, b = 1, c = 2).
+TEST(ScheduleBuilder, InternedNamesKeepTheirFirstIndexInAnyOrder) {
+  ScheduleBuilder b(1);
+  const char* sequence[] = {"a", "b", "c", "a", "b", "c", "c", "b", "a", "a", "c", "b", "d"};
+  const std::uint32_t want[] = {0, 1, 2, 0, 1, 2, 2, 1, 0, 0, 2, 1, 3};
+  for (std::size_t i = 0; i < std::size(sequence); ++i)
+    EXPECT_EQ(b.intern(sequence[i]), want[i]) << "name " << i << ": " << sequence[i];
+  const Schedule s = std::move(b).finish();
+  EXPECT_EQ(s.names, (std::vector<std::string>{"a", "b", "c", "d"}));
+}
+
 TEST(ScheduleBuilder, ComputeOpsNameKernelListsOfTheSchedulesTable) {
   ScheduleBuilder b(1);
   const auto s0 = b.stream("compute");
