@@ -227,9 +227,13 @@ class Run {
   // root).
   std::uint32_t plan_for(const Rendezvous::Instance& instance, const Op& op) {
     const bool p2p = instance.group == kNone;
-    const Op& first = s_.ops[rendezvous_.ops[instance.ops_begin]];
-    const std::uint32_t a = p2p ? first.rank : instance.group;
-    const std::uint32_t b = p2p ? first.group_or_peer : kNone;
+    std::uint32_t a = instance.group;
+    std::uint32_t b = kNone;
+    if (p2p) {  // only here: the first member's op is a cache miss (another rank's op)
+      const Op& first = s_.ops[rendezvous_.ops[instance.ops_begin]];
+      a = first.rank;
+      b = first.group_or_peer;
+    }
     // A send/recv's tag only matches it with its peer (each micro-batch has its own): its plan
     // does not depend on it, and keying on it grew a pipeline sender's list by two entries a
     // micro-batch, scanned at every transfer (a fifth of the lookups' time on GPT-3's 192).
