@@ -56,11 +56,17 @@ OpId ScheduleBuilder::last_on(Rank rank, StreamId stream) const {
 std::uint32_t ScheduleBuilder::intern(std::string_view name) {
   // Looked up as a view first: nearly every name is known already (each layer's ops recur every
   // micro-batch), and building the std::string key allocated once per op for longer names.
-  if (const auto it = name_index_.find(name); it != name_index_.end()) return it->second;
+  // Before that, the name interned after the last one: ranks of a stage issue the same ops in
+  // the same order, so the names come in the order they were first interned, and one compare
+  // replaces hashing the name and probing the table (names are unique, so it is the same id).
+  const std::uint32_t next = last_interned_ + 1;
+  if (next < schedule_.names.size() && schedule_.names[next] == name) return last_interned_ = next;
+  if (const auto it = name_index_.find(name); it != name_index_.end())
+    return last_interned_ = it->second;
   const auto id = static_cast<std::uint32_t>(schedule_.names.size());
   name_index_.emplace(std::string(name), id);
   schedule_.names.emplace_back(name);
-  return id;
+  return last_interned_ = id;
 }
 
 GroupId ScheduleBuilder::add_group(std::vector<Rank> ranks, std::string name) {

@@ -244,6 +244,7 @@ class ScheduleBuilder {
   };
   Schedule schedule_;
   std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
+  std::uint32_t last_interned_ = kNone;  // intern()'s last result (kNone + 1 wraps to 0)
 };
 
 }  // namespace clustersim::engine

@@ -24,6 +24,17 @@ void release(std::vector<T>& v) {
 // idle and its dependencies are done; a communication op then waits on its stream (as an NCCL
 // kernel does) until every peer has arrived and the network has carried the transfer.
 class Run {
+  // Per instance: members arrived so far and members expected, side by side so that an
+  // arrival reads one cache line (the instances' table, 12 bytes each, is another), and what
+  // fill_timeline() copies to its members: when it launched and ended, and its plan.
+  struct InstanceState {
+    Time launch;
+    Time end;
+    std::uint32_t arrived;
+    std::uint32_t expected;
+    std::uint32_t call;  // index into resolved_
+  };
+
  public:
   Run(const Schedule& s, const Topology& topo, NetworkModel& net, const ComputeModel& compute,
       const SimulationOptions& options)
@@ -41,14 +52,9 @@ class Run {
                             " ranks but the topology only " + std::to_string(topo.num_gpus()) +
                             " GPUs");
     const std::size_t n = s.ops.size();
-    timeline_.algorithm.assign(n, Algorithm::automatic);
-    timeline_.protocol.assign(n, Protocol::simple);
-    timeline_.channels.assign(n, 0);
-    // Written in place as ops run, not copied from the per-op state at the end: the two never
-    // coexist.
+    // Only the start is written per op while the ops run; the rest of the timeline follows from
+    // it, the durations and the instances' records in one pass at the end (fill_timeline).
     timeline_.start.resize(n);
-    timeline_.launch.resize(n);
-    timeline_.end.resize(n);
     state_.resize(n + 1);  // one past the end: the last op's successors end where it begins
     // Each distinct kernel list is costed once, not once per op that launches it; an op's
     // duration is an index into this table (its list's, or one of its own appended).
@@ -83,11 +89,14 @@ class Run {
         st.work = rendezvous_.instance_of[id];
       }
     }
-    release(rendezvous_.instance_of);  // the state holds it now
+    // The state holds it now. Its buffer (one uint32_t per op, already paged in) becomes
+    // stream_ops_, which link_lists() overwrites entirely: a fresh one would cost the kernel
+    // another 0.1 GB of zeroed pages at 16,384 GPUs.
+    stream_ops_ = std::move(rendezvous_.instance_of);
     link_lists();
-    arrivals_.reserve(rendezvous_.instances.size());
+    instances_.reserve(rendezvous_.instances.size());
     for (const auto& instance : rendezvous_.instances)
-      arrivals_.push_back({0, instance.size});
+      instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone});
     calls_by_group_.resize(s.groups.size());
     calls_by_sender_.resize(s.num_ranks);
     if (options.record_link_rates)
@@ -147,6 +156,7 @@ class Run {
     }
     if (finished_ops_ != s_.ops.size()) report_deadlock();
     timeline_.makespan = now_;
+    fill_timeline();
     release(state_);
     timeline_.link_bytes = net_.link_bytes();
     return std::move(timeline_);
@@ -168,7 +178,7 @@ class Run {
     for (std::size_t i = 1; i < stream_begin_.size(); ++i)
       stream_begin_[i] += stream_begin_[i - 1];
     succ_.resize(s_.deps.size());
-    stream_ops_.resize(n);
+    stream_ops_.resize(n);  // already n long (the matching's instance_of): every entry is set
     cursor_.assign(stream_begin_.begin() + 1, stream_begin_.end());  // each stream's end
     for (OpId id = static_cast<OpId>(n); id-- > 0;) {
       stream_ops_[--cursor_[state_[id].stream]] = id;
@@ -187,7 +197,6 @@ class Run {
     busy_[st] = 1;
     timeline_.start[id] = now_;
     if (op.deps & kOnGpu) {
-      timeline_.launch[id] = now_;
       const Time end = now_ + durations_[op.work];
       if (top_done_) {
         events_.replace_top(end, id);
@@ -198,27 +207,33 @@ class Run {
       return;
     }
     const std::uint32_t inst = op.work;
-    Arrivals& a = arrivals_[inst];
-    if (++a.arrived == a.expected) launch(inst, s_.ops[id]);
+    InstanceState& a = instances_[inst];
+    if (++a.arrived == a.expected) launch(inst, a, s_.ops[id]);
   }
 
-  // Every member has arrived: hand the transfer to the network model.
-  void launch(std::uint32_t inst, const Op& op) {
-    const auto& instance = rendezvous_.instances[inst];
-    for (std::uint32_t i = 0; i < instance.size; ++i)
-      timeline_.launch[rendezvous_.ops[instance.ops_begin + i]] = now_;
-    const TransferPlan& plan = plan_for(instance, op);
-    net_.start(inst, plan, static_cast<double>(op.bytes), now_);
+  // Every member has arrived: hand the transfer to the network model. The launch time and the
+  // plan are kept per instance (this record's cache line is the one just read) and copied to
+  // the members' timeline entries at the end: a write per member here was a cache miss each
+  // (the members are ops of different ranks), half of try_start's time at 16,384 GPUs.
+  void launch(std::uint32_t inst, InstanceState& a, const Op& op) {
+    a.launch = now_;
+    a.call = plan_for(rendezvous_.instances[inst], op);
+    net_.start(inst, *resolved_[a.call].first, static_cast<double>(op.bytes), now_);
   }
 
-  // The plan of an instance. The same collective recurs thousands of times (every layer, every
-  // micro-batch), so the result is cached per (group or pair, type, requested algorithm, root,
-  // bytes) and the plan itself per (group or pair, type, algorithm, root).
-  const TransferPlan& plan_for(const Rendezvous::Instance& instance, const Op& op) {
+  // The plan of an instance (an index into resolved_). The same collective recurs thousands of
+  // times (every layer, every micro-batch), so the result is cached per (group or pair, type,
+  // requested algorithm, root, bytes) and the plan itself per (group or pair, type, algorithm,
+  // root).
+  std::uint32_t plan_for(const Rendezvous::Instance& instance, const Op& op) {
     const bool p2p = instance.group == kNone;
-    const Op& first = s_.ops[rendezvous_.ops[instance.ops_begin]];
-    const std::uint32_t a = p2p ? first.rank : instance.group;
-    const std::uint32_t b = p2p ? first.group_or_peer : kNone;
+    std::uint32_t a = instance.group;
+    std::uint32_t b = kNone;
+    if (p2p) {  // only here: the first member's op is a cache miss (another rank's op)
+      const Op& first = s_.ops[rendezvous_.ops[instance.ops_begin]];
+      a = first.rank;
+      b = first.group_or_peer;
+    }
     // A send/recv's tag only matches it with its peer (each micro-batch has its own): its plan
     // does not depend on it, and keying on it grew a pipeline sender's list by two entries a
     // micro-batch, scanned at every transfer (a fifth of the lookups' time on GPT-3's 192).
@@ -230,17 +245,11 @@ class Run {
     auto hit = std::find_if(calls.begin(), calls.end(),
                             [&](const auto& entry) { return entry.first == call; });
     if (hit == calls.end()) {
-      calls.emplace_back(call, resolve(instance, op, p2p));
+      resolved_.push_back(resolve(instance, op, p2p));
+      calls.emplace_back(call, static_cast<std::uint32_t>(resolved_.size() - 1));
       hit = calls.end() - 1;
     }
-    const auto [plan, algorithm] = hit->second;
-    for (std::uint32_t i = 0; i < instance.size; ++i) {
-      const OpId id = rendezvous_.ops[instance.ops_begin + i];
-      timeline_.algorithm[id] = algorithm;
-      timeline_.protocol[id] = plan->protocol;
-      timeline_.channels[id] = plan->channels;
-    }
-    return *plan;
+    return hit->second;
   }
 
   std::pair<const TransferPlan*, Algorithm> resolve(const Rendezvous::Instance& instance,
@@ -284,6 +293,7 @@ class Run {
   }
 
   void finish_instance(std::uint32_t inst) {
+    instances_[inst].end = now_;
     const auto& instance = rendezvous_.instances[inst];
     for (std::uint32_t i = 0; i < instance.size; ++i)
       finish(rendezvous_.ops[instance.ops_begin + i]);
@@ -291,7 +301,6 @@ class Run {
 
   void finish(OpId id) {
     const OpState& op = state_[id];
-    timeline_.end[id] = now_;
     ++finished_ops_;
     const std::uint32_t st = op.stream;
     busy_[st] = 0;
@@ -301,6 +310,40 @@ class Run {
       if ((--next.deps & ~kOnGpu) == 0) try_start(next.stream);
     }
     try_start(st);
+  }
+
+  // Every op has run: its launch, end, algorithm, protocol and channels follow from its start
+  // (GPU work: launched when it starts, ends a duration later, exactly the instant its event
+  // fired) or from its instance. One sequential pass instead of a cache miss per op and field
+  // in the loop. The loop's lists go first, so that the arrays allocated here reuse little of
+  // the peak.
+  void fill_timeline() {
+    release(stream_ops_);
+    release(succ_);
+    release(rendezvous_.ops);
+    release(rendezvous_.instances);
+    const std::size_t n = s_.ops.size();
+    timeline_.launch.resize(n);
+    timeline_.end.resize(n);
+    timeline_.algorithm.assign(n, Algorithm::automatic);
+    timeline_.protocol.assign(n, Protocol::simple);
+    timeline_.channels.assign(n, 0);
+    for (std::size_t id = 0; id < n; ++id) {
+      const OpState& op = state_[id];
+      const Time start = timeline_.start[id];
+      if (op.deps & kOnGpu) {
+        timeline_.launch[id] = start;
+        timeline_.end[id] = start + durations_[op.work];
+        continue;
+      }
+      const InstanceState& a = instances_[op.work];
+      timeline_.launch[id] = a.launch;
+      timeline_.end[id] = a.end;
+      const auto [plan, algorithm] = resolved_[a.call];
+      timeline_.algorithm[id] = algorithm;
+      timeline_.protocol[id] = plan->protocol;
+      timeline_.channels[id] = plan->channels;
+    }
   }
 
   [[noreturn]] void report_deadlock() const {
@@ -317,7 +360,7 @@ class Run {
         msg += "waits on " + std::to_string(deps) + " dependencies";
       } else {
         const auto inst = state_[id].work;
-        msg += std::to_string(arrivals_[inst].arrived) + " of " +
+        msg += std::to_string(instances_[inst].arrived) + " of " +
                std::to_string(rendezvous_.instances[inst].size) + " peers arrived";
       }
       ++shown;
@@ -337,7 +380,7 @@ class Run {
     std::uint64_t bytes;
     bool operator==(const CallKey&) const = default;
   };
-  using CallList = std::vector<std::pair<CallKey, std::pair<const TransferPlan*, Algorithm>>>;
+  using CallList = std::vector<std::pair<CallKey, std::uint32_t>>;  // index into resolved_
 
   const Schedule& s_;
   const Topology& topo_;
@@ -366,14 +409,9 @@ class Run {
   std::vector<OpId> stream_ops_;
   std::vector<std::uint32_t> cursor_;
   std::vector<std::uint8_t> busy_;
-  // Per instance: members arrived so far and members expected, side by side so that an
-  // arrival reads one cache line (the instances' table, 12 bytes each, is another).
-  struct Arrivals {
-    std::uint32_t arrived;
-    std::uint32_t expected;
-  };
-  std::vector<Arrivals> arrivals_;
-  std::deque<TransferPlan> plans_;  // stable addresses
+  std::vector<InstanceState> instances_;
+  std::vector<std::pair<const TransferPlan*, Algorithm>> resolved_;  // plan_for's results
+  std::deque<TransferPlan> plans_;                                   // stable addresses
   std::map<PlanKey, const TransferPlan*> plan_cache_;
   std::vector<CallList> calls_by_group_;   // indexed by GroupId
   std::vector<CallList> calls_by_sender_;  // send/recv, indexed by the sending rank

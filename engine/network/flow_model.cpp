@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/network/link_flows.hpp"
 #include "engine/network/model_parts.hpp"
 
 namespace clustersim::engine::detail {
@@ -83,13 +84,11 @@ class FlowModel final : public NetworkModel {
   FlowModel(const Topology& topology, const CollectiveProfile* profile)
       : topology_(topology),
         profile_(profile),
-        link_flows_(topology.num_links()),
+        links_(topology.num_links()),
         link_bytes_(topology.num_links(), 0.0),
         reported_(topology.num_links(), 0.0),
         cap_(topology.num_links(), 0.0),
         cnt_(topology.num_links(), 0),
-        link_seen_(topology.num_links(), 0),
-        dirty_mark_(topology.num_links(), 0),
         demand_(topology.num_links(), 0.0) {}
 
   std::string_view name() const override { return "flow"; }
@@ -202,8 +201,8 @@ class FlowModel final : public NetworkModel {
   }
 
   void mark_dirty(LinkId l) {
-    if (dirty_mark_[l]) return;
-    dirty_mark_[l] = 1;
+    if (links_[l].dirty) return;
+    links_[l].dirty = true;
     dirty_.push_back(l);
   }
 
@@ -261,10 +260,12 @@ class FlowModel final : public NetworkModel {
     f.transfer = transfer;
     f.active = true;
     for (std::size_t h = 0; h < route.size(); ++h) {
-      f.links[h] = route[h];
-      f.pos[h] = static_cast<std::uint32_t>(link_flows_[route[h]].size());
-      link_flows_[route[h]].push_back(i);
-      mark_dirty(route[h]);
+      const LinkId l = route[h];
+      LinkFlows& link = links_[l];
+      f.links[h] = l;
+      f.pos[h] = link.size();
+      link.push_back(i);
+      mark_dirty(l);  // the same record: no further miss
     }
     ++active_flows_;
   }
@@ -275,9 +276,9 @@ class FlowModel final : public NetworkModel {
       const LinkId l = f.links[h];
       link_bytes_[l] += f.physical;
       // Swap-remove, then tell the moved flow where it now sits in this link's list.
-      auto& list = link_flows_[l];
+      LinkFlows& list = links_[l];
       const std::uint32_t moved = list.back();
-      list[f.pos[h]] = moved;
+      list.set(f.pos[h], moved);
       list.pop_back();
       if (moved != i) {
         FlowState& m = flows_[moved];
@@ -329,7 +330,7 @@ class FlowModel final : public NetworkModel {
     if (sink_) {
       for (LinkId l : comp_links_) {
         double sum = 0.0;
-        for (std::uint32_t i : link_flows_[l])
+        for (std::uint32_t i : links_[l])
           sum += flows_[i].rate;
         if (sum != reported_[l]) sink_(l, t, sum);
         reported_[l] = sum;
@@ -342,21 +343,21 @@ class FlowModel final : public NetworkModel {
     comp_links_.clear();
     comp_flows_.clear();
     for (LinkId l : dirty_) {
-      dirty_mark_[l] = 0;
-      link_seen_[l] = epoch_;
+      links_[l].dirty = false;
+      links_[l].seen = epoch_;
       comp_links_.push_back(l);
     }
     dirty_.clear();
     for (std::size_t q = 0; q < comp_links_.size(); ++q) {
-      for (std::uint32_t i : link_flows_[comp_links_[q]]) {
+      for (std::uint32_t i : links_[comp_links_[q]]) {
         FlowState& f = flows_[i];
         if (f.seen == epoch_) continue;
         f.seen = epoch_;
         comp_flows_.push_back(i);
         for (std::size_t h = 0; h < f.hops; ++h) {
           const LinkId l = f.links[h];
-          if (link_seen_[l] == epoch_) continue;
-          link_seen_[l] = epoch_;
+          if (links_[l].seen == epoch_) continue;
+          links_[l].seen = epoch_;
           comp_links_.push_back(l);
         }
       }
@@ -369,7 +370,7 @@ class FlowModel final : public NetworkModel {
   // heap. Returns false, touching nothing, when some link is shared.
   bool fill_unshared() {
     for (LinkId l : comp_links_)
-      if (link_flows_[l].size() > 1) return false;
+      if (links_[l].size() > 1) return false;
     for (std::uint32_t i : comp_flows_) {
       FlowState& f = flows_[i];
       // The narrowest link was found with the route (the same minimum over the same links),
@@ -391,7 +392,7 @@ class FlowModel final : public NetworkModel {
     fill_heap_.clear();
     for (LinkId l : comp_links_) {
       cap_[l] = topology_.link(l).bandwidth.bytes_per_second();
-      cnt_[l] = static_cast<std::uint32_t>(link_flows_[l].size());
+      cnt_[l] = links_[l].size();
       if (cnt_[l] > 0) fill_heap_.push_back({share(l), l, false});
     }
     for (std::uint32_t i : comp_flows_) {
@@ -407,7 +408,7 @@ class FlowModel final : public NetworkModel {
         continue;
       }
       if (cnt_[e.index] == 0 || e.share != share(e.index)) continue;  // stale entry
-      for (std::uint32_t i : link_flows_[e.index]) {
+      for (std::uint32_t i : links_[e.index]) {
         if (flows_[i].frozen != epoch_) freeze(i, e.share, e.index);
       }
     }
@@ -446,7 +447,7 @@ class FlowModel final : public NetworkModel {
   std::vector<std::uint32_t> free_flows_;
   std::vector<TransferState> transfers_;
   std::vector<std::uint32_t> free_transfers_;
-  std::vector<std::vector<std::uint32_t>> link_flows_;  // active flows on each link
+  std::vector<LinkFlows> links_;  // active flows on each link, and its marks
   std::vector<double> link_bytes_;
   std::vector<double> reported_;
   EventQueue<Event> queue_;
@@ -459,8 +460,6 @@ class FlowModel final : public NetworkModel {
   // Reused work buffers: nothing below allocates once they have grown.
   std::vector<double> cap_;
   std::vector<std::uint32_t> cnt_;
-  std::vector<std::uint32_t> link_seen_;
-  std::vector<std::uint8_t> dirty_mark_;
   std::vector<LinkId> dirty_;
   std::vector<LinkId> comp_links_;
   std::vector<std::uint32_t> comp_flows_;

@@ -1,6 +1,7 @@
 // The model factory and the ideal model (communication is free).
 #include "engine/network/network_model.hpp"
 
+#include <atomic>
 #include <stdexcept>
 
 #include "engine/network/model_parts.hpp"
@@ -9,8 +10,19 @@ namespace clustersim::engine {
 
 namespace detail {
 
-const PhaseRoutes::Phases& PhaseRoutes::of(const TransferPlan& plan) {
-  Phases& phases = known_[&plan];
+namespace {
+// Distinct ids for every PhaseRoutes of the process (models may run on several threads).
+std::atomic<std::uint32_t> next_phase_routes_id{0};
+}  // namespace
+
+PhaseRoutes::PhaseRoutes(const Topology& topology)
+    : topology_(topology), id_(next_phase_routes_id.fetch_add(1, std::memory_order_relaxed)) {}
+
+const PhaseRoutes::Phases& PhaseRoutes::look_up(const TransferPlan& plan) {
+  const auto [at, added] = index_.try_emplace(&plan, static_cast<std::uint32_t>(known_.size()));
+  if (added) known_.push_back({&plan, {}});
+  plan.route_slot.set(id_, at->second);
+  Phases& phases = known_[at->second].phases;
   bool same = phases.size() == plan.phases.size();
   for (std::size_t p = 0; same && p < phases.size(); ++p) {
     const std::vector<FlowSpec>& flows = plan.phases[p].flows;

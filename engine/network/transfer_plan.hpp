@@ -88,6 +88,32 @@ struct Phase {
   Time latency_for(double payload) const { return latency + pipeline.fill(payload); }
 };
 
+// Where a network model keeps a plan's routes (PhaseRoutes, engine/network/model_parts.hpp): the
+// model that started the plan first (its id) and the plan's index there, written by that model
+// so that later starts of the same plan need no lookup. A copy, or a plan assigned to, has none:
+// its flows may differ from those the index's routes were found for.
+class RouteSlot {
+ public:
+  RouteSlot() = default;
+  RouteSlot(const RouteSlot&) noexcept {}
+  RouteSlot& operator=(const RouteSlot&) noexcept {
+    owner_ = index_ = kNone;
+    return *this;
+  }
+  std::uint32_t index_in(std::uint32_t owner) const { return owner == owner_ ? index_ : kNone; }
+  void set(std::uint32_t owner, std::uint32_t index) const {
+    owner_ = owner;
+    index_ = index;
+  }
+
+ private:
+  // A cache beside the plan's contents, not part of them: set through a const plan.
+  mutable std::uint32_t owner_ = kNone;
+  mutable std::uint32_t index_ = kNone;
+};
+
+// A plan's flows must not change once a network model has started it (while that model lives):
+// the model keeps their routes. A changed plan is a new plan (a copy).
 struct TransferPlan {
   std::vector<Phase> phases;
   // What the plan carries out, so a calibration profile can be looked up by (type, group shape);
@@ -99,6 +125,7 @@ struct TransferPlan {
   Algorithm algorithm = Algorithm::automatic;
   Protocol protocol = Protocol::simple;
   std::uint16_t channels = 1;
+  RouteSlot route_slot = {};  // where the network model that started it keeps its routes
 };
 
 }  // namespace clustersim::engine

@@ -378,5 +378,39 @@ TEST(NetworkModels, EmptyPlansCompleteAtTheirStart) {
   }
 }
 
+// A network model finds a plan's routes again through the slot it wrote into the plan
+// (TransferPlan::route_slot). A copy, or a plan assigned to, carries no slot: changed flows get
+// their own routes. Two models started on one plan each keep their own. GPU 2 hangs off the
+// switch at half the bandwidth, so a route's narrowest link tells the routes apart: 1 GB takes
+// 0.1 s to GPU 1 and 0.2 s to GPU 2.
+TEST(FlowModel, APlansRoutesFollowItsFlowsThroughCopiesAndAcrossModels) {
+  Topology t;
+  const VertexId sw = t.add_vertex(VertexKind::leaf_switch, "sw", -1);
+  for (int i = 0; i < 3; ++i) {
+    const EndpointId g = t.add_gpu("gpu" + std::to_string(i), i);
+    t.add_link(t.gpu_vertex(g), sw, Bandwidth::bytes_per_second(i == 2 ? kB / 2 : kB), Time::zero(),
+               LinkKind::ib);
+  }
+  const auto seconds_for = [](NetworkModel& m, const TransferPlan& p) {
+    m.start(1, p, 1e9, Time::zero());
+    return run(m).at(1).seconds();
+  };
+  const auto m1 = make_network_model("flow", t);
+  const auto m2 = make_network_model("flow", t);
+  const TransferPlan to1 = message(0, 1);
+  EXPECT_DOUBLE_EQ(seconds_for(*m1, to1), 0.1);
+  EXPECT_DOUBLE_EQ(seconds_for(*m1, to1), 0.1);  // found through its slot
+  EXPECT_DOUBLE_EQ(seconds_for(*m2, to1), 0.1);  // another model: its own routes
+  TransferPlan to2 = to1;                        // a copy, then changed
+  to2.phases[0].flows[0].dst = 2;
+  EXPECT_DOUBLE_EQ(seconds_for(*m1, to2), 0.2);
+  EXPECT_DOUBLE_EQ(seconds_for(*m1, to1), 0.1);  // the original keeps its routes
+  TransferPlan reused = to1;
+  EXPECT_DOUBLE_EQ(seconds_for(*m2, reused), 0.1);
+  reused = to2;  // assigned: the flows of to2, whatever slot `reused` had
+  EXPECT_DOUBLE_EQ(seconds_for(*m2, reused), 0.2);
+  EXPECT_DOUBLE_EQ(seconds_for(*m1, to1), 0.1);
+}
+
 }  // namespace
 }  // namespace clustersim::engine

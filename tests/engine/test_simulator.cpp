@@ -124,6 +124,48 @@ TEST_F(Fixture, CollectiveStartsWhenTheLastMemberArrives) {
   EXPECT_EQ(network.started, 1);  // one transfer for the whole group
 }
 
+// The simulator keeps a transfer's launch, end and plan per instance and writes every member's
+// timeline entries after the run: each member gets its own instance's figures, compute ops
+// launch when they start and end a duration later, with no algorithm, protocol or channels.
+TEST_F(Fixture, EveryMemberGetsItsOwnInstancesLaunchEndAndAlgorithm) {
+  ScheduleBuilder b(2);
+  const auto s0 = b.stream("compute");
+  const GroupId g = b.add_group({0, 1}, "dp");
+  const OpId c0 = b.compute({0, s0, Category::backward, "bwd"}, 1e12, 0);  // rank 0 ready at 1 s
+  const OpId c1 = b.compute({1, s0, Category::backward, "bwd"}, 2e12, 0);  // rank 1 at 2 s
+  // A ring all-reduce of 1 GB (2 to 3 s), then a 2 GB send/recv (3 to 5 s).
+  const OpId ar0 = b.collective({0, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g,
+                                1'000'000'000, Algorithm::ring);
+  const OpId ar1 = b.collective({1, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g,
+                                1'000'000'000, Algorithm::ring);
+  const OpId send = b.send({0, s0, Category::pp_comm, "send"}, 1, 2'000'000'000, 3);
+  const OpId recv = b.recv({1, s0, Category::pp_comm, "recv"}, 0, 2'000'000'000, 3);
+  const auto tl = run(std::move(b).finish());
+  for (const OpId c : {c0, c1}) {
+    EXPECT_EQ(tl.launch[c], tl.start[c]);
+    EXPECT_EQ(tl.algorithm[c], Algorithm::automatic);
+    EXPECT_EQ(tl.protocol[c], Protocol::simple);
+    EXPECT_EQ(tl.channels[c], 0u);
+  }
+  EXPECT_DOUBLE_EQ(sec(tl.end[c0]), 1.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[c1]), 2.0);
+  EXPECT_DOUBLE_EQ(sec(tl.start[ar0]), 1.0);
+  EXPECT_DOUBLE_EQ(sec(tl.start[ar1]), 2.0);
+  for (const OpId a : {ar0, ar1}) {
+    EXPECT_DOUBLE_EQ(sec(tl.launch[a]), 2.0);
+    EXPECT_DOUBLE_EQ(sec(tl.end[a]), 3.0);
+    EXPECT_EQ(tl.algorithm[a], Algorithm::ring);
+    EXPECT_GE(tl.channels[a], 1u);
+  }
+  EXPECT_EQ(tl.protocol[ar0], tl.protocol[ar1]);
+  EXPECT_EQ(tl.channels[ar0], tl.channels[ar1]);
+  for (const OpId p : {send, recv}) {
+    EXPECT_DOUBLE_EQ(sec(tl.launch[p]), 3.0);
+    EXPECT_DOUBLE_EQ(sec(tl.end[p]), 5.0);
+    EXPECT_EQ(tl.algorithm[p], Algorithm::direct);
+  }
+}
+
 // Folding: ranks 2 and 3 mirror ranks 0 and 1 and issue nothing. The all-reduce on {0, 2}
 // starts when rank 0 (its only simulated member) arrives, and costs one transfer for the group.
 TEST_F(Fixture, AFoldedCollectiveWaitsOnlyForItsSimulatedMembers) {
@@ -281,6 +323,18 @@ class CountedLists : public OneTeraflop {
   }
   mutable int calls = 0;
 };
+
+// Interning checks the name after the last one interned before hashing: whichever way a name is
+// found, it keeps the index it got when first seen (first-seen order: a = 0, b = 1, c = 2).
+TEST(ScheduleBuilder, InternedNamesKeepTheirFirstIndexInAnyOrder) {
+  ScheduleBuilder b(1);
+  const char* sequence[] = {"a", "b", "c", "a", "b", "c", "c", "b", "a", "a", "c", "b", "d"};
+  const std::uint32_t want[] = {0, 1, 2, 0, 1, 2, 2, 1, 0, 0, 2, 1, 3};
+  for (std::size_t i = 0; i < std::size(sequence); ++i)
+    EXPECT_EQ(b.intern(sequence[i]), want[i]) << "name " << i << ": " << sequence[i];
+  const Schedule s = std::move(b).finish();
+  EXPECT_EQ(s.names, (std::vector<std::string>{"a", "b", "c", "d"}));
+}
 
 TEST(ScheduleBuilder, ComputeOpsNameKernelListsOfTheSchedulesTable) {
   ScheduleBuilder b(1);
