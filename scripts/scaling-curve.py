@@ -3,7 +3,7 @@
 parallelism growing (16 sequences of 8,192 tokens per data-parallel rank, so the ops grow with the
 GPUs), from 128 to 16,384 GPUs (scenarios/llama3-405b-16384xh100.yaml with cluster.nodes and
 training.global_batch set). Each size is one `clustersim run` under /usr/bin/time, one at a time:
-wall time, peak RSS and the simulator's events. Prints a Markdown table for docs/performance.md
+wall time, peak RSS and the simulator's events. Prints a Markdown table for docs/performance-largest-runs.md
 and, where matplotlib is installed, writes a PNG (log-log wall time and peak RSS per GPU count).
 
   scripts/scaling-curve.py [--build build] [--max-gpus 16384] [--png docs/scaling-curve.png]
