@@ -77,7 +77,17 @@ SizeEstimate estimate_size(const Scenario& s, bool folded, std::string_view netw
       layers += l.repeat;
   const std::int64_t micro = s.num_microbatches();
   const std::int64_t per_stage = std::max<std::int64_t>(1, layers / s.parallel.pp);
-  const std::int64_t replicas = folded ? std::max(1, s.parallel.dp / s.parallel.ep) : 1;
+  std::int64_t replicas = folded ? std::max(1, s.parallel.dp / s.parallel.ep) : 1;
+  if (folded && s.parallel.data_parallel == DataParallel::hsdp && s.parallel.cp == 1 &&
+      s.parallel.ep == 1) {
+    // An HSDP fold keeps a whole shard group (training_schedule.cpp): by default the dp members
+    // on one node, gpus_per_node / tp of them in Megatron's rank order (an estimate's guess).
+    const int shard =
+        s.parallel.fsdp.shard_group > 0
+            ? s.parallel.fsdp.shard_group
+            : std::clamp(s.cluster.topology.node.gpus / s.parallel.tp, 1, s.parallel.dp);
+    replicas = std::max(1, s.parallel.dp / shard);
+  }
   const std::int64_t ranks = s.world_size() / replicas;
   SizeEstimate e;
   e.ops = ranks * s.simulation.iterations * micro * 2 * per_stage;

@@ -30,6 +30,16 @@ TEST(SizeEstimate, OpsAreRanksTimesIterationsMicroBatchesAndLayers) {
   EXPECT_EQ(batch.key, "training.global_batch");
 }
 
+// A folded run simulates one data-parallel replica: one rank of plain data parallelism, a whole
+// shard group (the 8 ranks of a node) under HSDP.
+TEST(SizeEstimate, AFoldKeepsOneRankOrOneHsdpShardGroup) {
+  const SizeEstimate ddp = estimate_size(load_scenario(kLlama), /*folded=*/true);
+  EXPECT_EQ(ddp.ops, 1 * 1 * 4 * 2 * 34);
+  const SizeEstimate hsdp =
+      estimate_size(load_scenario(kLlama, {"parallel.data_parallel=hsdp"}), /*folded=*/true);
+  EXPECT_EQ(hsdp.ops, 8 * 1 * 4 * 2 * 34);
+}
+
 TEST(SizeEstimate, ARunPastTheBudgetIsRefusedOnItsKey) {
   const Scenario sc = load_scenario(kLlama, {"simulation.iterations=2"});
   const std::int64_t bytes = 16 * 2 * 4 * 2 * 34 * 150;  // 1,305,600
