@@ -117,10 +117,10 @@ System read_system(const YAML::Node& doc) {
   }
   if (std::regex_search(env, m, std::regex(R"(NCCL_PROTO=(\w+))", std::regex::icase))) {
     std::string name = m[1];
+    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
     for (const auto& [p, n] : engine::kProtocolNames.entries()) {
       std::string lower(n);
       std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-      std::transform(name.begin(), name.end(), name.begin(), ::tolower);
       if (lower == name) {
         s.force_protocol = true;
         s.protocol = p;

@@ -19,15 +19,14 @@
 #include <string>
 #include <variant>
 
-#include "engine/network/network_model.hpp"
 #include "models/offload.hpp"
 #include "models/plans/activation_memory.hpp"
 #include "models/plans/data_parallel.hpp"
 #include "models/plans/expert_parallelism.hpp"
+#include "models/plans/folding.hpp"
 #include "models/plans/layer_kernels.hpp"
 #include "models/plans/pass_segments.hpp"
 #include "models/plans/pipeline_order.hpp"
-#include "models/plans/sharded_data_parallel.hpp"
 #include "models/plans/stage_partition.hpp"
 #include "models/plans/tensor_parallelism.hpp"
 #include "models/rank_layout.hpp"
@@ -54,7 +53,13 @@ class PlanComposer {
         sink_{b_, groups_},
         kernels_(ctx_, b_.kernel_table(), ExpertParallelism(ctx_).routed_copies()),
         tp_(ctx_, &kernels_) {
-    if (fold && sc.parallel.dp / sc.parallel.ep > 1) fold_replicas(sc, out);
+    if (fold && sc.parallel.dp / sc.parallel.ep > 1) {
+      ReplicaMirror m = data_parallel_mirror(sc, ctx_);
+      if (m.replicas > 1) {
+        b_.fold(std::move(m.mirror));
+        out.folded_replicas = m.replicas;
+      }
+    }
     compute_ = b_.stream("compute");
     // Parameter tensors a rank of each stage steps (its share of the routed experts).
     stage_tensors_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);
@@ -523,34 +528,6 @@ class PlanComposer {
     return out;
   }
 
-  // Every rank mirrors the rank of replica 0 with its tp, cp, ep and pp coordinates. Under
-  // HSDP a replica is one shard group (a node, by default), not one rank: each of its members
-  // all-reduces across the replica groups through the node's NICs, so all of them are
-  // simulated and every replica group keeps a simulated member.
-  void fold_replicas(const Scenario& sc, BuiltSchedule& out) {
-    std::vector<Rank> mirror(static_cast<std::size_t>(layout_.world_size()));
-    const bool hsdp = sc.parallel.data_parallel == DataParallel::hsdp && sc.parallel.cp == 1 &&
-                      sc.parallel.ep == 1;
-    int replicas = sc.parallel.dp / sc.parallel.ep;
-    for (std::size_t r = 0; r < mirror.size(); ++r) {
-      if (hsdp) {
-        const auto dp = layout_.dp_group(static_cast<Rank>(r));
-        const auto shard = static_cast<std::size_t>(hsdp_shard_group(ctx_, dp.front()).size());
-        const auto pos = static_cast<std::size_t>(
-            std::find(dp.begin(), dp.end(), static_cast<Rank>(r)) - dp.begin());
-        mirror[r] = dp[pos % shard];
-        replicas = static_cast<int>(dp.size() / shard);
-        continue;
-      }
-      RankCoords c = layout_.coords(static_cast<Rank>(r));
-      c.dp = 0;
-      mirror[r] = layout_.rank(c);
-    }
-    if (replicas < 2) return;
-    b_.fold(std::move(mirror));
-    out.folded_replicas = replicas;
-  }
-
   BuiltSchedule& out_;
   RankLayout layout_;
   PlanContext ctx_;
@@ -586,31 +563,6 @@ BuiltSchedule build_schedule(const Scenario& sc, bool fold_data_parallel,
   PlanComposer composer(sc, out, fold_data_parallel);
   out.schedule = composer.build(progress);
   return out;
-}
-
-bool replicas_provably_alike(const Scenario& sc) {
-  const engine::ClusterTopologySpec& t = sc.cluster.topology;
-  // NVSwitch makes a node's GPUs interchangeable; one NIC per GPU behind its own PCIe switch
-  // gives each the same way out; one fabric switch makes every pair of nodes the same distance.
-  const bool gpus_alike = t.node.fabric == engine::IntraNodeFabric::nvswitch &&
-                          (t.nodes == 1 || t.node.nics == t.node.gpus);
-  const bool nodes_alike = t.nodes == 1 || t.fabric.kind == engine::FabricKind::single_switch;
-  return gpus_alike && nodes_alike;
-}
-
-bool folds_data_parallel(const Scenario& sc, std::string_view network_model) {
-  if (sc.parallel.dp / std::max(1, sc.parallel.ep) < 2) return false;
-  switch (sc.simulation.fold) {
-    case Fold::dp:
-      return true;
-    case Fold::none:
-      return false;
-    case Fold::automatic: {
-      const auto* entry = engine::find_network_model(network_model);
-      return entry != nullptr && entry->contention_free && replicas_provably_alike(sc);
-    }
-  }
-  return false;
 }
 
 }  // namespace clustersim::models
