@@ -3,6 +3,7 @@
 // models) and the calibration profile feeds it.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "engine/kernels.hpp"
@@ -22,6 +23,15 @@ class ComputeModel {
   // ops that share a list share one costing. A model that does not cost kernels returns nothing
   // (the default), and every op is costed by duration(op).
   virtual std::vector<Time> kernel_list_durations(const KernelTable& /*table*/) const { return {}; }
+  // Whether the model costs kernel lists with some of the GPU's SMs held by communication
+  // kernels (engine/sm_sharing.hpp); if not, overlapped compute keeps its full-GPU pace.
+  virtual bool models_sm_sharing() const { return false; }
+  // The durations of kernel_list_durations(table) while communication kernels hold `sms_held`
+  // of the GPU's SMs (one per NCCL channel). Asked once per distinct count a run meets.
+  virtual std::vector<Time> kernel_list_durations_sharing(const KernelTable& table,
+                                                          std::uint32_t /*sms_held*/) const {
+    return kernel_list_durations(table);
+  }
 };
 
 }  // namespace clustersim::engine

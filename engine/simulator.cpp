@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
 #include "engine/event_queue.hpp"
 #include "engine/network/op_transfer.hpp"
 #include "engine/rendezvous.hpp"
+#include "engine/sm_sharing.hpp"
 
 namespace clustersim::engine {
 
@@ -61,6 +63,8 @@ class Run {
     durations_ = compute.kernel_list_durations(s.kernels);
     const std::size_t lists = durations_.size();
     num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
+    sharing_.emplace(compute, s.kernels, lists, s.num_ranks, num_streams_);
+    if (sharing_->enabled()) simulated_members();
     stream_begin_.assign(s_.num_ranks * num_streams_ + 1, 0);
     // One pass over the ops (56 bytes each, 0.84 GB on GPT-3 175B) sets each op's record and
     // counts its stream's ops and its successors; link_lists() makes one more.
@@ -119,6 +123,9 @@ class Run {
     std::vector<TransferId> completed;
     const std::uint64_t report_every = 1u << 16;
     while (true) {
+      // An op's end that SM sharing moved leaves its old event behind: dropped here, uncounted.
+      while (!events_.empty() && !current(events_.top()))
+        events_.pop();
       const Time tn = net_.next_event_time();
       const Time te = events_.next_time();
       if (tn == Time::max() && te == Time::max()) break;
@@ -197,7 +204,7 @@ class Run {
     busy_[st] = 1;
     timeline_.start[id] = now_;
     if (op.deps & kOnGpu) {
-      const Time end = now_ + durations_[op.work];
+      const Time end = sharing_->start(rank_of(st), st, id, op.work, durations_[op.work], now_);
       if (top_done_) {
         events_.replace_top(end, id);
         top_done_ = false;
@@ -218,7 +225,54 @@ class Run {
   void launch(std::uint32_t inst, InstanceState& a, const Op& op) {
     a.launch = now_;
     a.call = plan_for(rendezvous_.instances[inst], op);
+    hold_sms(rendezvous_.instances[inst], a, op, 1);
     net_.start(inst, *resolved_[a.call].first, static_cast<double>(op.bytes), now_);
+  }
+
+  // While a collective moves data, its NCCL kernel holds one SM per channel on every member's
+  // GPU (sign +1 at its launch, -1 at its end); the compute ops running there change pace
+  // (engine/sm_sharing.hpp). Copies to and from the host run on copy engines, not SMs.
+  void hold_sms(const Rendezvous::Instance& instance, const InstanceState& a, const Op& op,
+                int sign) {
+    if (!sharing_->enabled() || is_host_copy(op)) return;
+    const int sms = sign * static_cast<int>(resolved_[a.call].first->channels);
+    const auto moved = [this](OpId id, std::uint32_t, Time end) {
+      if (top_done_) {  // the event being processed is done with: make room at the top
+        events_.pop();
+        top_done_ = false;
+      }
+      events_.push(end, id);
+      ++stale_;  // the op's previous end stays queued
+    };
+    if (instance.group != kNone) {
+      const GroupId g = instance.group;
+      for (std::uint32_t i = members_begin_[g]; i < members_begin_[g + 1]; ++i)
+        sharing_->change(members_[i], sms, now_, moved);
+    } else {
+      sharing_->change(op.rank, sms, now_, moved);
+      sharing_->change(op.group_or_peer, sms, now_, moved);
+    }
+  }
+
+  // Whether an event of the queue is an op's end as it stands (SM sharing may have moved it).
+  bool current(const EventQueue<OpId>::Event& e) {
+    if (stale_ == 0 || sharing_->current(state_[e.payload].stream, e.payload, e.time)) return true;
+    --stale_;
+    return false;
+  }
+
+  // Each group's simulated members (a folded group's mirrored ranks run nothing to slow down).
+  void simulated_members() {
+    members_begin_.assign(1, 0);
+    for (const ProcessGroup& g : s_.groups) {
+      for (Rank r : g.ranks)
+        if (s_.mirror.empty() || s_.mirror[r] == r) members_.push_back(r);
+      members_begin_.push_back(static_cast<std::uint32_t>(members_.size()));
+    }
+  }
+
+  std::uint32_t rank_of(std::uint32_t stream) const {
+    return stream / static_cast<std::uint32_t>(num_streams_);
   }
 
   // The plan of an instance (an index into resolved_). The same collective recurs thousands of
@@ -295,6 +349,8 @@ class Run {
   void finish_instance(std::uint32_t inst) {
     instances_[inst].end = now_;
     const auto& instance = rendezvous_.instances[inst];
+    if (sharing_->enabled())
+      hold_sms(instance, instances_[inst], s_.ops[rendezvous_.ops[instance.ops_begin]], -1);
     for (std::uint32_t i = 0; i < instance.size; ++i)
       finish(rendezvous_.ops[instance.ops_begin + i]);
   }
@@ -303,6 +359,7 @@ class Run {
     const OpState& op = state_[id];
     ++finished_ops_;
     const std::uint32_t st = op.stream;
+    if (op.deps & kOnGpu) sharing_->finish(st, rank_of(st), now_);
     busy_[st] = 0;
     ++cursor_[st];
     for (std::uint32_t i = op.succ_begin, e = state_[id + 1].succ_begin; i < e; ++i) {
@@ -328,12 +385,18 @@ class Run {
     timeline_.algorithm.assign(n, Algorithm::automatic);
     timeline_.protocol.assign(n, Protocol::simple);
     timeline_.channels.assign(n, 0);
+    const auto moved = sharing_->take_moved_ends();  // by OpId
+    auto next_moved = moved.begin();
     for (std::size_t id = 0; id < n; ++id) {
       const OpState& op = state_[id];
       const Time start = timeline_.start[id];
       if (op.deps & kOnGpu) {
         timeline_.launch[id] = start;
-        timeline_.end[id] = start + durations_[op.work];
+        if (next_moved != moved.end() && next_moved->first == id) {
+          timeline_.end[id] = (next_moved++)->second;
+        } else {
+          timeline_.end[id] = start + durations_[op.work];
+        }
         continue;
       }
       const InstanceState& a = instances_[op.work];
@@ -413,10 +476,14 @@ class Run {
   std::vector<std::pair<const TransferPlan*, Algorithm>> resolved_;  // plan_for's results
   std::deque<TransferPlan> plans_;                                   // stable addresses
   std::map<PlanKey, const TransferPlan*> plan_cache_;
-  std::vector<CallList> calls_by_group_;   // indexed by GroupId
-  std::vector<CallList> calls_by_sender_;  // send/recv, indexed by the sending rank
+  std::vector<CallList> calls_by_group_;      // indexed by GroupId
+  std::vector<CallList> calls_by_sender_;     // send/recv, indexed by the sending rank
+  std::optional<SmSharing> sharing_;          // set once the kernel lists are costed
+  std::vector<Rank> members_;                 // simulated members, group after group
+  std::vector<std::uint32_t> members_begin_;  // into members_, per GroupId (+1 past the end)
+  std::size_t stale_ = 0;                     // moved ends still queued
   EventQueue<OpId> events_;
-  bool top_done_ = false;  // events_.top() has been processed and may be replaced
+  bool top_done_ = false;
   std::size_t finished_ops_ = 0;
   std::size_t reported_ = 0;
 };

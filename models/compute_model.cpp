@@ -8,20 +8,39 @@
 
 namespace clustersim::models {
 
-RooflineComputeModel::RooflineComputeModel(GpuSpec gpu, const ComputeProfile* profile)
+RooflineComputeModel::RooflineComputeModel(GpuSpec gpu, const ComputeProfile* profile,
+                                           bool sm_sharing)
     : gpu_(kernels::calibrated_gpu(gpu, profile)),
       profile_(profile),
-      kernels_(kernels::has_kernel_figures(gpu_)) {}
+      kernels_(kernels::has_kernel_figures(gpu_)),
+      sm_sharing_(sm_sharing) {}
 
-std::vector<engine::Time> RooflineComputeModel::kernel_list_durations(
-    const engine::KernelTable& table) const {
-  if (!kernels_) return {};
-  const std::vector<double> seconds = kernels::kernel_list_seconds(table, gpu_, profile_);
+namespace {
+
+std::vector<engine::Time> list_durations(const engine::KernelTable& table, const GpuSpec& gpu,
+                                         const ComputeProfile* profile) {
+  const std::vector<double> seconds = kernels::kernel_list_seconds(table, gpu, profile);
   std::vector<engine::Time> out;
   out.reserve(seconds.size());
   for (double s : seconds)
     out.push_back(engine::Time::from_seconds(s));
   return out;
+}
+
+}  // namespace
+
+std::vector<engine::Time> RooflineComputeModel::kernel_list_durations(
+    const engine::KernelTable& table) const {
+  if (!kernels_) return {};
+  return list_durations(table, gpu_, profile_);
+}
+
+std::vector<engine::Time> RooflineComputeModel::kernel_list_durations_sharing(
+    const engine::KernelTable& table, std::uint32_t sms_held) const {
+  if (!kernels_) return {};
+  GpuSpec shared = gpu_;
+  shared.sms_held = static_cast<int>(std::min<std::uint32_t>(sms_held, 1u << 20));
+  return list_durations(table, shared, profile_);
 }
 
 bool RooflineComputeModel::profiled(Precision p) const {

@@ -10,6 +10,7 @@
 // size) and the memory-bound bandwidth.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "engine/compute_model.hpp"
@@ -24,9 +25,16 @@ class RooflineComputeModel : public engine::ComputeModel {
   // compute op whose precision the profile measured takes its GEMM efficiency from the profile
   // (at the op's FLOPs for the roofline, by shape for a kernel list's GEMMs) instead, and the
   // profile's memory bandwidth, if measured, replaces the preset's HBM share.
-  explicit RooflineComputeModel(GpuSpec gpu, const ComputeProfile* profile = nullptr);
+  // `sm_sharing`: cost overlapped compute on the SMs communication leaves (simulation.sm_sharing).
+  explicit RooflineComputeModel(GpuSpec gpu, const ComputeProfile* profile = nullptr,
+                                bool sm_sharing = true);
   engine::Time duration(const engine::Op& op) const override;
   std::vector<engine::Time> kernel_list_durations(const engine::KernelTable& table) const override;
+  // Kernel lists with communication holding SMs (GpuSpec::sms_held): GEMM and attention waves
+  // on the SMs left. Only where kernel lists are costed.
+  bool models_sm_sharing() const override { return kernels_ && sm_sharing_; }
+  std::vector<engine::Time> kernel_list_durations_sharing(const engine::KernelTable& table,
+                                                          std::uint32_t sms_held) const override;
   const GpuSpec& gpu() const { return gpu_; }
   // Whether ops of precision `p` take their efficiency from the profile.
   bool profiled(Precision p) const;
@@ -37,6 +45,7 @@ class RooflineComputeModel : public engine::ComputeModel {
   GpuSpec gpu_;
   const ComputeProfile* profile_;
   bool kernels_ = false;
+  bool sm_sharing_ = true;
 };
 
 }  // namespace clustersim::models

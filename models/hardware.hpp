@@ -42,7 +42,11 @@ struct GpuSpec {
 
   // Kernel-level compute model (models/kernels/, docs/fidelity.md). 0 = not known for this
   // preset: costing a kernel that needs the figure is an error naming the GPU and the figure.
-  int sm_count = 0;                       // streaming multiprocessors (wave size of a GEMM)
+  int sm_count = 0;  // streaming multiprocessors (wave size of a GEMM)
+  // SMs that other kernels hold while these run: NCCL's CTAs, one per channel, of a collective
+  // overlapping them (engine/sm_sharing.hpp). Waves run on the rest at the same rate per SM;
+  // cuBLAS still picks tiles for the whole GPU (it cannot know). Not a preset figure: 0 there.
+  int sms_held = 0;
   double gemm_max_efficiency = 0.0;       // e_max: cuBLAS ceiling for 16-bit GEMMs, × peak
   bool gemm_stream_k = false;             // persistent stream-K GEMMs soften wave quantization
   double attention_fwd_efficiency = 0.0;  // fused (flash) attention forward, × peak
@@ -50,8 +54,9 @@ struct GpuSpec {
   double kernel_launch_floor_s = 0.0;     // shortest device time of any kernel (with its gap)
   double host_launch_interval_s = 0.0;    // host time to issue one kernel (framework + driver)
   // Share of the isolated-kernel tensor-core throughput (GEMMs, fused attention) sustained inside
-  // a training step: clocks under the power limit, NCCL kernels sharing SMs during overlap, cache
-  // interference. Fitted per GPU family on validation/ (docs/fidelity.md "Sustained compute").
+  // a training step: clocks under the power limit, cache interference (NCCL kernels that share
+  // the SMs are modelled apart: sms_held). Fitted per GPU family on validation/ (docs/fidelity.md
+  // "Sustained compute").
   double sustained_compute_fraction = 1.0;
   // Bytes/s of host memory that one rank's CPU work (ZeRO-Offload's CPU optimizer step) reaches:
   // the node's achievable DRAM bandwidth shared by its GPUs' ranks, which step at the same time.

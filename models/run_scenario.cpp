@@ -230,7 +230,8 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
     check_nccl_match(sc, calibration, options.strict, calibration_notes);
   }
   RunOutput out{std::move(topology), {}, {}, {}};
-  const RooflineComputeModel roofline(sc.cluster.gpu, calibrated ? &calibration.compute : nullptr);
+  const RooflineComputeModel roofline(sc.cluster.gpu, calibrated ? &calibration.compute : nullptr,
+                                      sc.simulation.sm_sharing);
   std::optional<chakra::RecordedComputeModel> recorded;
   std::vector<std::string> workload_notes;
   if (traces) {

@@ -293,6 +293,9 @@ struct SimulationConfig {
   // with a calibration profile's (a note, or with --strict an error, when MAJOR.MINOR differ).
   std::string nccl_version;
   Fold fold = Fold::automatic;
+  // simulation.sm_sharing: overlapped compute runs on the SMs communication leaves
+  // (docs/fidelity.md "Compute and communication share the SMs"); false: overlap is free.
+  bool sm_sharing = true;
   MemoryOptions memory;
   // simulation.simgrid: SimGrid's network model and factors for network_model: simgrid.
   engine::SimgridSettings simgrid;

@@ -172,6 +172,7 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
   }
   if (auto x = m.get("iterations")) s.iterations = x->count(1, limits::kIterations);
   if (auto x = m.get("fold")) s.fold = x->choice(kFoldNames);
+  if (auto x = m.get("sm_sharing")) s.sm_sharing = x->boolean();
   if (auto x = m.get("link_efficiency")) {
     yaml::MapReader table = x->map();
     for (const auto& [kind, name] : engine::kLinkKindNames.entries())

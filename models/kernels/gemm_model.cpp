@@ -1,5 +1,6 @@
 #include "models/kernels/gemm_model.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -86,11 +87,14 @@ GemmEstimate estimate_gemm(const GemmShape& s, const GpuSpec& gpu, const GemmTil
   const std::uint64_t tiles_m = ceil_div(s.m, tm);
   const std::uint64_t tiles_n = ceil_div(s.n, tn);
   e.ctas = tiles_m * tiles_n * s.batch * split;
-  const std::uint64_t slots =
-      static_cast<std::uint64_t>(gpu.sm_count) * static_cast<std::uint64_t>(tile.ctas_per_sm);
+  const auto per_sm = static_cast<std::uint64_t>(tile.ctas_per_sm);
+  const std::uint64_t slots = static_cast<std::uint64_t>(gpu.sm_count) * per_sm;
+  // Waves run on the SMs other kernels leave (GpuSpec::sms_held), each slot at its full-GPU rate.
+  const std::uint64_t free_slots = static_cast<std::uint64_t>(free_sms(gpu)) * per_sm;
   const double ctas = static_cast<double>(e.ctas);
-  const double whole_waves = static_cast<double>(ceil_div(e.ctas, slots));
-  e.waves = gpu.gemm_stream_k && e.ctas > slots ? ctas / static_cast<double>(slots) : whole_waves;
+  const double whole_waves = static_cast<double>(ceil_div(e.ctas, free_slots));
+  e.waves = gpu.gemm_stream_k && e.ctas > free_slots ? ctas / static_cast<double>(free_slots)
+                                                     : whole_waves;
   e.wave_efficiency = ctas / (e.waves * static_cast<double>(slots));
   e.tile_fill = static_cast<double>(s.m) * static_cast<double>(s.n) /
                 (static_cast<double>(tiles_m * tm) * static_cast<double>(tiles_n * tn));
@@ -119,7 +123,17 @@ GemmEstimate estimate_gemm(const GemmShape& s, const GpuSpec& gpu, const GemmTil
   return e;
 }
 
+int free_sms(const GpuSpec& gpu) {
+  return std::max(1, gpu.sm_count - std::max(0, gpu.sms_held));
+}
+
 GemmEstimate estimate_gemm(const GemmShape& s, const GpuSpec& gpu) {
+  if (gpu.sms_held > 0) {  // cuBLAS picks the tile for the whole GPU; it runs on what is left
+    GpuSpec whole = gpu;
+    whole.sms_held = 0;
+    const GemmEstimate chosen = estimate_gemm(s, whole);
+    return estimate_gemm(s, gpu, chosen.tile, chosen.split_k);
+  }
   check(s, gpu);
   GemmEstimate best;
   bool have = false;

@@ -76,6 +76,9 @@ inline double gemm_seconds(const GemmShape& shape, const GpuSpec& gpu) {
   return estimate_gemm(shape, gpu).seconds;
 }
 
+// SMs left to a kernel: sm_count - sms_held, at least one.
+int free_sms(const GpuSpec& gpu);
+
 // e_max for `dtype`: GpuSpec::gemm_max_efficiency for 16-bit and 32-bit types, scaled for fp8.
 double gemm_ceiling(const GpuSpec& gpu, Precision dtype);
 

@@ -45,8 +45,9 @@ double attention_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
       (rows + kAttentionBlockRows - 1) / static_cast<std::uint64_t>(kAttentionBlockRows);
   const double ctas = static_cast<double>(std::max<std::uint64_t>(1, k.batch * blocks));
   const double slots = gpu.sm_count;
-  double waves = std::ceil(ctas / slots);
-  if (gpu.gemm_stream_k && ctas > slots) waves = ctas / slots;  // persistent scheduling
+  const double free = free_sms(gpu);  // the CTAs run on the SMs communication leaves
+  double waves = std::ceil(ctas / free);
+  if (gpu.gemm_stream_k && ctas > free) waves = ctas / free;  // persistent scheduling
   const double wave_eff = ctas / (waves * slots);
   const double compute = flops / (peak * gpu.sustained_compute_fraction * eff * wave_eff);
   return std::max(compute, memory_seconds(k.bytes, gpu));
@@ -62,7 +63,9 @@ double profiled_gemm_seconds(const engine::Kernel& k, Precision p, const GpuSpec
   const double e = profile.gemm_efficiency(to_string(p), k.m, k.n, k.k, k.batch, peak);
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n),
                kk = static_cast<double>(k.k), b = static_cast<double>(k.batch);
-  const double compute = 2.0 * m * n * kk * b / (peak * gpu.sustained_compute_fraction * e);
+  // Measured on the whole GPU: with SMs held, its rate shrinks with the SMs left.
+  const double share = gpu.sm_count > 0 ? static_cast<double>(free_sms(gpu)) / gpu.sm_count : 1.0;
+  const double compute = 2.0 * m * n * kk * b / (peak * gpu.sustained_compute_fraction * e * share);
   const double bytes = (m * kk + kk * n + m * n) * bytes_per_element(p) * b;
   return std::max(compute, memory_seconds(bytes, gpu));
 }

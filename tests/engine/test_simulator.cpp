@@ -1,7 +1,7 @@
 // The event loop's semantics on hand-computed timelines: FIFO streams, overlap across streams,
 // dependencies, collectives that wait for every member, send/recv matching, and the errors a
 // broken schedule must produce. A fake network (every transfer takes bytes / 1 GB/s) and a fake
-// compute model (1 TFLOP/s, no overhead) keep the arithmetic exact.
+// compute model (1 TFLOP/s, no overhead) keep the arithmetic exact (fake_models.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,72 +9,14 @@
 #include <string>
 
 #include "engine/simulator.hpp"
+#include "tests/engine/fake_models.hpp"
 
 namespace clustersim::engine {
 namespace {
 
-constexpr double kFlopsPerSecond = 1e12;
-constexpr double kBytesPerSecond = 1e9;
+using namespace fakes;
 
-class OneTeraflop : public ComputeModel {
- public:
-  Time duration(const Op& op) const override {
-    return Time::from_seconds(op.kind == OpKind::copy
-                                  ? static_cast<double>(op.bytes) / kBytesPerSecond
-                                  : op.flops / kFlopsPerSecond);
-  }
-};
-
-// Every transfer takes payload / 1 GB/s regardless of the plan.
-class FixedRateNetwork : public NetworkModel {
- public:
-  std::string_view name() const override { return "fixed"; }
-  void start(TransferId id, const TransferPlan&, double bytes, Time now) override {
-    pending_.emplace(std::make_pair(now + Time::from_seconds(bytes / kBytesPerSecond), id), id);
-    ++started;
-  }
-  Time next_event_time() const override {
-    return pending_.empty() ? Time::max() : pending_.begin()->first.first;
-  }
-  void advance(Time t, std::vector<TransferId>& done) override {
-    while (!pending_.empty() && pending_.begin()->first.first == t) {
-      done.push_back(pending_.begin()->second);
-      pending_.erase(pending_.begin());
-    }
-  }
-  const std::vector<double>& link_bytes() const override { return bytes_; }
-  void set_link_rate_sink(LinkRateSink) override {}
-  int started = 0;
-
- private:
-  std::map<std::pair<Time, TransferId>, TransferId> pending_;
-  std::vector<double> bytes_;
-};
-
-Topology gpus_on_a_switch(int n) {
-  Topology t;
-  const VertexId sw = t.add_vertex(VertexKind::nvswitch, "sw", 0);
-  for (int i = 0; i < n; ++i) {
-    t.add_gpu("gpu" + std::to_string(i), 0);
-    t.add_link(t.gpu_vertex(static_cast<EndpointId>(i)), sw, Bandwidth::gigabytes_per_second(100),
-               Time::zero(), LinkKind::nvlink);
-  }
-  return t;
-}
-
-double sec(Time t) {
-  return t.seconds();
-}
-
-struct Fixture : ::testing::Test {
-  Timeline run(const Schedule& s, int gpus = 2) {
-    topology = gpus_on_a_switch(gpus);
-    return simulate(s, topology, network, compute);
-  }
-  Topology topology;
-  FixedRateNetwork network;
-  OneTeraflop compute;
-};
+using Fixture = SimulatorFixture<OneTeraflop>;
 
 TEST_F(Fixture, OpsOnOneStreamRunInIssueOrder) {
   ScheduleBuilder b(1);

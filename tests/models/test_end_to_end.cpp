@@ -48,6 +48,32 @@ TEST(EndToEnd, IdealNetworkMakesExposedCommunicationZero) {
   EXPECT_LE(ideal.iteration_time_s, flow.iteration_time_s);
 }
 
+// Compute shares the SMs with communication (docs/fidelity.md "Compute and communication share
+// the SMs"). FSDP overlaps its all-gathers and reduce-scatters with compute: with sharing, the
+// critical rank's compute takes longer, but never more than SMs / (SMs - held) times as long,
+// held <= 2 x 32 (two collectives at once, NCCL's 32-channel maximum) of the A100's 108 SMs.
+// Without overlapped communication (DDP with overlap: false: the all-reduces wait for the
+// backward) nothing changes.
+TEST(EndToEnd, OverlappedComputeSlowsByAtMostTheSmsCommunicationHolds) {
+  auto run = [](const std::string& file, bool sharing, bool overlap) {
+    Scenario sc = load_scenario(kScenarios + file);
+    sc.simulation.sm_sharing = sharing;
+    sc.parallel.overlap = overlap;
+    return run_scenario(sc, RunOptions{}).result;
+  };
+  const std::string fsdp = "llama2-7b-fsdp-2xdgx-a100.yaml";
+  const Result free = run(fsdp, false, true);
+  const Result shared = run(fsdp, true, true);
+  const double compute_free = free.breakdown_s.compute + free.breakdown_s.recompute;
+  const double compute_shared = shared.breakdown_s.compute + shared.breakdown_s.recompute;
+  EXPECT_GT(compute_shared, compute_free * 1.001);
+  EXPECT_LE(compute_shared, compute_free * 108.0 / (108.0 - 64.0));
+  EXPECT_GT(shared.iteration_time_s, free.iteration_time_s);
+
+  const std::string ddp = "llama2-7b-ddp-2xdgx-a100.yaml";
+  EXPECT_EQ(run(ddp, true, false).iteration_time_s, run(ddp, false, false).iteration_time_s);
+}
+
 // Folding (docs/performance.md "Folding"): every data-parallel replica runs the same ops, and the
 // analytical model has no contention, so simulating replica 0 alone must give the figures of the
 // whole run while building and simulating 1/replicas of the ops.

@@ -122,6 +122,25 @@ TEST(KernelCost, FlashVersusStandardAttention) {
               1e-12);
 }
 
+// The flash kernel beside a collective holding 12 SMs: its 2048 CTAs run on 96 SMs, in
+// ceil(2048/96) = 22 waves of the same per-SM rate instead of 19: 22/19 of the time. A memory-
+// bound kernel keeps its time (HBM, not SMs, bounds it).
+TEST(KernelCost, AttentionWavesRunOnTheSmsCommunicationLeaves) {
+  Kernel fa;
+  fa.kind = KernelKind::attention_fwd;
+  fa.m = fa.n = 4096;
+  fa.k = 128;
+  fa.batch = 64;
+  fa.flops = 4.0 * 2 * 32 * 4096.0 * 4096 * 128;
+  fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+  GpuSpec a100 = gpu("A100-SXM4-80GB");
+  const double whole = kernel_seconds(fa, a100);
+  const double memory_whole = kernel_seconds(memory_kernel(1e9), a100);
+  a100.sms_held = 12;
+  EXPECT_NEAR(kernel_seconds(fa, a100) / whole, 22.0 / 19.0, 1e-12);
+  EXPECT_DOUBLE_EQ(kernel_seconds(memory_kernel(1e9), a100), memory_whole);
+}
+
 TEST(KernelCost, MissingFiguresNameTheGpu) {
   Kernel fa;
   fa.kind = KernelKind::attention_fwd;

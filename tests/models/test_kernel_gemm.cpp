@@ -242,6 +242,43 @@ TEST(GemmModel, SustainedComputeScalesComputeBoundTime) {
   EXPECT_THROW(estimate_gemm(big, a100), std::invalid_argument);
 }
 
+// SMs held by an overlapping collective (GpuSpec::sms_held, one per NCCL channel): waves run on
+// the SMs left at the same rate per SM. On A100, 108 CTAs of 256×128 are one wave; with 8 SMs
+// held they need two (100 + 8), so the GEMM takes twice as long (the "tail effect" of NVIDIA's
+// forum thread 337991: a one-wave GEMM beside a 24-CTA all-gather nearly doubles). On H100's
+// stream-K GEMMs the work spreads over the 108 SMs left: 264 CTAs take 264/108 waves, not 2.
+TEST(GemmModel, SmsHeldByCommunicationShrinkTheWave) {
+  GpuSpec a100 = gpu("A100-SXM4-80GB");
+  const GemmShape one_wave{12 * 256, 9 * 128, 4096, 1, Precision::bf16};
+  const GemmEstimate whole = estimate_gemm(one_wave, a100, k256x128, 1);
+  ASSERT_EQ(whole.ctas, 108u);
+  a100.sms_held = 8;
+  const GemmEstimate held = estimate_gemm(one_wave, a100, k256x128, 1);
+  EXPECT_DOUBLE_EQ(held.waves, 2.0);
+  EXPECT_NEAR(held.compute_seconds / whole.compute_seconds, 2.0, 1e-12);
+  EXPECT_EQ(free_sms(a100), 100);
+  // cuBLAS picks the tile for the whole GPU (it cannot know what NCCL holds).
+  GpuSpec a100_whole = a100;
+  a100_whole.sms_held = 0;
+  EXPECT_EQ(estimate_gemm(one_wave, a100).tile.tm, estimate_gemm(one_wave, a100_whole).tile.tm);
+  EXPECT_EQ(estimate_gemm(one_wave, a100).tile.tn, estimate_gemm(one_wave, a100_whole).tile.tn);
+  // Never fewer than one SM, whatever is held.
+  a100.sms_held = 500;
+  EXPECT_EQ(free_sms(a100), 1);
+  EXPECT_DOUBLE_EQ(estimate_gemm(one_wave, a100, k256x128, 1).waves, 108.0);
+
+  GpuSpec h100 = gpu("H100-SXM5-80GB");
+  ASSERT_EQ(h100.sm_count, 132);
+  ASSERT_TRUE(h100.gemm_stream_k);
+  const GemmShape two_waves{24 * 256, 11 * 128, 4096, 1, Precision::bf16};
+  const GemmEstimate h_whole = estimate_gemm(two_waves, h100, k256x128, 1);
+  ASSERT_EQ(h_whole.ctas, 264u);
+  h100.sms_held = 24;
+  const GemmEstimate h_held = estimate_gemm(two_waves, h100, k256x128, 1);
+  EXPECT_NEAR(h_held.waves, 264.0 / 108.0, 1e-12);
+  EXPECT_NEAR(h_held.compute_seconds / h_whole.compute_seconds, 132.0 / 108.0, 1e-12);
+}
+
 TEST(GemmModel, PresetsCarryTheKernelFigures) {
   const std::pair<const char*, int> sms[] = {{"V100-SXM2-32GB", 80},
                                              {"A100-SXM4-40GB", 108},

@@ -267,6 +267,8 @@ TEST(ScenarioErrors, AttentionAndFusedKernelsAreCheckedChoices) {
       "bad.yaml:3:44", "training.fused_kernels", "allowed: true | false");
   expect_error(base(), "--set training.attention=paged", "training.attention", "allowed: standard",
                {"training.attention=paged"});
+  expect_error(base(), "--set simulation.sm_sharing=sometimes", "simulation.sm_sharing",
+               "allowed: true | false", {"simulation.sm_sharing=sometimes"});
   // `loss_chunks`' value starts in column 42.
   expect_error(
       "cluster: {node: dgx-a100}\nmodel: gpt3-175b\n"
