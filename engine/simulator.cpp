@@ -386,6 +386,7 @@ class Run {
     timeline_.protocol.assign(n, Protocol::simple);
     timeline_.channels.assign(n, 0);
     const auto moved = sharing_->take_moved_ends();  // by OpId
+    timeline_.sm_sharing_delay = sharing_->take_delays();
     auto next_moved = moved.begin();
     for (std::size_t id = 0; id < n; ++id) {
       const OpState& op = state_[id];

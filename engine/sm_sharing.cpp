@@ -17,6 +17,7 @@ SmSharing::SmSharing(const ComputeModel& compute, const KernelTable& table, std:
   if (!enabled_) return;
   held_.assign(ranks, 0);
   gpu_running_.assign(ranks, 0);
+  delay_.assign(ranks, Time::zero());
   running_.assign(ranks * streams_per_rank_, Running{});
 }
 

@@ -37,6 +37,7 @@ class SmSharing {
              Time now) {
     if (!enabled_) return now + base;
     Running& r = running_[stream];
+    r.start = now;
     r.since = now;
     r.base = base;
     r.duration = held_[rank] == 0 ? base : duration(work, held_[rank], base);
@@ -60,7 +61,10 @@ class SmSharing {
   void finish(std::uint32_t stream, std::uint32_t rank, Time now) {
     if (!enabled_) return;
     Running& r = running_[stream];
-    if (r.moved) moved_ends_.emplace_back(r.op, now);
+    if (r.moved) {
+      moved_ends_.emplace_back(r.op, now);
+      delay_[rank] += (now - r.start) - r.base;
+    }
     r.op = kNone;
     --gpu_running_[rank];
   }
@@ -85,9 +89,12 @@ class SmSharing {
 
   // The ops whose end is not start + their full-GPU duration, by OpId (the timeline's ends).
   std::vector<std::pair<OpId, Time>> take_moved_ends();
+  // Per rank: how much longer its compute ran than on the whole GPU (empty when disabled).
+  std::vector<Time> take_delays() { return std::move(delay_); }
 
  private:
   struct Running {
+    Time start;
     Time since;         // when `left` was last brought up to date
     Time end;           // the end the event queue holds
     Time duration;      // the whole op's duration at the current pace
@@ -112,6 +119,7 @@ class SmSharing {
   std::vector<Running> running_;                        // per stream
   std::map<std::uint32_t, std::vector<Time>> by_held_;  // kernel-list durations per held count
   std::vector<std::pair<OpId, Time>> moved_ends_;
+  std::vector<Time> delay_;  // per rank
 };
 
 }  // namespace clustersim::engine

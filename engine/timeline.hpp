@@ -28,6 +28,9 @@ struct Timeline {
   std::vector<Algorithm> algorithm;        // per OpId: the algorithm a communication op used
   std::vector<Protocol> protocol;          // per OpId: its NCCL protocol (LL, LL128, Simple)
   std::vector<std::uint16_t> channels;     // per OpId: its channel count (0 for compute)
+  // Per rank: how much longer its compute ran than it would have on the whole GPU, for the SMs
+  // overlapping communication held (engine/sm_sharing.hpp); empty when that is not modelled.
+  std::vector<Time> sm_sharing_delay;
   Time makespan;
   std::uint64_t events = 0;
 };

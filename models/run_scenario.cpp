@@ -193,6 +193,20 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl, std
   }
 }
 
+// What the SMs held by overlapping communication cost the critical rank's compute
+// (docs/fidelity.md "Compute and communication share the SMs").
+void sm_sharing_note(const engine::Timeline& tl, const Result& r, std::vector<std::string>& notes) {
+  if (r.critical_rank >= tl.sm_sharing_delay.size()) return;
+  const double delay = tl.sm_sharing_delay[r.critical_rank].seconds();
+  const double compute = r.breakdown_s.compute + r.breakdown_s.recompute;
+  if (!(delay > 0.0) || !(compute > 0.0)) return;
+  notes.push_back("rank " + std::to_string(r.critical_rank) + "'s compute ran " +
+                  engine::format_seconds(delay) + " longer (" +
+                  engine::format_number("%.1f", 100.0 * delay / compute) +
+                  " % of its compute time) on the SMs that overlapping NCCL kernels left it, one "
+                  "per channel (simulation.sm_sharing)");
+}
+
 // The schedule of a Chakra workload; a trace that cannot be read is bad scenario input.
 chakra::ImportedWorkload import_traces(const Scenario& sc,
                                        const std::function<void(double)>& progress) {
@@ -292,6 +306,7 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
         "; per-rank figures and the trace show replica 0's ranks; link loads are left out");
   }
   collective_notes(out.built.schedule, out.timeline, 3, out.result.notes);
+  sm_sharing_note(out.timeline, out.result, out.result.notes);
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())
       out.result.notes.push_back(profile_note(u, calibration.name));

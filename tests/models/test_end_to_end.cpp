@@ -74,6 +74,34 @@ TEST(EndToEnd, OverlappedComputeSlowsByAtMostTheSmsCommunicationHolds) {
   EXPECT_EQ(run(ddp, true, false).iteration_time_s, run(ddp, false, false).iteration_time_s);
 }
 
+// The delay the timeline reports per rank (and the summary's note) is what rank 0's GPU ops took
+// in all beyond their full-GPU durations: the sum of their spans with sharing minus without.
+TEST(EndToEnd, TheSmSharingDelayIsTheExtraTimeOfTheRanksGpuOps) {
+  auto run = [](bool sharing) {
+    Scenario sc = load_scenario(kScenarios + "llama2-7b-fsdp-2xdgx-a100.yaml");
+    sc.simulation.sm_sharing = sharing;
+    return run_scenario(sc, RunOptions{});
+  };
+  const RunOutput shared = run(true), free = run(false);
+  auto gpu_time = [](const RunOutput& out) {
+    const auto& s = out.built.schedule;
+    double sum = 0;
+    for (engine::OpId id = 0; id < s.ops.size(); ++id)
+      if (s.ops[id].rank == 0 && s.ops[id].kind == engine::OpKind::compute)
+        sum += (out.timeline.end[id] - out.timeline.start[id]).seconds();
+    return sum;
+  };
+  ASSERT_FALSE(shared.timeline.sm_sharing_delay.empty());
+  EXPECT_TRUE(free.timeline.sm_sharing_delay.empty());
+  const double delay = shared.timeline.sm_sharing_delay[0].seconds();
+  EXPECT_GT(delay, 0.0);
+  EXPECT_NEAR(delay, gpu_time(shared) - gpu_time(free), 1e-9);
+  const auto& notes = shared.result.notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("on the SMs that overlapping NCCL kernels left it") != std::string::npos;
+  }));
+}
+
 // Folding (docs/performance.md "Folding"): every data-parallel replica runs the same ops, and the
 // analytical model has no contention, so simulating replica 0 alone must give the figures of the
 // whole run while building and simulating 1/replicas of the ops.
