@@ -114,6 +114,16 @@ inline double tree_correction(Protocol p, double bytes) {
   return kTreeCorrection[static_cast<std::size_t>(p)][static_cast<std::size_t>(i)];
 }
 
+// The cost of one chunk step of a pipeline across the network, µs (docs/network.md "Network
+// steps"). NCCL's proxy handles every step of every network connection on its own (post the
+// buffer, isend / irecv, test, and for Simple with GPUDirect the flush: sendProxyProgress and
+// recvProxyProgress in src/transport/net.cc, one action per connection per pass); what that costs
+// is host and NIC time NCCL's code does not state, so this figure is fitted: the one global value
+// that best reproduces the published multi-node tree rows of validation/collectives
+// (docs/network.md says how to refit it). Charged to tree pipelines across nodes; NVLSTree's
+// 128 KiB steps are not charged (docs/network.md: charging them spoils its 4- and 8-node rows).
+inline constexpr double kNetStepUs = 6.0;
+
 // What NCCL's pipeline depends on (nccl_pipeline.cpp).
 struct PipelineShape {
   std::size_t nodes = 1;
