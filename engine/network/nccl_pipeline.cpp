@@ -81,8 +81,24 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
       pl.rules[2] = {4.0, 65536.0, false};
       pl.rules[3] = {1.0, 32768.0, false};
       break;
+    case Row::ring:
+      // Every link busy from the first step: no fill. Across nodes, every one of the ring's
+      // steps is a network step at the ranks where it leaves a node, and step k of a rank waits
+      // for step k−1 of the one before it, so the ring cannot finish sooner than its steps ×
+      // the network step (a floor; the caller sets its base, latency and rate). NCCL's loop:
+      // C channels × n ranks × the chunk (Simple: ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS
+      // 4 steps of 512 KiB, sent as 2 slices of SLICESTEPS 2, src/include/collectives.h; LL and
+      // LL128 one step), 2(n−1) or n−1 steps a loop (calcCollChunking, src/enqueue.cc).
+      if (s.nodes > 1 && s.ring_loop_steps > 0) {
+        const double ranks = static_cast<double>(s.ranks > 0 ? s.ranks : s.nodes * s.ppn);
+        pl.pipelines = s.channels * ranks;
+        pl.chunk_bytes = p == Protocol::simple ? 4.0 * kSimpleStep : chunk_of(p);
+        pl.steps_per_chunk = s.ring_loop_steps * (p == Protocol::simple ? 2.0 : 1.0);
+        pl.step_seconds = kNetStepUs * 1e-6;
+        pl.step_floor.on = true;
+      }
+      break;
     default:
-      // Ring: every link busy from the first step, no fill beyond the per-step latency.
       // CollNet: not modelled (fill 0).
       break;
   }

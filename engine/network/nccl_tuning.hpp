@@ -120,8 +120,9 @@ inline double tree_correction(Protocol p, double bytes) {
 // recvProxyProgress in src/transport/net.cc, one action per connection per pass); what that costs
 // is host and NIC time NCCL's code does not state, so this figure is fitted: the one global value
 // that best reproduces the published multi-node tree rows of validation/collectives
-// (docs/network.md says how to refit it). Charged to tree pipelines across nodes; NVLSTree's
-// 128 KiB steps are not charged (docs/network.md: charging them spoils its 4- and 8-node rows).
+// (docs/network.md says how to refit it). Charged to tree pipelines across nodes, and as a floor
+// to rings across nodes; NVLSTree's 128 KiB steps are not charged (docs/network.md: charging them
+// spoils its 4- and 8-node rows).
 inline constexpr double kNetStepUs = 6.0;
 
 // What NCCL's pipeline depends on (nccl_pipeline.cpp).
@@ -130,6 +131,8 @@ struct PipelineShape {
   std::size_t ppn = 1;  // members per node
   double channels = 1;  // ring/tree channels
   int gpu_arch = 80;
+  std::size_t ranks = 0;       // the ring's n (0: nodes · ppn)
+  double ring_loop_steps = 0;  // a ring loop's steps: 2(n−1) all-reduce, n−1 otherwise
 };
 // The chunked pipeline of algorithm row `row` with protocol `p` (docs/network.md "Pipeline
 // fill"); its seconds_per_byte is left for the caller.

@@ -281,6 +281,43 @@ TEST(NcclSteps, EveryChunkAcrossTheNetworkPaysOneStep) {
             Time::zero());
 }
 
+TEST(NcclSteps, ARingAcrossNodesTakesAtLeastItsStepsTimesTheNetworkStep) {
+  // NCCL's ring loop: C channels × n ranks × the chunk, 2(n−1) steps a loop for an all-reduce
+  // (n−1 for an all-gather), LL128 one step a chunk of 576000 B, Simple 2 slices a 2 MiB chunk.
+  // 2 nodes of 8, 16 channels: LL128 at 1 MiB is one loop (< 16·16·576000 B) of 30 steps.
+  const nccl::PipelineShape ar{2, 8, 16.0, 90, 16, 30.0};
+  const Pipeline ll128 = nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, ar);
+  EXPECT_EQ(ll128.pipelines, 256.0);
+  EXPECT_EQ(ll128.steps(1024.0 * 1024), 30.0);
+  // Simple at 4 GiB: loops of 16·16·2 MiB = 512 MiB, 8 of them, × 30 steps × 2 slices = 480.
+  const Pipeline simple = nccl::pipeline_of(nccl::Row::ring, Protocol::simple, ar);
+  EXPECT_EQ(simple.steps(4.0 * 1024 * 1024 * 1024), 480.0);
+  // All-gather: n−1 = 15 steps a loop.
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {2, 8, 16.0, 90, 16, 15.0})
+                .steps(1024.0 * 1024),
+            15.0);
+  // One node: no network step.
+  EXPECT_EQ(
+      nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {1, 8, 16.0, 90, 8, 14.0}).step_seconds,
+      0.0);
+
+  // Simulated: the LL128 ring all-reduce of 1 MiB takes NCCL's LL128 base latency 14 µs + 30 ×
+  // 6 µs = 194 µs, more than L + S/R (L = 14 + 28·1.9 + 2·4.0 = 75.2 µs, S/R ≈ 10 µs).
+  const Topology t = build_cluster_topology(dgx(2, 900, 90));
+  const auto m = all_of(t);
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::ll128);
+  ASSERT_EQ(p.channels, 16);
+  const double mib = 1024.0 * 1024;
+  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * kNetStep, 1e-8);
+  // At 4 GiB (Simple) the 480 steps take 2.9 ms, far under the bandwidth term: no change.
+  const TransferPlan q =
+      plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::simple);
+  const double s = 4.0 * 1024 * mib;
+  EXPECT_EQ(q.phases[0].latency_for(s), q.phases[0].latency);
+  EXPECT_GT(run_one(t, q, s), 8.4e-6 + 480 * kNetStep);
+}
+
 TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {
   // A 2-node tree LL128 all-reduce simulated on the flow model: its time is the latency term,
   // the bandwidth term at the rate cap, one chunk crossing the last network hop, and 6 µs per
