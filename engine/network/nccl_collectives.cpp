@@ -397,12 +397,25 @@ double seconds_per_byte(CollectiveType type, Algorithm a, Protocol p, const Shap
 }
 
 // NCCL's chunked pipeline for this plan, filled at the plan's uncontended rate.
-Pipeline nccl_pipeline(Algorithm a, Protocol p, const Shape& sh, const Topology& topology,
-                       double per_byte) {
-  const nccl::PipelineShape ps{sh.nodes, sh.ppn, static_cast<double>(sh.channels),
-                               topology.collective_hardware().gpu_arch};
+// `per_byte` is the plan's own link time per payload byte (the fill's stage rate); a ring's step
+// floor is set against its latency term `latency_s` and its uncontended rate `capped_per_byte`.
+Pipeline nccl_pipeline(CollectiveType type, Algorithm a, Protocol p, const Shape& sh,
+                       const Topology& topology, double per_byte, double capped_per_byte,
+                       double latency_s) {
+  const double n = static_cast<double>(sh.n);
+  const nccl::PipelineShape ps{sh.nodes,
+                               sh.ppn,
+                               static_cast<double>(sh.channels),
+                               topology.collective_hardware().gpu_arch,
+                               sh.n,
+                               (type == CollectiveType::all_reduce ? 2.0 : 1.0) * (n - 1.0)};
   Pipeline pl = nccl::pipeline_of(row_of(a, sh.nodes), p, ps);
   pl.seconds_per_byte = per_byte;
+  if (pl.step_floor.on) {
+    pl.step_floor.base = nccl::base_latency(nccl::Row::ring, p) * 1e-6;
+    pl.step_floor.latency = latency_s;
+    pl.step_floor.seconds_per_byte = capped_per_byte;
+  }
   return pl;
 }
 
@@ -411,10 +424,11 @@ TransferPlan nccl_plan(CollectiveType type, Algorithm a, Protocol p, const Shape
   Phase phase;
   phase.latency = Time::from_seconds(nccl_latency_us(type, a, p, sh, flows, topology) * 1e-6);
   const Loads l = loads_of(type, a, sh, flows, topology);
-  seconds_per_byte(type, a, p, sh, l, topology, phase.rate_cap);
+  const double capped = seconds_per_byte(type, a, p, sh, l, topology, phase.rate_cap);
   // A chunk crosses each stage at the link rate of the plan's own flows, not at its end-to-end
   // cap (LL's llMaxBw, for one, limits the whole collective, not one hop).
-  phase.pipeline = nccl_pipeline(a, p, sh, topology, l.own * wire_factor(p));
+  phase.pipeline = nccl_pipeline(type, a, p, sh, topology, l.own * wire_factor(p), capped,
+                                 phase.latency.seconds());
   for (FlowSpec& f : flows)
     f.bytes_per_payload_byte *= wire_factor(p);
   phase.flows = std::move(flows);

@@ -3,6 +3,8 @@
 // (calcCollChunking in src/enqueue.cc, buffer sizes in src/include/device.h and src/init.cc,
 // NVLS chunk sizes in src/transport/nvls.cc; NCCL v2.30.7, validation/collectives/NCCL_TUNING.md
 // §6 and §13). Figures restated, not code.
+#include <algorithm>
+
 #include "engine/network/nccl_tuning.hpp"
 
 namespace clustersim::engine::nccl {
@@ -36,8 +38,18 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
   const double ppn = static_cast<double>(s.ppn);
   switch (row) {
     case Row::tree: {
-      // Up the chain and the tree to the root, then down again: 2·depth hops.
-      pl.fill_steps = 2.0 * ((ppn - 1.0) + log_nodes) - 1.0;
+      // Up the chain and the tree to the root, then down again: 2·depth hops. With Simple every
+      // hop forwards a whole chunk (the tree runs one slice per chunk, and a receiver reads a
+      // slice once the sender has posted its tail: src/device/prims_simple.h). LL and LL128
+      // carry flags in every line (LL: 16-byte lines of 8 data bytes; LL128: 128-byte lines), so
+      // over NVLink the next GPU reads and forwards each line as it lands (src/device/prims_ll.h,
+      // prims_ll128.h): the chain inside the node adds its hop latencies (in L) but no chunk time.
+      // Only the network hops store and forward: the proxy sends a step once the GPU has posted all
+      // of it (its tail; without GPUDirect, once every line carries its flag: sendProxyProgress,
+      // src/transport/net.cc).
+      pl.fill_steps = p == Protocol::simple ? 2.0 * ((ppn - 1.0) + log_nodes) - 1.0
+                                            : std::max(0.0, 2.0 * log_nodes - 1.0);
+      pl.step_seconds = s.nodes > 1 ? kNetStepUs * 1e-6 : 0.0;
       pl.pipelines = s.channels;
       pl.chunk_bytes = chunk_of(p);
       if (p == Protocol::ll128) {
@@ -69,8 +81,24 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
       pl.rules[2] = {4.0, 65536.0, false};
       pl.rules[3] = {1.0, 32768.0, false};
       break;
+    case Row::ring:
+      // Every link busy from the first step: no fill. Across nodes, every one of the ring's
+      // steps is a network step at the ranks where it leaves a node, and step k of a rank waits
+      // for step k−1 of the one before it, so the ring cannot finish sooner than its steps ×
+      // the network step (a floor; the caller sets its base, latency and rate). NCCL's loop:
+      // C channels × n ranks × the chunk (Simple: ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS
+      // 4 steps of 512 KiB, sent as 2 slices of SLICESTEPS 2, src/include/collectives.h; LL and
+      // LL128 one step), 2(n−1) or n−1 steps a loop (calcCollChunking, src/enqueue.cc).
+      if (s.nodes > 1 && s.ring_loop_steps > 0) {
+        const double ranks = static_cast<double>(s.ranks > 0 ? s.ranks : s.nodes * s.ppn);
+        pl.pipelines = s.channels * ranks;
+        pl.chunk_bytes = p == Protocol::simple ? 4.0 * kSimpleStep : chunk_of(p);
+        pl.steps_per_chunk = s.ring_loop_steps * (p == Protocol::simple ? 2.0 : 1.0);
+        pl.step_seconds = kNetStepUs * 1e-6;
+        pl.step_floor.on = true;
+      }
+      break;
     default:
-      // Ring: every link busy from the first step, no fill beyond the per-step latency.
       // CollNet: not modelled (fill 0).
       break;
   }

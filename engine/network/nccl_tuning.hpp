@@ -114,12 +114,25 @@ inline double tree_correction(Protocol p, double bytes) {
   return kTreeCorrection[static_cast<std::size_t>(p)][static_cast<std::size_t>(i)];
 }
 
+// The cost of one chunk step of a pipeline across the network, µs (docs/network.md "Network
+// steps"). NCCL's proxy handles every step of every network connection on its own (post the
+// buffer, isend / irecv, test, and for Simple with GPUDirect the flush: sendProxyProgress and
+// recvProxyProgress in src/transport/net.cc, one action per connection per pass); what that costs
+// is host and NIC time NCCL's code does not state, so this figure is fitted: the one global value
+// that best reproduces the published multi-node tree rows of validation/collectives
+// (docs/network.md says how to refit it). Charged to tree pipelines across nodes, and as a floor
+// to rings across nodes; NVLSTree's 128 KiB steps are not charged (docs/network.md: charging them
+// spoils its 4- and 8-node rows).
+inline constexpr double kNetStepUs = 6.0;
+
 // What NCCL's pipeline depends on (nccl_pipeline.cpp).
 struct PipelineShape {
   std::size_t nodes = 1;
   std::size_t ppn = 1;  // members per node
   double channels = 1;  // ring/tree channels
   int gpu_arch = 80;
+  std::size_t ranks = 0;       // the ring's n (0: nodes · ppn)
+  double ring_loop_steps = 0;  // a ring loop's steps: 2(n−1) all-reduce, n−1 otherwise
 };
 // The chunked pipeline of algorithm row `row` with protocol `p` (docs/network.md "Pipeline
 // fill"); its seconds_per_byte is left for the caller.

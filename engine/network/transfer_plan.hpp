@@ -40,10 +40,12 @@ struct FlowSpec {
 
 // NCCL's chunked pipeline (docs/network.md "Pipeline fill"): each of `pipelines` concurrent
 // pipelines (channels, × NVLS heads) cuts its share of the payload into chunks that cross
-// `fill_steps` + 1 stages in sequence (tree depth up and down, NVLS reduce, network hops). The
-// last chunk leaves the first stage when the bandwidth term ends, and still has `fill_steps`
+// `fill_steps` + 1 store-and-forward stages in sequence (tree depth up and down, network hops).
+// The last chunk leaves the first stage when the bandwidth term ends, and still has `fill_steps`
 // stages to cross, each taking one chunk at the pipeline's rate: fill = fill_steps ·
-// pipelines · chunk(S) · seconds_per_byte. NCCL picks the chunk by message size
+// pipelines · chunk(S) · seconds_per_byte. Each chunk a pipeline sends across the network is
+// also one proxy step, and each step costs `step_seconds` on top (docs/network.md "Network
+// steps"): steps(S) = ⌈S / (pipelines · chunk(S))⌉. NCCL picks the chunk by message size
 // (calcCollChunking, src/enqueue.cc): start from `chunk_bytes` and apply `rules` in order.
 struct ChunkRule {
   double min_chunks = 0.0;  // while S / (pipelines · chunk) < min_chunks
@@ -55,7 +57,18 @@ struct Pipeline {
   double pipelines = 1.0;
   double chunk_bytes = 0.0;
   double seconds_per_byte = 0.0;  // the plan's uncontended time per payload byte
+  double step_seconds = 0.0;      // per network step of one pipeline; 0 = no network steps
+  double steps_per_chunk = 1.0;   // network steps a pipeline takes per chunk (a ring loop's)
   std::array<ChunkRule, 4> rules{};
+  // A ring's network steps are a floor, not an addition (docs/network.md "Network steps"): its
+  // time is at least NCCL's base latency plus steps(S) · step_seconds, and the fill makes up what
+  // the latency term and the uncontended bandwidth term leave of that.
+  struct StepFloor {
+    bool on = false;
+    double base = 0.0;              // seconds
+    double latency = 0.0;           // the phase's latency term, seconds
+    double seconds_per_byte = 0.0;  // uncontended, at the phase's rate cap
+  } step_floor;
 
   double chunk(double payload) const {
     double c = chunk_bytes;
@@ -66,9 +79,20 @@ struct Pipeline {
     }
     return std::min(c, payload / pipelines);  // a pipeline's chunk never exceeds its share
   }
+  // The network steps one pipeline takes for `payload` (NCCL's proxy nsteps: steps_per_chunk
+  // per loop of pipelines × chunk bytes).
+  double steps(double payload) const {
+    return std::ceil(payload / (pipelines * chunk(payload))) * steps_per_chunk;
+  }
   Time fill(double payload) const {
-    if (fill_steps <= 0.0 || payload <= 0.0) return Time::zero();
-    return Time::from_seconds(fill_steps * pipelines * chunk(payload) * seconds_per_byte);
+    if (payload <= 0.0 || (fill_steps <= 0.0 && step_seconds <= 0.0)) return Time::zero();
+    if (step_floor.on) {
+      const double need = step_floor.base + steps(payload) * step_seconds;
+      const double have = step_floor.latency + payload * step_floor.seconds_per_byte;
+      return Time::from_seconds(std::max(0.0, need - have));
+    }
+    const double stages = fill_steps * pipelines * chunk(payload) * seconds_per_byte;
+    return Time::from_seconds(stages + (step_seconds > 0.0 ? steps(payload) * step_seconds : 0.0));
   }
 };
 

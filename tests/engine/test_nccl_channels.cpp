@@ -153,7 +153,7 @@ TEST(NcclPipeline, ChunksShrinkAsNcclShrinksThem) {
   // above 131072: 288000, 144000, 72000; then 14 chunks >= 4.8·16/8 = 9.6: 72000 stays.
   const nccl::PipelineShape tree8{8, 8, 16.0, 90};
   const Pipeline t = nccl::pipeline_of(nccl::Row::tree, Protocol::ll128, tree8);
-  EXPECT_EQ(t.fill_steps, 2.0 * (7 + 3) - 1);
+  EXPECT_EQ(t.fill_steps, 2.0 * 3 - 1);  // LL128 holds a chunk only at the 2·log2(8) network hops
   EXPECT_EQ(t.chunk(16.0 * 1024 * 1024), 72000.0);
   // At 256 MiB (16 MiB per channel): 29 chunks of 576000 < 38.4, halve once: 58 of 288000.
   EXPECT_EQ(t.chunk(256.0 * 1024 * 1024), 288000.0);
@@ -223,6 +223,124 @@ TEST(NcclChannels, CollnetNeedsSharp) {
     if (sharp.vertex(info.src).kind == VertexKind::nic && info.kind == LinkKind::ib) {
       EXPECT_NEAR(bytes[l], s / 8, 1e-6 * s);
     }
+  }
+}
+
+// Where NCCL's pipeline stores and forwards a chunk (every hop with Simple, only the network hops
+// with LL and LL128) and the cost of each chunk step across the network (docs/network.md
+// "Pipeline fill", "Network steps"), worked by hand from NCCL's chunk rules.
+constexpr double kNetStep = 6e-6;  // nccl::kNetStepUs, the fitted cost of one network step
+
+TEST(NcclSteps, LlAndLl128TreesStoreAndForwardOnlyAtNetworkHops) {
+  // 8 nodes of 8: a chunk goes up 7 chain hops and 3 tree levels and down again. Simple forwards
+  // whole chunks at every hop: 2·(7 + 3) − 1 = 19 stages after the first. LL128 and LL forward
+  // line by line over NVLink, so only the 2·3 network hops hold a chunk: 5 after the first.
+  const nccl::PipelineShape eight{8, 8, 16.0, 90};
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::tree, Protocol::simple, eight).fill_steps, 19.0);
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::tree, Protocol::ll128, eight).fill_steps, 5.0);
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::tree, Protocol::ll, eight).fill_steps, 5.0);
+  // Two nodes: one network hop up and one down, 1 after the first.
+  const nccl::PipelineShape two{2, 8, 16.0, 90};
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::tree, Protocol::ll128, two).fill_steps, 1.0);
+  // One node: no network hop, no fill, and no network steps either.
+  const nccl::PipelineShape one{1, 8, 16.0, 90};
+  const Pipeline single = nccl::pipeline_of(nccl::Row::tree, Protocol::ll128, one);
+  EXPECT_EQ(single.fill_steps, 0.0);
+  EXPECT_EQ(single.step_seconds, 0.0);
+  EXPECT_EQ(single.fill(64.0 * 1024 * 1024), Time::zero());
+}
+
+TEST(NcclSteps, EveryChunkAcrossTheNetworkPaysOneStep) {
+  // Tree LL128 on 8 nodes, 16 channels, 16 MiB: NCCL's chunk is 72000 B (test_nccl_channels:
+  // ChunksShrinkAsNcclShrinksThem), so each channel sends ⌈16 MiB / (16 · 72000)⌉ = ⌈14.56⌉ =
+  // 15 chunks. At 200 GB/s per payload byte: fill = 5 · 16 · 72000 B / 200 GB/s = 28.8 µs, plus
+  // 15 steps × 6 µs = 90 µs.
+  Pipeline tree = nccl::pipeline_of(nccl::Row::tree, Protocol::ll128, {8, 8, 16.0, 90});
+  tree.seconds_per_byte = 1.0 / 200e9;
+  const double s = 16.0 * 1024 * 1024;
+  EXPECT_EQ(tree.chunk(s), 72000.0);
+  EXPECT_EQ(tree.steps(s), 15.0);
+  EXPECT_NEAR(tree.fill(s).seconds(), 28.8e-6 + 90e-6, 1e-11);
+  // Simple takes the same steps: 16 MiB / (16 · 512 KiB) = 2, and all 19 stages hold a chunk:
+  // 19 · 16 · 524288 B / 200 GB/s + 2 × 6 µs.
+  Pipeline simple = nccl::pipeline_of(nccl::Row::tree, Protocol::simple, {8, 8, 16.0, 90});
+  simple.seconds_per_byte = 1.0 / 200e9;
+  EXPECT_EQ(simple.steps(s), 2.0);
+  EXPECT_NEAR(simple.fill(s).seconds(), 19.0 * 16 * 524288 / 200e9 + 2 * kNetStep, 1e-11);
+  // NVLSTree's 128 KiB steps are not charged (docs/network.md "Network steps"), nor NVLS on one
+  // node; the ring has no fill: its steps are in its latency.
+  const double g = 1024.0 * 1024 * 1024;
+  Pipeline nvls = nccl::pipeline_of(nccl::Row::nvls_tree, Protocol::simple, {2, 8, 16.0, 90});
+  nvls.seconds_per_byte = 1.0 / 400e9;
+  EXPECT_EQ(nvls.steps(g), 64.0);
+  EXPECT_NEAR(nvls.fill(g).seconds(), 2.0 * 128 * 131072 / 400e9, 1e-11);
+  Pipeline node = nccl::pipeline_of(nccl::Row::nvls, Protocol::simple, {1, 8, 16.0, 90});
+  node.seconds_per_byte = 1.0 / 400e9;
+  EXPECT_NEAR(node.fill(g).seconds(), 1.0 * 128 * 131072 / 400e9, 1e-11);
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {2, 8, 16.0, 90}).fill(g),
+            Time::zero());
+}
+
+TEST(NcclSteps, ARingAcrossNodesTakesAtLeastItsStepsTimesTheNetworkStep) {
+  // NCCL's ring loop: C channels × n ranks × the chunk, 2(n−1) steps a loop for an all-reduce
+  // (n−1 for an all-gather), LL128 one step a chunk of 576000 B, Simple 2 slices a 2 MiB chunk.
+  // 2 nodes of 8, 16 channels: LL128 at 1 MiB is one loop (< 16·16·576000 B) of 30 steps.
+  const nccl::PipelineShape ar{2, 8, 16.0, 90, 16, 30.0};
+  const Pipeline ll128 = nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, ar);
+  EXPECT_EQ(ll128.pipelines, 256.0);
+  EXPECT_EQ(ll128.steps(1024.0 * 1024), 30.0);
+  // Simple at 4 GiB: loops of 16·16·2 MiB = 512 MiB, 8 of them, × 30 steps × 2 slices = 480.
+  const Pipeline simple = nccl::pipeline_of(nccl::Row::ring, Protocol::simple, ar);
+  EXPECT_EQ(simple.steps(4.0 * 1024 * 1024 * 1024), 480.0);
+  // All-gather: n−1 = 15 steps a loop.
+  EXPECT_EQ(nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {2, 8, 16.0, 90, 16, 15.0})
+                .steps(1024.0 * 1024),
+            15.0);
+  // One node: no network step.
+  EXPECT_EQ(
+      nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {1, 8, 16.0, 90, 8, 14.0}).step_seconds,
+      0.0);
+
+  // Simulated: the LL128 ring all-reduce of 1 MiB takes NCCL's LL128 base latency 14 µs + 30 ×
+  // 6 µs = 194 µs, more than L + S/R (L = 14 + 28·1.9 + 2·4.0 = 75.2 µs, S/R ≈ 10 µs).
+  const Topology t = build_cluster_topology(dgx(2, 900, 90));
+  const auto m = all_of(t);
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::ll128);
+  ASSERT_EQ(p.channels, 16);
+  const double mib = 1024.0 * 1024;
+  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * kNetStep, 1e-8);
+  // At 4 GiB (Simple) the 480 steps take 2.9 ms, far under the bandwidth term: no change.
+  const TransferPlan q =
+      plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::simple);
+  const double s = 4.0 * 1024 * mib;
+  EXPECT_EQ(q.phases[0].latency_for(s), q.phases[0].latency);
+  EXPECT_GT(run_one(t, q, s), 8.4e-6 + 480 * kNetStep);
+}
+
+TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {
+  // A 2-node tree LL128 all-reduce simulated on the flow model: its time is the latency term,
+  // the bandwidth term at the rate cap, one chunk crossing the last network hop, and 6 µs per
+  // chunk step. 4 MiB and 8 MiB on 16 channels: depth 1 + 1 + 0.8 = 2.8, so NCCL halves the
+  // 576000 B chunk while a channel holds < 22.4 chunks and it is > 131072 B (to 72000), then
+  // while < 5.6 chunks and > 32768 B: 4 MiB (262144 B a channel, 3.6 chunks of 72000) → 36000,
+  // 7.28 chunks, 8 steps; 8 MiB (7.28 chunks of 72000) keeps 72000, 8 steps.
+  // NVLink 900 GB/s, so the NICs (and the tree's rate cap), not the chain, bind.
+  const Topology t = build_cluster_topology(dgx(2, 900, 90));
+  const auto m = all_of(t);
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_reduce, Algorithm::tree, m, 0, t, Protocol::ll128);
+  const Phase& ph = p.phases[0];
+  ASSERT_EQ(p.channels, 16);
+  for (const auto& [bytes, chunk] :
+       {std::pair{4.0 * 1024 * 1024, 36000.0}, std::pair{8.0 * 1024 * 1024, 72000.0}}) {
+    EXPECT_EQ(ph.pipeline.chunk(bytes), chunk);
+    EXPECT_EQ(ph.pipeline.steps(bytes), 8.0);
+    const double fill = (ph.latency_for(bytes) - ph.latency).seconds();
+    EXPECT_NEAR(fill, 1.0 * 16 * chunk * ph.pipeline.seconds_per_byte + 8 * kNetStep, 1e-9);
+    // The rest is the bandwidth term at the phase's cap (payload bytes/s).
+    const double rest = run_one(t, p, bytes) - ph.latency_for(bytes).seconds();
+    EXPECT_NEAR(rest, bytes / ph.rate_cap, 0.02 * bytes / ph.rate_cap);
   }
 }
 
