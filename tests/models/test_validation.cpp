@@ -49,7 +49,8 @@ TEST(Validation, AFolderWithoutCasesIsAnError) {
 // "Validation"); issue 9's target is a median of 5 % and a worst case of 12 %, which the model
 // does not reach yet. Lower them as the model improves; never raise them for the model. (The
 // median bound went from 5.0 to 5.3 % once, on 2 Dec 2026, when three inputs of the fms-fsdp cases
-// were corrected from their repository: network, eager model, HSDP unfolded.)
+// were corrected from their repository: network, eager model, HSDP unfolded; back to 5.0 % the
+// same day once overlapped compute shares its SMs with communication: 4.9 %.)
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
   for (const auto& row : r.rows)
@@ -61,7 +62,7 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
     }
   EXPECT_EQ(r.time.failed, 0);
   EXPECT_GE(r.time.cases, 61);
-  EXPECT_LE(r.time.median, 0.053);
+  EXPECT_LE(r.time.median, 0.050);
   EXPECT_LE(r.time.worst, 0.40);
 }
 
