@@ -24,7 +24,9 @@ class EventQueue {
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
   const Event& top() const { return heap_.front(); }
-  Event pop() {
+  // Always inlined: the simulator's loop pops millions of times, and a second call site (its
+  // rare stale-event path) must not make the compiler move the loop's pop out of line.
+  [[gnu::always_inline]] Event pop() {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     Event e = heap_.back();
     heap_.pop_back();

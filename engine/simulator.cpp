@@ -35,6 +35,7 @@ class Run {
     std::uint32_t arrived;
     std::uint32_t expected;
     std::uint32_t call;  // index into resolved_
+    std::uint16_t sms;   // SMs its kernels hold on each member's GPU while it moves data
   };
 
  public:
@@ -81,6 +82,10 @@ class Run {
         throw SimulationError("simulate: '" + s_.label(op) + "' has too many dependencies");
       st.deps = op.deps_count | (on_gpu ? kOnGpu : 0u);
       if (on_gpu) {
+        if (op.stream < 64)
+          gpu_streams_ |= std::uint64_t{1} << op.stream;
+        else
+          gpu_streams_ = ~std::uint64_t{0};
         if (op.kind == OpKind::compute && op.kernels < lists) {
           st.work = op.kernels;
         } else {
@@ -100,7 +105,7 @@ class Run {
     link_lists();
     instances_.reserve(rendezvous_.instances.size());
     for (const auto& instance : rendezvous_.instances)
-      instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone});
+      instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone, 0});
     calls_by_group_.resize(s.groups.size());
     calls_by_sender_.resize(s.num_ranks);
     if (options.record_link_rates)
@@ -124,8 +129,7 @@ class Run {
     const std::uint64_t report_every = 1u << 16;
     while (true) {
       // An op's end that SM sharing moved leaves its old event behind: dropped here, uncounted.
-      while (!events_.empty() && !current(events_.top()))
-        events_.pop();
+      if (stale_ > 0) drop_stale_events();
       const Time tn = net_.next_event_time();
       const Time te = events_.next_time();
       if (tn == Time::max() && te == Time::max()) break;
@@ -225,25 +229,24 @@ class Run {
   void launch(std::uint32_t inst, InstanceState& a, const Op& op) {
     a.launch = now_;
     a.call = plan_for(rendezvous_.instances[inst], op);
-    hold_sms(rendezvous_.instances[inst], a, op, 1);
+    a.sms = sms_held_by(a, op);
+    if (a.sms > 0) hold_sms(rendezvous_.instances[inst], a.sms, op);
     net_.start(inst, *resolved_[a.call].first, static_cast<double>(op.bytes), now_);
   }
 
   // While a collective moves data, its NCCL kernel holds one SM per channel on every member's
-  // GPU (sign +1 at its launch, -1 at its end); the compute ops running there change pace
-  // (engine/sm_sharing.hpp). Copies to and from the host run on copy engines, not SMs.
-  void hold_sms(const Rendezvous::Instance& instance, const InstanceState& a, const Op& op,
-                int sign) {
-    if (!sharing_->enabled() || is_host_copy(op)) return;
-    const int sms = sign * static_cast<int>(resolved_[a.call].first->channels);
-    const auto moved = [this](OpId id, std::uint32_t, Time end) {
-      if (top_done_) {  // the event being processed is done with: make room at the top
-        events_.pop();
-        top_done_ = false;
-      }
-      events_.push(end, id);
-      ++stale_;  // the op's previous end stays queued
-    };
+  // GPU; the compute ops running there change pace (engine/sm_sharing.hpp). 0 where nothing can
+  // run beside it: host copies (copy engines, no SMs), and a collective on the only stream that
+  // runs GPU work (a tensor-parallel collective on `compute`), which has the GPU to itself.
+  std::uint16_t sms_held_by(const InstanceState& a, const Op& op) const {
+    if (!sharing_->enabled() || is_host_copy(op)) return 0;
+    if (op.stream < 64 && gpu_streams_ == std::uint64_t{1} << op.stream) return 0;
+    return resolved_[a.call].first->channels;
+  }
+
+  // `sms` more SMs held (fewer if negative) on the GPU of every simulated member of `instance`.
+  void hold_sms(const Rendezvous::Instance& instance, int sms, const Op& op) {
+    const auto moved = [this](OpId id, std::uint32_t, Time end) { push_moved_end(id, end); };
     if (instance.group != kNone) {
       const GroupId g = instance.group;
       for (std::uint32_t i = members_begin_[g]; i < members_begin_[g + 1]; ++i)
@@ -254,11 +257,25 @@ class Run {
     }
   }
 
-  // Whether an event of the queue is an op's end as it stands (SM sharing may have moved it).
-  bool current(const EventQueue<OpId>::Event& e) {
-    if (stale_ == 0 || sharing_->current(state_[e.payload].stream, e.payload, e.time)) return true;
-    --stale_;
-    return false;
+  // An op's new end: its previous one stays queued, to be dropped when it comes up. Out of line
+  // (rare), so that the loop's own pop and push stay inlined.
+  [[gnu::noinline]] void push_moved_end(OpId id, Time end) {
+    if (top_done_) {  // the event being processed is done with: make room at the top
+      events_.pop();
+      top_done_ = false;
+    }
+    events_.push(end, id);
+    ++stale_;
+  }
+
+  // Drops the queue's leading events that are no longer an op's end (SM sharing moved it).
+  [[gnu::noinline]] void drop_stale_events() {
+    while (stale_ > 0 && !events_.empty()) {
+      const auto& e = events_.top();
+      if (sharing_->current(state_[e.payload].stream, e.payload, e.time)) return;
+      events_.pop();
+      --stale_;
+    }
   }
 
   // Each group's simulated members (a folded group's mirrored ranks run nothing to slow down).
@@ -349,8 +366,8 @@ class Run {
   void finish_instance(std::uint32_t inst) {
     instances_[inst].end = now_;
     const auto& instance = rendezvous_.instances[inst];
-    if (sharing_->enabled())
-      hold_sms(instance, instances_[inst], s_.ops[rendezvous_.ops[instance.ops_begin]], -1);
+    if (const int sms = instances_[inst].sms; sms > 0)
+      hold_sms(instance, -sms, s_.ops[rendezvous_.ops[instance.ops_begin]]);
     for (std::uint32_t i = 0; i < instance.size; ++i)
       finish(rendezvous_.ops[instance.ops_begin + i]);
   }
@@ -483,6 +500,7 @@ class Run {
   std::vector<Rank> members_;                 // simulated members, group after group
   std::vector<std::uint32_t> members_begin_;  // into members_, per GroupId (+1 past the end)
   std::size_t stale_ = 0;                     // moved ends still queued
+  std::uint64_t gpu_streams_ = 0;             // bit s: some rank runs GPU work on stream s
   EventQueue<OpId> events_;
   bool top_done_ = false;
   std::size_t finished_ops_ = 0;
