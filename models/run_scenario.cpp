@@ -200,11 +200,13 @@ void sm_sharing_note(const engine::Timeline& tl, const Result& r, std::vector<st
   const double delay = tl.sm_sharing_delay[r.critical_rank].seconds();
   const double compute = r.breakdown_s.compute + r.breakdown_s.recompute;
   if (!(delay > 0.0) || !(compute > 0.0)) return;
-  notes.push_back("rank " + std::to_string(r.critical_rank) + "'s compute ran " +
-                  engine::format_seconds(delay) + " longer (" +
-                  engine::format_number("%.1f", 100.0 * delay / compute) +
-                  " % of its compute time) on the SMs that overlapping NCCL kernels left it, one "
-                  "per channel (simulation.sm_sharing)");
+  const double percent = 100.0 * delay / compute;
+  notes.push_back(
+      "rank " + std::to_string(r.critical_rank) + "'s compute ran " +
+      engine::format_seconds(delay) + " longer (" +
+      (percent < 0.05 ? std::string("under 0.1") : engine::format_number("%.1f", percent)) +
+      " % of its compute time) on the SMs that overlapping NCCL kernels left it, one "
+      "per channel (simulation.sm_sharing)");
 }
 
 // The schedule of a Chakra workload; a trace that cannot be read is bad scenario input.
