@@ -246,7 +246,7 @@ class Run {
 
   // `sms` more SMs held (fewer if negative) on the GPU of every simulated member of `instance`.
   void hold_sms(const Rendezvous::Instance& instance, int sms, const Op& op) {
-    const auto moved = [this](OpId id, std::uint32_t, Time end) { push_moved_end(id, end); };
+    const auto moved = [this](OpId id, Time end) { push_moved_end(id, end); };
     if (instance.group != kNone) {
       const GroupId g = instance.group;
       for (std::uint32_t i = members_begin_[g]; i < members_begin_[g + 1]; ++i)
