@@ -9,6 +9,9 @@ constexpr PublishedMetric kMetrics[] = {
     {"tflops_per_gpu", "TFLOP/s", "time",
      "executed FLOPs (recompute included) per GPU per second, as Megatron-LM reports"},
     {"mfu", "fraction", "time", "model FLOPs (no recompute) over the dense peak"},
+    {"model_tflops_per_gpu_causal", "TFLOP/s", "time",
+     "model FLOPs per GPU per second by Megatron-Bridge's count (NeMo 25.x 'Model "
+     "TFLOP/sec/GPU'): the causal attention core counted half, no recompute"},
     {"tokens_per_s", "tokens/s", "time", "tokens per second, whole job"},
     {"tokens_per_s_per_gpu", "tokens/s", "time", "tokens per second per GPU"},
     {"samples_per_s", "samples/s", "time", "samples (sequences, images) per second, whole job"},

@@ -9,6 +9,7 @@
 
 #include "engine/format.hpp"
 #include "models/frontend.hpp"
+#include "models/published_flops.hpp"
 #include "models/units.hpp"
 
 namespace clustersim::models {
@@ -89,6 +90,19 @@ double simulated_value(std::string_view metric, const Scenario& sc, const Result
   if (metric == "tokens_per_s_per_gpu") return r.tokens_per_s / gpus;
   if (metric == "samples_per_s") return r.samples_per_s;
   if (metric == "samples_per_s_per_gpu") return r.samples_per_s / gpus;
+  // The publisher's own count applied to the simulated throughput, as the publisher applied it
+  // to the measured one (models/published_flops.hpp).
+  if (metric == "model_tflops_per_gpu_causal") {
+    const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
+    if (t == nullptr)
+      sc.fail("published", "metric '" + std::string(metric) + "' needs a transformer");
+    try {
+      return r.tokens_per_s / gpus *
+             megatron_bridge_flops_per_token(*t, sc.training.seq_len, sc.parallel.tp) / 1e12;
+    } catch (const std::invalid_argument& e) {
+      sc.fail("published", "metric '" + std::string(metric) + "': " + e.what());
+    }
+  }
   if (find_published_metric(metric) != nullptr && find_published_metric(metric)->kind == "memory")
     return simulated_memory(metric, r.memory);
   sc.fail("published", "metric '" + std::string(metric) + "' has no simulated counterpart");
