@@ -408,7 +408,8 @@ Pipeline nccl_pipeline(CollectiveType type, Algorithm a, Protocol p, const Shape
                                static_cast<double>(sh.channels),
                                topology.collective_hardware().gpu_arch,
                                sh.n,
-                               (type == CollectiveType::all_reduce ? 2.0 : 1.0) * (n - 1.0)};
+                               (type == CollectiveType::all_reduce ? 2.0 : 1.0) * (n - 1.0),
+                               static_cast<double>(rails_of(sh.groups.front(), topology))};
   Pipeline pl = nccl::pipeline_of(row_of(a, sh.nodes), p, ps);
   pl.seconds_per_byte = per_byte;
   if (pl.step_floor.on) {

@@ -85,7 +85,7 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
       // Every link busy from the first step: no fill. Across nodes, every one of the ring's
       // steps is a network step at the ranks where it leaves a node, and step k of a rank waits
       // for step k−1 of the one before it, so the ring cannot finish sooner than its steps ×
-      // the network step (a floor; the caller sets its base, latency and rate). NCCL's loop:
+      // the cost of a step (a floor; the caller sets its base, latency and rate). NCCL's loop:
       // C channels × n ranks × the chunk (Simple: ALLREDUCE/ALLGATHER/REDUCESCATTER_CHUNKSTEPS
       // 4 steps of 512 KiB, sent as 2 slices of SLICESTEPS 2, src/include/collectives.h; LL and
       // LL128 one step), 2(n−1) or n−1 steps a loop (calcCollChunking, src/enqueue.cc).
@@ -94,8 +94,13 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
         pl.pipelines = s.channels * ranks;
         pl.chunk_bytes = p == Protocol::simple ? 4.0 * kSimpleStep : chunk_of(p);
         pl.steps_per_chunk = s.ring_loop_steps * (p == Protocol::simple ? 2.0 : 1.0);
-        pl.step_seconds = kNetStepUs * 1e-6;
+        // Each step costs kRingStepPerChannelUs for every channel one NIC's proxy serves, of the
+        // channels NCCL keeps for the size (Pipeline::StepFloor).
+        pl.step_seconds = kRingStepPerChannelUs * 1e-6;
         pl.step_floor.on = true;
+        pl.step_floor.channels = s.channels;
+        pl.step_floor.rails = s.rails;
+        pl.step_floor.bytes_per_channel = ring_bytes_per_channel(p, ranks);
       }
       break;
     default:

@@ -120,10 +120,36 @@ inline double tree_correction(Protocol p, double bytes) {
 // recvProxyProgress in src/transport/net.cc, one action per connection per pass); what that costs
 // is host and NIC time NCCL's code does not state, so this figure is fitted: the one global value
 // that best reproduces the published multi-node tree rows of validation/collectives
-// (docs/network.md says how to refit it). Charged to tree pipelines across nodes, and as a floor
-// to rings across nodes; NVLSTree's 128 KiB steps are not charged (docs/network.md: charging them
-// spoils its 4- and 8-node rows).
+// (docs/network.md says how to refit it). Charged to tree pipelines across nodes (rings across
+// nodes take kRingStepPerChannelUs below, as a floor); NVLSTree's 128 KiB steps are not charged
+// (docs/network.md: charging them spoils its 4- and 8-node rows).
 inline constexpr double kNetStepUs = 6.0;
+
+// A ring's network step costs this per channel its NIC carries (docs/network.md "The ring's steps
+// are a floor"): NCCL's proxy serves each connection one action per pass, so the more channels
+// cross one NIC, the longer a pass. Fitted like kNetStepUs: 3 channels a NIC (24 channels over 8
+// NICs, the forced-ring H100 run of nccl-tests #309) give the 6 µs that run shows; 2 give 4 µs
+// (3.1 µs published on 4 × 8 H100 InfiniBand, 2.7–4.9 on 2 × 8 H200/B200 RoCE, LL128 at 1 MiB); 1
+// gives 2 µs (1.4–3.3 published for LL below 64 KiB, where NCCL keeps one channel).
+inline constexpr double kRingStepPerChannelUs = 2.0;
+
+// The bytes a ring channel must have for NCCL to keep it (topoGetAlgoInfo, src/enqueue.cc: drop a
+// channel while S < channels × threads × threshold): threads LL 512, LL128 640, Simple 512
+// (NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS, NCCL_SIMPLE_MAX_NTHREADS, src/include/device.h;
+// ring Simple takes 256 only where NVLink × channels is under PCIe's 12 GB/s); threshold LL 8 ×
+// ranks, LL128 8, Simple 64 bytes a thread (NCCL_*_THREAD_THRESHOLD, src/include/comm.h, the ring's
+// LL one times nRanks in src/init.cc). S is the nccl-tests size (ncclFuncMaxSendRecvCount).
+inline double ring_bytes_per_channel(Protocol p, double ranks) {
+  switch (p) {
+    case Protocol::ll:
+      return 512.0 * 8.0 * ranks;
+    case Protocol::ll128:
+      return 640.0 * 8.0;
+    case Protocol::simple:
+      return 512.0 * 64.0;
+  }
+  return 0.0;
+}
 
 // What NCCL's pipeline depends on (nccl_pipeline.cpp).
 struct PipelineShape {
@@ -133,6 +159,7 @@ struct PipelineShape {
   int gpu_arch = 80;
   std::size_t ranks = 0;       // the ring's n (0: nodes · ppn)
   double ring_loop_steps = 0;  // a ring loop's steps: 2(n−1) all-reduce, n−1 otherwise
+  double rails = 1.0;          // the NICs a node's channels cross (a ring's step cost)
 };
 // The chunked pipeline of algorithm row `row` with protocol `p` (docs/network.md "Pipeline
 // fill"); its seconds_per_byte is left for the caller.

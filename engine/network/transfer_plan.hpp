@@ -58,16 +58,30 @@ struct Pipeline {
   double chunk_bytes = 0.0;
   double seconds_per_byte = 0.0;  // the plan's uncontended time per payload byte
   double step_seconds = 0.0;      // per network step of one pipeline; 0 = no network steps
+                                  // (a ring's: per channel its NIC carries, StepFloor below)
   double steps_per_chunk = 1.0;   // network steps a pipeline takes per chunk (a ring loop's)
   std::array<ChunkRule, 4> rules{};
   // A ring's network steps are a floor, not an addition (docs/network.md "Network steps"): its
-  // time is at least NCCL's base latency plus steps(S) · step_seconds, and the fill makes up what
-  // the latency term and the uncontended bandwidth term leave of that.
+  // time is at least NCCL's base latency plus steps(S) × the cost of one ring step, and the fill
+  // makes up what the latency term and the uncontended bandwidth term leave of that. NCCL's proxy
+  // takes each of its network connections one action per pass, so a ring step costs
+  // `step_seconds` for every channel one NIC carries: ⌈nc / rails⌉, where nc is the channels NCCL
+  // keeps for the size (topoGetAlgoInfo, src/enqueue.cc: ⌊S / bytes_per_channel⌋, 1..channels).
   struct StepFloor {
     bool on = false;
-    double base = 0.0;              // seconds
-    double latency = 0.0;           // the phase's latency term, seconds
-    double seconds_per_byte = 0.0;  // uncontended, at the phase's rate cap
+    double base = 0.0;               // seconds
+    double latency = 0.0;            // the phase's latency term, seconds
+    double seconds_per_byte = 0.0;   // uncontended, at the phase's rate cap
+    double channels = 1.0;           // the ring's channels
+    double rails = 1.0;              // the NICs they cross on one node
+    double bytes_per_channel = 0.0;  // 0 = every channel at every size
+    // The channels one NIC's proxy serves for `payload` bytes.
+    double channels_per_nic(double payload) const {
+      const double nc = bytes_per_channel > 0.0
+                            ? std::clamp(std::floor(payload / bytes_per_channel), 1.0, channels)
+                            : channels;
+      return std::ceil(nc / std::max(rails, 1.0));
+    }
   } step_floor;
 
   double chunk(double payload) const {
@@ -87,7 +101,8 @@ struct Pipeline {
   Time fill(double payload) const {
     if (payload <= 0.0 || (fill_steps <= 0.0 && step_seconds <= 0.0)) return Time::zero();
     if (step_floor.on) {
-      const double need = step_floor.base + steps(payload) * step_seconds;
+      const double need =
+          step_floor.base + steps(payload) * step_seconds * step_floor.channels_per_nic(payload);
       const double have = step_floor.latency + payload * step_floor.seconds_per_byte;
       return Time::from_seconds(std::max(0.0, need - have));
     }

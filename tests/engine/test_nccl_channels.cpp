@@ -301,21 +301,66 @@ TEST(NcclSteps, ARingAcrossNodesTakesAtLeastItsStepsTimesTheNetworkStep) {
       nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {1, 8, 16.0, 90, 8, 14.0}).step_seconds,
       0.0);
 
-  // Simulated: the LL128 ring all-reduce of 1 MiB takes NCCL's LL128 base latency 14 µs + 30 ×
-  // 6 µs = 194 µs, more than L + S/R (L = 14 + 28·1.9 + 2·4.0 = 75.2 µs, S/R ≈ 10 µs).
+  // Simulated: the LL128 ring all-reduce of 1 MiB keeps all 16 channels (1 MiB ≥ 16 × 640 × 8 B),
+  // 2 on each of the 8 NICs, so a step costs 2 × 2 µs and the ring takes NCCL's LL128 base
+  // latency 14 µs + 30 × 4 µs = 134 µs, more than L + S/R (L = 14 + 28·1.9 + 2·4.0 = 75.2 µs,
+  // S/R ≈ 10 µs).
   const Topology t = build_cluster_topology(dgx(2, 900, 90));
   const auto m = all_of(t);
   const TransferPlan p =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::ll128);
   ASSERT_EQ(p.channels, 16);
   const double mib = 1024.0 * 1024;
-  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * kNetStep, 1e-8);
+  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * 4e-6, 1e-8);
   // At 4 GiB (Simple) the 480 steps take 2.9 ms, far under the bandwidth term: no change.
   const TransferPlan q =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::simple);
   const double s = 4.0 * 1024 * mib;
   EXPECT_EQ(q.phases[0].latency_for(s), q.phases[0].latency);
   EXPECT_GT(run_one(t, q, s), 8.4e-6 + 480 * kNetStep);
+}
+
+// A ring step costs 2 µs for every channel one NIC's proxy serves, of the channels NCCL keeps for
+// the size (topoGetAlgoInfo drops one while S < channels × threads × bytes a thread: LL 512 ×
+// 8·n, LL128 640 × 8, Simple 512 × 64), worked by hand (docs/network.md "The ring's steps are a
+// floor").
+TEST(NcclSteps, ARingStepCostsOneProxyActionPerChannelItsNicCarries) {
+  EXPECT_EQ(nccl::ring_bytes_per_channel(Protocol::ll, 16.0), 65536.0);
+  EXPECT_EQ(nccl::ring_bytes_per_channel(Protocol::ll128, 16.0), 5120.0);
+  EXPECT_EQ(nccl::ring_bytes_per_channel(Protocol::simple, 16.0), 32768.0);
+  // 2 nodes of 8, 16 channels over 8 NICs, LL all-gather (15 steps): below 128 KiB NCCL keeps
+  // one channel, one per NIC at most; at 512 KiB 8 channels, still one a NIC; 1 MiB keeps all 16,
+  // two a NIC.
+  const Pipeline ll =
+      nccl::pipeline_of(nccl::Row::ring, Protocol::ll, {2, 8, 16.0, 90, 16, 15.0, 8.0});
+  EXPECT_EQ(ll.step_seconds, 2e-6);
+  EXPECT_EQ(ll.step_floor.channels_per_nic(1024.0), 1.0);
+  EXPECT_EQ(ll.step_floor.channels_per_nic(512.0 * 1024), 1.0);
+  EXPECT_EQ(ll.step_floor.channels_per_nic(1024.0 * 1024), 2.0);
+  // With 24 channels (NCCL_MIN_CTAS=24) three a NIC: 6 µs a step.
+  const Pipeline ll128 =
+      nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {2, 8, 24.0, 90, 16, 30.0, 8.0});
+  EXPECT_EQ(ll128.step_floor.channels_per_nic(1024.0 * 1024), 3.0);
+
+  // Simulated: the LL all-gather of 1 KiB on 2 × 8 GPUs takes NCCL's LL base latency 6.6 µs + 15
+  // steps × 2 µs = 36.6 µs, more than NCCL's latency term (6.6 + 14 · 1.0 + 2.7 = 23.3 µs from
+  // its constants; this topology's route latencies raise a hop a little).
+  const Topology t = build_cluster_topology(dgx(2, 900, 90));
+  const auto m = all_of(t);
+  const TransferPlan ag =
+      plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::ll);
+  ASSERT_EQ(ag.channels, 16);
+  EXPECT_GE(ag.phases[0].latency.seconds(), 23.3e-6);
+  EXPECT_LT(ag.phases[0].latency.seconds(), 30e-6);
+  EXPECT_NEAR(run_one(t, ag, 1024.0), 6.6e-6 + 15 * 2e-6, 1e-8);
+  // The forced 24 channels: the LL128 all-reduce of 1 MiB takes 14 µs + 30 × 6 µs = 194 µs.
+  ClusterTopologySpec spec = dgx(2, 900, 90);
+  spec.channels = 24;
+  const Topology t24 = build_cluster_topology(spec);
+  const TransferPlan ar =
+      plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t24, Protocol::ll128);
+  ASSERT_EQ(ar.channels, 24);
+  EXPECT_NEAR(run_one(t24, ar, 1024.0 * 1024), 14e-6 + 30 * 6e-6, 1e-8);
 }
 
 TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {
