@@ -105,10 +105,12 @@ TEST(CollectiveValidation, TheFilesNcclAlgoAndProtoForceTheChoice) {
 }
 
 // Bandwidth-bound messages (>= 1 GiB), where the link and protocol model decide: what the model
-// reaches today (docs/network.md "Validation": median 4.3 %, worst 17 %).
+// reaches today (docs/network.md "Validation": median 8.7 %, worst 17 %). It was 4.3 % on the
+// all-reduce files alone; the multi-node all_gather files added on 2 Dec 2026 (Google Cloud A3
+// Ultra and A4, Voltage Park) run 10-17 % slower per NIC than the model at these sizes.
 TEST(CollectiveValidation, LargeMessagesMatchPublishedBusBandwidth) {
   const Stats s = validate(1024.0 * 1024.0 * 1024.0);
-  EXPECT_LE(s.median_large, 0.05);
+  EXPECT_LE(s.median_large, 0.088);
   EXPECT_LE(s.worst_large, 0.18);
 }
 
@@ -123,12 +125,13 @@ void expect_within(const Stats& s, const Bounds& b) {
 }
 
 // A ratchet on every size, at what the model reaches with NCCL's pipeline fill and its network
-// steps (docs/network.md "Validation"): >= 1 MiB median 8.3 %, worst 216 % (the 4-node
-// gj-aion run at 1 MiB, which the same hardware's qoofyk run contradicts); < 1 MiB median 17.9 %,
+// steps (docs/network.md "Validation"): >= 1 MiB median 11.1 %, worst 216 % (the 4-node
+// gj-aion run at 1 MiB, which the same hardware's qoofyk run contradicts); < 1 MiB median 19.9 %,
 // worst 64.1 %. A change that makes any of them worse fails; one that improves them should
-// tighten these bounds.
+// tighten these bounds. (8.3 % and 17.9 % before the multi-node all_gather files of 2 Dec 2026,
+// whose 4-512 MiB rows the model runs 4-81 % too fast: new data, not a worse model.)
 TEST(CollectiveValidation, AllSizesDoNotRegress) {
-  expect_within(validate(1024.0 * 1024.0), {0.084, 2.17, 0.18, 0.645});
+  expect_within(validate(1024.0 * 1024.0), {0.112, 2.17, 0.20, 0.645});
 }
 
 // Issue 17's targets over every size: not met yet (the ratchet above holds today's figures).
