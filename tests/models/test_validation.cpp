@@ -50,7 +50,8 @@ TEST(Validation, AFolderWithoutCasesIsAnError) {
 // does not reach yet. Lower them as the model improves; never raise them for the model. (The
 // median bound went from 5.0 to 5.3 % once, on 2 Dec 2026, when three inputs of the fms-fsdp cases
 // were corrected from their repository: network, eager model, HSDP unfolded; back to 5.0 % the
-// same day once overlapped compute shares its SMs with communication: 4.9 %.)
+// same day once overlapped compute shares its SMs with communication: 4.9 %. The worst bound went
+// from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix: 39.7 -> 34.5 %, now MT-NLG.)
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
   for (const auto& row : r.rows)
@@ -63,7 +64,7 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   EXPECT_EQ(r.time.failed, 0);
   EXPECT_GE(r.time.cases, 61);
   EXPECT_LE(r.time.median, 0.050);
-  EXPECT_LE(r.time.worst, 0.40);
+  EXPECT_LE(r.time.worst, 0.35);
 }
 
 }  // namespace
