@@ -223,6 +223,9 @@ TEST(KernelImplKeys, BadValuesNameFileLineAndKey) {
   expect_scenario_error("  attention: flash2\n", "bad.yaml:6:", "training.attention", "flash1");
   expect_scenario_error("  gradient_accumulation_fusion: yes\n",
                         "bad.yaml:6:", "training.gradient_accumulation_fusion", "false");
+  // FlashAttention 1 has no fp32 kernel either; the error names the attention key's line.
+  expect_scenario_error("  precision: fp32\n  attention: flash1\n",
+                        "bad.yaml:7:", "training.attention", "no fp32 kernel");
 }
 
 }  // namespace mll_kernel_keys
