@@ -63,6 +63,10 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
         if (auto y = f.get(name); y && !y->boolean())
           t.eager_families |= kernels::family_bit(family);
       f.finish();
+    } else if (x->is_scalar() && x->text() != "true" && x->text() != "false") {
+      x->fail("unknown value '" + x->text() + "'; allowed: true | false, or a map of kernel " +
+              "families to true | false (" + kKernelFamilyNames.allowed(", ") +
+              "), e.g. {rope: false}");
     } else {
       t.fused_kernels = x->boolean();
     }

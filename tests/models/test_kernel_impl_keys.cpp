@@ -220,6 +220,9 @@ TEST(KernelImplKeys, BadValuesNameFileLineAndKey) {
                         "bad.yaml:6:", "training.fused_kernels.rop", "did you mean 'rope'");
   expect_scenario_error("  fused_kernels: {rope: maybe}\n",
                         "bad.yaml:6:", "training.fused_kernels.rope", "true");
+  // A word that is neither a bool nor a map says both forms.
+  expect_scenario_error("  fused_kernels: some\n", "bad.yaml:6:", "training.fused_kernels",
+                        "allowed: true | false, or a map of kernel families");
   expect_scenario_error("  attention: flash2\n", "bad.yaml:6:", "training.attention", "flash1");
   expect_scenario_error("  gradient_accumulation_fusion: yes\n",
                         "bad.yaml:6:", "training.gradient_accumulation_fusion", "false");
