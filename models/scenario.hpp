@@ -18,6 +18,7 @@
 #include "engine/network/network_model.hpp"
 #include "engine/topology_builders.hpp"
 #include "models/hardware.hpp"
+#include "models/kernels/kernel_families.hpp"
 #include "models/model_spec.hpp"
 #include "models/published.hpp"
 
@@ -59,8 +60,10 @@ enum class Optimizer { adam, adamw, sgd };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2, dualpipe };
 enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
-// s² scores through memory) or a fused FlashAttention kernel.
-enum class Attention { standard, flash };
+// s² scores through memory), a fused FlashAttention-2-class kernel, or FlashAttention 1.x called
+// through its varlen interface from Megatron's [s, b, h] layout (Megatron-LM's legacy
+// FlashSelfAttention).
+enum class Attention { standard, flash, flash1 };
 // How context parallelism moves K and V (Megatron-Core's --cp-comm-type): p2p passes KV blocks
 // around the CP ring, each send overlapped with the attention of the block before; all_gather
 // gathers K and V before the attention and reduce-scatters their gradients after it, exposed
@@ -97,9 +100,20 @@ inline constexpr engine::NameTable kPipelineScheduleNames{
         {PipelineSchedule::dualpipe, "dualpipe"},
     }}};
 inline constexpr engine::NameTable kAttentionNames{
-    std::array<std::pair<Attention, std::string_view>, 2>{{
+    std::array<std::pair<Attention, std::string_view>, 3>{{
         {Attention::standard, "standard"},
         {Attention::flash, "flash"},
+        {Attention::flash1, "flash1"},
+    }}};
+// training.fused_kernels as a map: one key per kernel family.
+inline constexpr engine::NameTable kKernelFamilyNames{
+    std::array<std::pair<kernels::KernelFamily, std::string_view>, kernels::kNumKernelFamilies>{{
+        {kernels::KernelFamily::norm, "norm"},
+        {kernels::KernelFamily::activation, "activation"},
+        {kernels::KernelFamily::rope, "rope"},
+        {kernels::KernelFamily::softmax, "softmax"},
+        {kernels::KernelFamily::bias_dropout_add, "bias_dropout_add"},
+        {kernels::KernelFamily::cross_entropy, "cross_entropy"},
     }}};
 inline constexpr engine::NameTable kDataParallelNames{
     std::array<std::pair<DataParallel, std::string_view>, 6>{{
@@ -145,6 +159,13 @@ struct TrainingConfig {
   Attention attention = Attention::flash;
   bool attention_given = false;
   bool fused_kernels = true;  // Megatron's fused softmax, bias-GeLU, bias-dropout-add, RoPE, CE
+  // training.fused_kernels as a map: the families stated false (kernels::family_bit) run eager
+  // inside Megatron-style model code; fused_kernels stays true. 0 with the boolean form.
+  std::uint8_t eager_families = 0;
+  // training.gradient_accumulation_fusion: the weight-gradient GEMM accumulates into the fp32
+  // main_grad (Megatron's fused wgrad, the default); false: it writes a fresh gradient and a
+  // separate add accumulates it (--no-gradient-accumulation-fusion).
+  bool gradient_accumulation_fusion = true;
   // training.master_weights: with a 16-bit precision, whether the optimizer keeps an fp32 master
   // copy of the weights and fp32 states (mixed precision, Megatron / DeepSpeed / AMP: 16 bytes per
   // parameter with Adam) or steps the 16-bit weights with 16-bit states ("pure" bf16, torchtune

@@ -56,7 +56,22 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
     t.attention = x->choice(kAttentionNames);
     t.attention_given = true;
   }
-  if (auto x = m.get("fused_kernels")) t.fused_kernels = x->boolean();
+  if (auto x = m.get("fused_kernels")) {
+    if (x->is_map()) {  // Megatron-style code with some families eager: {rope: false, ...}
+      yaml::MapReader f = x->map();
+      for (const auto& [family, name] : kKernelFamilyNames.entries())
+        if (auto y = f.get(name); y && !y->boolean())
+          t.eager_families |= kernels::family_bit(family);
+      f.finish();
+    } else if (x->is_scalar() && x->text() != "true" && x->text() != "false") {
+      x->fail("unknown value '" + x->text() + "'; allowed: true | false, or a map of kernel " +
+              "families to true | false (" + kKernelFamilyNames.allowed(", ") +
+              "), e.g. {rope: false}");
+    } else {
+      t.fused_kernels = x->boolean();
+    }
+  }
+  if (auto x = m.get("gradient_accumulation_fusion")) t.gradient_accumulation_fusion = x->boolean();
   if (auto x = m.get("master_weights")) t.master_weights = x->boolean();
   if (auto x = m.get("amp")) t.amp = x->boolean();
   if (auto x = m.get("grad_reduce_dtype")) {

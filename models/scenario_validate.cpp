@@ -254,8 +254,12 @@ void validate_attention(Scenario& s) {
     s.fail("training.amp", "autocast needs training.precision: fp16 | bf16, not " +
                                std::string(to_string(t.precision)));
   if (!t.attention_given) t.attention = default_attention(s.cluster.gpu, t.precision);
-  if (t.attention != Attention::flash || !std::holds_alternative<TransformerSpec>(s.model.body))
+  if (t.attention == Attention::standard || !std::holds_alternative<TransformerSpec>(s.model.body))
     return;
+  if (t.attention == Attention::flash1 && std::get<TransformerSpec>(s.model.body).mla)
+    s.fail("training.attention",
+           "FlashAttention 1 needs equal query/key and value head widths, which latent attention "
+           "does not have; allowed: standard, flash");
   if (t.precision == Precision::fp32 || t.precision == Precision::tf32)
     s.fail("training.attention",
            "flash attention has no " + std::string(to_string(t.precision)) +

@@ -23,7 +23,8 @@ double memory_seconds(double bytes, const GpuSpec& gpu) {
 
 double attention_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
   const bool forward = k.kind == engine::KernelKind::attention_fwd;
-  const double eff = forward ? gpu.attention_fwd_efficiency : gpu.attention_bwd_efficiency;
+  const double eff = (forward ? gpu.attention_fwd_efficiency : gpu.attention_bwd_efficiency) *
+                     (is_flash1(k) ? kFlash1RelativeEfficiency : 1.0);
   if (!(eff > 0))
     missing(gpu, forward ? "attention_fwd_efficiency" : "attention_bwd_efficiency", "attention");
   if (gpu.sm_count <= 0) missing(gpu, "sm_count", "attention");

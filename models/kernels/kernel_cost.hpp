@@ -58,6 +58,17 @@ bool has_kernel_figures(const GpuSpec& gpu);
 // Precision of a kernel's opaque dtype byte; throws on an index that names no precision.
 Precision kernel_precision(const engine::Kernel& kernel);
 
+// FlashAttention 1.x's kernels reach this share of the GPU's FlashAttention-2-class attention
+// efficiency: Dao 2023 (arXiv:2307.08691), abstract: FlashAttention reaches 25-40 % of the
+// A100's peak, FlashAttention-2 "around 2x" faster at 50-73 % (docs/fidelity.md "FlashAttention
+// 1").
+inline constexpr double kFlash1RelativeEfficiency = 0.5;
+// Attention kernels have no transposes: the kernel lists mark FlashAttention 1's with trans_a.
+inline bool is_flash1(const engine::Kernel& k) {
+  return k.trans_a && (k.kind == engine::KernelKind::attention_fwd ||
+                       k.kind == engine::KernelKind::attention_bwd);
+}
+
 // CTA rows of the fused attention kernel (FlashAttention-2 uses 128-row query/key blocks).
 inline constexpr int kAttentionBlockRows = 128;
 

@@ -49,8 +49,9 @@ class Emitter {
     k.flops = flops;
     push(name, k);
   }
+  // flash1: FlashAttention 1.x's kernel, marked by trans_a (kernel_cost.hpp is_flash1).
   void attention(std::string_view name, bool forward, double s_q, double s_k, double d,
-                 double batch, bool causal, double flops, double bytes) {
+                 double batch, bool causal, double flops, double bytes, bool flash1 = false) {
     Kernel k;
     k.kind = forward ? KernelKind::attention_fwd : KernelKind::attention_bwd;
     k.m = static_cast<std::uint64_t>(s_q);
@@ -58,9 +59,16 @@ class Emitter {
     k.k = static_cast<std::uint64_t>(d);
     k.batch = static_cast<std::uint64_t>(batch);
     k.causal = causal;
+    k.trans_a = flash1;
     k.flops = flops;
     k.bytes = bytes;
     push(name, k);
+  }
+  // Without gradient-accumulation fusion each weight gradient is a fresh tensor of the GEMM's
+  // dtype that one more kernel adds into the main gradient: read both, write the main gradient.
+  void accumulate_grads_separately(double main_grad_bytes) { main_grad_bytes_ = main_grad_bytes; }
+  void wgrad_accumulate(std::string_view name, double params, double elem) {
+    if (main_grad_bytes_ > 0) memory(name, params * (elem + 2 * main_grad_bytes_));
   }
   std::vector<Kernel> take() { return std::move(out_); }
   bool fp8() const { return gemm_dtype_ != dtype_; }
@@ -73,8 +81,9 @@ class Emitter {
     out_.push_back(k);
   }
   engine::KernelTable& names_;
-  std::uint8_t gemm_dtype_;  // the GEMMs'
-  std::uint8_t dtype_;       // everything else's
+  std::uint8_t gemm_dtype_;     // the GEMMs'
+  std::uint8_t dtype_;          // everything else's
+  double main_grad_bytes_ = 0;  // > 0: weight gradients accumulate in a kernel of their own
   std::vector<Kernel> out_;
 };
 

@@ -39,8 +39,7 @@ class Saver {
 // the input, and the 16-bit normalized x for the weight's gradient.
 void norm(Saver& sv, const TransformerKernelConfig& c, const LayerDims& x,
           const std::string& name) {
-  const bool fused = c.fused_kernels || c.norm == Norm::layernorm;
-  if (fused) {
+  if (fused(c, KernelFamily::norm) || c.norm == Norm::layernorm) {
     sv.saved(name + ".input", x.Tn * x.h * residual_bytes(c, x));
     return;
   }
@@ -58,7 +57,7 @@ void activation(Saver& sv, const TransformerKernelConfig& c, const LayerDims& x,
     sv.saved(name + ".fc1.out", tokens * f * x.e, true);
   } else {
     sv.saved(name + ".fc1.out", tokens * 2 * f * x.e, true);  // gate and up
-    if (!c.fused_kernels) sv.saved(name + ".silu.out", tokens * f * x.e);
+    if (!fused(c, KernelFamily::activation)) sv.saved(name + ".silu.out", tokens * f * x.e);
   }
   sv.saved(name + ".fc2.input", tokens * f * x.e);
 }
@@ -101,7 +100,7 @@ LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
   }
   sv.op_output("attn.qkv.out", x.T * (x.q_local_width + 2 * x.kv_local_width) * x.e);
   const double B = x.b * x.a_local;  // (sequence, head) problems on this rank
-  if (c.attention == AttentionImpl::flash) {
+  if (flash_attention(c)) {
     // FlashAttention saves q, k, v (expanded to every query head when eager code expands them),
     // its output (below) and the fp32 log-sum-exp per query row and head.
     const double kv = attention_kv_width(c, x);
@@ -133,13 +132,13 @@ LayerSavedTensors attention_block_saved(const TransformerKernelConfig& c) {
     sv.saved("attn.v", x.T * kv * x.e);
     // The raw scores live while the softmax runs (two more with eager scale and mask); the
     // backward holds the probabilities' and the scores' gradients.
-    sv.out().transient_forward = scores * (c.fused_kernels ? 1 : 2);
+    sv.out().transient_forward = scores * (fused(c, KernelFamily::softmax) ? 1 : 2);
     sv.out().transient_backward = 2 * scores;
   }
   // The core's output: the projection's saved input. Eager code's projection keeps a transposed
   // copy of it, and the kernel keeps its own output for its backward.
   const double core_out = x.T * x.o_local_width * x.e;
-  if (attention_from_eager_code(c)) {
+  if (attention_output_copied(c)) {
     sv.saved("attn.sdpa.out", core_out, true);
     sv.saved("attn.proj.input", core_out);
   } else {
@@ -210,7 +209,7 @@ LayerSavedTensors lm_head_saved(const TransformerKernelConfig& c) {
   sv.saved("lm_head.ce.softmax", logits * kFp32);
   // Forward: the 16-bit logits live while the loss runs (and eager's fp32 copy); backward: the
   // logits' fp32 and 16-bit gradients.
-  sv.out().transient_forward = logits * (x.e + (c.fused_kernels ? 0 : kFp32));
+  sv.out().transient_forward = logits * (x.e + (fused(c, KernelFamily::cross_entropy) ? 0 : kFp32));
   sv.out().transient_backward = logits * (kFp32 + x.e);
   return std::move(sv.out());
 }

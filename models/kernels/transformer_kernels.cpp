@@ -11,6 +11,7 @@
 namespace clustersim::models::kernels {
 namespace {
 
+using detail::core_attention;
 using detail::Emitter;
 using detail::latent_projections;
 using detail::linear;
@@ -20,6 +21,13 @@ using engine::KernelKind;
 // apex multi_tensor_apply: tensors per launch at depth 4 (Adam: grad, param, m, v) and depth 2.
 constexpr std::uint64_t kTensorsPerLaunchDepth4 = 36;
 constexpr std::uint64_t kTensorsPerLaunchDepth2 = 64;
+
+// The emitter of a transformer's lists, with the config's gradient accumulation.
+Emitter emitter(engine::KernelTable& names, const TransformerKernelConfig& c) {
+  Emitter em(names, c.dtype);
+  if (!c.gradient_accumulation_fusion) em.accumulate_grads_separately(c.main_grad_bytes);
+  return em;
+}
 
 }  // namespace
 
@@ -69,6 +77,7 @@ void detail::linear(Emitter& em, const std::string& name, Pass pass, double T, d
   }
   if (dgrad) em.gemm(name + ".dgrad", T, k, n, 1, false, false, e);
   em.gemm(name + ".wgrad", n, k, T, 1, true, false, e);
+  em.wgrad_accumulate(name + ".wgrad_accumulate", n * k, e);
   if (bias) em.memory(name + ".bgrad", T * n * e + n * kFp32);
 }
 
@@ -78,13 +87,14 @@ void norm(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
           const std::string& name, Pass pass) {
   const double act = x.Tn * x.h * x.e;
   const double stats = x.Tn * 2 * kFp32;
-  const bool fused = c.fused_kernels || c.norm == Norm::layernorm;  // torch layer_norm is one
+  // torch's layer_norm is one kernel too
+  const bool one_kernel = fused(c, KernelFamily::norm) || c.norm == Norm::layernorm;
   // Eager RMSNorm computes in fp32 (x.float(), x · rsqrt(mean(x²) + ε), .to(dtype), · weight):
   // the cast and the middle kernels move fp32 elements; a 16-bit input costs a cast each way.
   const double act32 = x.Tn * x.h * kFp32;
   const bool casts = x.e < kFp32;
   if (pass == Pass::forward) {
-    if (fused) {
+    if (one_kernel) {
       em.memory(name + ".fwd", 2 * act + stats);
     } else {
       if (casts) em.memory(name + ".to_fp32", act + act32);
@@ -97,7 +107,7 @@ void norm(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
     }
     return;
   }
-  if (fused) {  // dx from x, dy, stats; then the weight/bias gradient partials reduced
+  if (one_kernel) {  // dx from x, dy, stats; then the weight/bias gradient partials reduced
     em.memory(name + ".bwd", 3 * act + stats);
     em.memory(name + ".wgrad_reduce", 2 * x.h * kFp32 * 64);
   } else {
@@ -117,7 +127,7 @@ void bias_dropout_add(Emitter& em, const TransformerKernelConfig& c, const Layer
   const double act = x.Tn * x.h * x.e;
   const double mask = c.dropout ? x.Tn * x.h * kMaskByte : 0;
   if (pass == Pass::forward) {
-    if (c.fused_kernels || (!c.bias && !c.dropout)) {
+    if (fused(c, KernelFamily::bias_dropout_add) || (!c.bias && !c.dropout)) {
       em.memory(name + ".bias_dropout_add", 3 * act + mask + (c.bias ? x.h * x.e : 0));
     } else {
       if (c.bias) em.memory(name + ".bias_add", 2 * act + x.h * x.e);
@@ -141,7 +151,7 @@ void rotary(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, P
   const double q = x.T * x.q_local_width * x.e;
   const double k = x.T * x.kv_local_width * x.e;
   const double tables = 2 * x.s * x.d * kFp32;  // cos and sin
-  if (c.fused_kernels) {
+  if (fused(c, KernelFamily::rope)) {
     em.memory("attn.rope" + tag, 2 * (q + k) + tables);
     return;
   }
@@ -155,79 +165,12 @@ void rotary(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, P
   }
 }
 
-void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, Pass pass) {
-  const double B = x.b * x.a_local;  // independent (sequence, head) attention problems
-  const double s = x.s;
-  const double q = x.T * x.q_local_width * x.e;  // q and its gradient
-  const double o = x.T * x.o_local_width * x.e;  // the output and its gradient
-  const double kv = x.T * x.kv_local_width * x.e;
-  const double expanded = x.T * x.q_local_width * x.e;  // k (or v) on every local query head
-  if (c.attention == AttentionImpl::flash) {
-    // Under context parallelism the local queries meet every KV block: s·s_k products, half of
-    // them masked when causal (the 2·cp-chunk split gives each rank an equal share), and every
-    // block of K and V (and, in backward, of their gradients) is read and written once.
-    const double s_k = c.kv_seq > 0 ? static_cast<double>(c.kv_seq) : s;
-    const bool eager = attention_from_eager_code(c);
-    const bool expand = attention_kv_width(c, x) > x.kv_local_width;
-    const double kv_all = (expand ? expanded : kv) * s_k / s;
-    // Q·Kᵀ over d and P·V over dv: 2·s·s_k·(d + dv) a head, 4·s·s_k·d when they are equal.
-    const double fwd_flops = 2.0 * B * s * s_k * (x.d + x.dv) / (c.causal ? 2.0 : 1.0);
-    const double lse = B * s * kFp32;
-    if (pass == Pass::forward) {
-      if (expand) em.memory("attn.repeat_kv", 2 * (kv + expanded));
-      em.attention("attn.flash.fwd", true, s, s_k, x.d, B, c.causal, fwd_flops,
-                   q + o + 2 * kv_all + lse);
-      if (eager) em.memory("attn.out.contiguous", 2 * o);
-    } else {  // FlashAttention-2: dot(o, do) preprocess, the backward, dq accumulator convert
-      if (eager) em.memory("attn.out.contiguous.bwd", 2 * o);
-      em.memory("attn.flash.bwd_preprocess", 2 * o + lse);
-      em.attention("attn.flash.bwd", false, s, s_k, x.d, B, c.causal, 2.5 * fwd_flops,
-                   2 * (q + o) + 4 * kv_all + lse + 2 * q / x.e * kFp32);
-      em.memory("attn.flash.bwd_convert_dq", q / x.e * kFp32 + q);
-      if (expand) em.memory("attn.repeat_kv.bwd", 2 * (kv + expanded));  // sum over the group
-    }
-    return;
-  }
-  // Standard attention: GQA expands k and v to all local heads first.
-  const double scores = B * s * s * x.e;
-  const double mask = c.dropout ? B * s * s * kMaskByte : 0;
-  const bool gqa = x.kv_local_width < x.q_local_width;
-  if (pass == Pass::forward) {
-    if (gqa) em.memory("attn.repeat_kv", 2 * (kv + expanded));
-    em.gemm("attn.qk.fprop", s, s, x.d, B, false, true, x.e);
-    if (c.fused_kernels) {
-      em.memory("attn.scale_mask_softmax", 2 * scores);
-    } else {
-      em.memory("attn.scale", 2 * scores);
-      em.memory("attn.mask", 2 * scores + s * s);
-      em.memory("attn.softmax", 2 * scores);
-    }
-    if (c.dropout) em.memory("attn.dropout", 2 * scores + mask);
-    em.gemm("attn.pv.fprop", s, x.dv, s, B, false, false, x.e);
-    return;
-  }
-  // O = P·V: dP = dO·Vᵀ, dV = Pᵀ·dO; S = Q·Kᵀ: dQ = dS·K, dK = dSᵀ·Q.
-  em.gemm("attn.pv.dgrad_p", s, s, x.dv, B, false, true, x.e);
-  em.gemm("attn.pv.dgrad_v", s, x.dv, s, B, true, false, x.e);
-  if (c.dropout) em.memory("attn.dropout.bwd", 2 * scores + mask);
-  if (c.fused_kernels) {
-    em.memory("attn.scale_mask_softmax.bwd", 3 * scores);
-  } else {
-    em.memory("attn.softmax.bwd", 3 * scores);
-    em.memory("attn.mask.bwd", 2 * scores + s * s);
-    em.memory("attn.scale.bwd", 2 * scores);
-  }
-  em.gemm("attn.qk.dgrad_q", s, x.d, s, B, false, false, x.e);
-  em.gemm("attn.qk.dgrad_k", s, x.d, s, B, true, false, x.e);
-  if (gqa) em.memory("attn.repeat_kv.bwd", 2 * (kv + expanded));
-}
-
 void activation(Emitter& em, const TransformerKernelConfig& c, const std::string& name, double T,
                 double f, double e, Pass pass) {
   const double out = T * f * e;
   if (c.activation == Activation::gelu) {
     if (pass == Pass::forward) {
-      if (c.fused_kernels || !c.bias) {
+      if (fused(c, KernelFamily::activation) || !c.bias) {
         em.memory(name + ".bias_gelu", 2 * out + (c.bias ? f * e : 0));
       } else {
         em.memory(name + ".bias_add", 2 * out + f * e);
@@ -240,14 +183,14 @@ void activation(Emitter& em, const TransformerKernelConfig& c, const std::string
   }
   // SwiGLU over the fused gate+up output [T × 2f]: silu(gate) · up.
   if (pass == Pass::forward) {
-    if (c.fused_kernels) {
+    if (fused(c, KernelFamily::activation)) {
       em.memory(name + ".swiglu", 3 * out);
     } else {
       em.memory(name + ".silu", 2 * out);
       em.memory(name + ".mul", 3 * out);
     }
   } else {
-    if (c.fused_kernels) {
+    if (fused(c, KernelFamily::activation)) {
       em.memory(name + ".swiglu.bwd", 5 * out);
     } else {
       em.memory(name + ".mul.bwd_up", 3 * out);
@@ -323,9 +266,11 @@ void moe_part(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
         em.memory("moe.unpermute.bwd", routed + x.Tn * x.h * x.e + x.Tn * k * kFp32);
         em.gemm("moe.experts.fc2.dgrad", tokens, f_local, x.h, local, false, false, x.e);
         em.gemm("moe.experts.fc2.wgrad", x.h, f_local, tokens, local, true, false, x.e);
+        em.wgrad_accumulate("moe.experts.fc2.wgrad_accumulate", x.h * f_local * local, x.e);
         activation(em, c, "moe.experts", tokens * local, f_local, x.e, pass);
         em.gemm("moe.experts.fc1.dgrad", tokens, x.h, fc1_out, local, false, false, x.e);
         em.gemm("moe.experts.fc1.wgrad", fc1_out, x.h, tokens, local, true, false, x.e);
+        em.wgrad_accumulate("moe.experts.fc1.wgrad_accumulate", fc1_out * x.h * local, x.e);
       }
       return;
     case MoePart::shared:
@@ -370,19 +315,10 @@ TransformerKernelConfig kernel_config(const TransformerSpec& m, long micro_batch
   return c;
 }
 
-bool attention_from_eager_code(const TransformerKernelConfig& c) {
-  return c.attention == AttentionImpl::flash && !c.fused_kernels && !c.mla;
-}
-
-double attention_kv_width(const TransformerKernelConfig& c, const LayerDims& x) {
-  return attention_from_eager_code(c) ? std::max(x.kv_local_width, x.q_local_width)
-                                      : x.kv_local_width;
-}
-
 std::vector<Kernel> attention_block_kernels(const TransformerKernelConfig& c, Pass pass,
                                             engine::KernelTable& names) {
   const LayerDims x = layer_dims(c);
-  Emitter em(names, c.dtype);
+  Emitter em = emitter(names, c);
   const double qkv = x.q_local_width + 2 * x.kv_local_width;
   auto projections = [&] {
     if (c.mla) {
@@ -412,7 +348,7 @@ std::vector<Kernel> attention_block_kernels(const TransformerKernelConfig& c, Pa
 std::vector<Kernel> mlp_block_kernels(const TransformerKernelConfig& c, Pass pass,
                                       engine::KernelTable& names) {
   const LayerDims x = layer_dims(c);
-  Emitter em(names, c.dtype);
+  Emitter em = emitter(names, c);
   if (c.num_experts > 0) {  // the three ops of the expert-parallel plan, back to back
     constexpr MoePart forward_order[] = {MoePart::router, MoePart::experts, MoePart::shared};
     constexpr MoePart backward_order[] = {MoePart::shared, MoePart::experts, MoePart::router};
@@ -438,16 +374,8 @@ std::vector<Kernel> moe_kernels(const TransformerKernelConfig& c, Pass pass, Moe
                                 engine::KernelTable& names) {
   if (c.num_experts <= 0) throw std::invalid_argument("MoE kernels: num_experts must be >= 1");
   const LayerDims x = layer_dims(c);
-  Emitter em(names, c.dtype);
+  Emitter em = emitter(names, c);
   moe_part(em, c, x, pass, part);
-  return em.take();
-}
-
-std::vector<Kernel> attention_core_kernels(const TransformerKernelConfig& c, Pass pass,
-                                           engine::KernelTable& names) {
-  const LayerDims x = layer_dims(c);
-  Emitter em(names, c.dtype);
-  core_attention(em, c, x, pass);
   return em.take();
 }
 
@@ -464,7 +392,7 @@ std::vector<Kernel> embedding_kernels(const TransformerKernelConfig& c, Pass pas
                                       engine::KernelTable& names) {
   const LayerDims x = layer_dims(c);
   if (c.vocab <= 0) throw std::invalid_argument("transformer kernels: vocab must be >= 1");
-  Emitter em(names, c.dtype);
+  Emitter em = emitter(names, c);
   const double act = x.T * x.h * x.e;
   const double shard = static_cast<double>(c.vocab) / x.t * x.h;
   if (pass == Pass::forward) {
@@ -487,7 +415,7 @@ std::vector<Kernel> lm_head_kernels(const TransformerKernelConfig& c, Pass pass,
                                     engine::KernelTable& names) {
   const LayerDims x = layer_dims(c);
   if (c.vocab <= 0) throw std::invalid_argument("transformer kernels: vocab must be >= 1");
-  Emitter em(names, c.dtype);
+  Emitter em = emitter(names, c);
   const double v = static_cast<double>(c.vocab) / x.t;
   const double logits = x.T * v;  // elements
   if (c.loss_chunks > 1) {
@@ -512,7 +440,8 @@ std::vector<Kernel> lm_head_kernels(const TransformerKernelConfig& c, Pass pass,
   if (pass == Pass::forward) {
     norm(em, c, x, "lm_head.norm", pass);
     linear(em, "lm_head.logits", pass, x.T, v, x.h, false, x.e);
-    if (c.fused_kernels) {  // one pass: fp32 max/sum-exp and target logit; one writes softmax
+    if (fused(c, KernelFamily::cross_entropy)) {  // one pass: fp32 max/sum-exp and target logit;
+                                                  // one writes softmax
       em.memory("lm_head.ce.fwd", logits * x.e + x.T * 3 * kFp32);
       em.memory("lm_head.ce.softmax", logits * (x.e + kFp32));
     } else {  // Megatron's vocab-parallel CE on logits.float()
@@ -525,7 +454,7 @@ std::vector<Kernel> lm_head_kernels(const TransformerKernelConfig& c, Pass pass,
       em.memory("lm_head.ce.div", 2 * logits * kFp32);
     }
   } else {
-    if (c.fused_kernels) {
+    if (fused(c, KernelFamily::cross_entropy)) {
       em.memory("lm_head.ce.bwd", logits * (kFp32 + x.e));
     } else {
       em.memory("lm_head.ce.sub_onehot", 2 * logits * kFp32);

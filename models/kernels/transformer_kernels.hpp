@@ -20,11 +20,15 @@
 
 #include "engine/kernels.hpp"
 #include "models/hardware.hpp"
+#include "models/kernels/kernel_families.hpp"
 #include "models/model_spec.hpp"
 
 namespace clustersim::models::kernels {
 
-enum class AttentionImpl : std::uint8_t { standard, flash };
+// flash: a FlashAttention-2-class kernel; flash1: FlashAttention 1.x through its varlen
+// interface (Megatron-LM's legacy FlashSelfAttention): the same kernels' work at FA1's
+// efficiency, with q, k, v and the output transposed between [s, b] and [b, s] layouts.
+enum class AttentionImpl : std::uint8_t { standard, flash, flash1 };
 enum class Pass : std::uint8_t { forward, backward };
 
 struct TransformerKernelConfig {
@@ -47,6 +51,13 @@ struct TransformerKernelConfig {
   AttentionImpl attention = AttentionImpl::flash;
   bool causal = true;         // the fused kernel skips the masked half (standard does not)
   bool fused_kernels = true;  // Megatron's fused softmax, bias-GeLU, bias-dropout-add, RoPE, CE
+  // With fused_kernels: the families (family_bit) that run eager all the same.
+  std::uint8_t eager_families = 0;
+  // false: each weight-gradient GEMM writes a fresh gradient in the activations' dtype and a
+  // separate kernel adds it into the main gradient of `main_grad_bytes` per element
+  // (Megatron's --no-gradient-accumulation-fusion).
+  bool gradient_accumulation_fusion = true;
+  double main_grad_bytes = 4;
   // > 1: the LM head's projection and cross-entropy run chunk by chunk of T/loss_chunks tokens,
   // each chunk's loss one compiled kernel that keeps the 16-bit logits (training.loss_chunks).
   int loss_chunks = 1;
@@ -90,6 +101,13 @@ LayerDims layer_dims(const TransformerKernelConfig& config);
 // output and the projection's input are two tensors. Fused stacks (Megatron / Transformer
 // Engine) pass the KV heads and the [s, b, h] layout straight through.
 bool attention_from_eager_code(const TransformerKernelConfig& config);
+// Whether the attention core is a flash-class kernel (flash or flash1).
+bool flash_attention(const TransformerKernelConfig& config);
+// Whether the family runs as its fused kernel: fused_kernels and not stated eager.
+bool fused(const TransformerKernelConfig& config, KernelFamily family);
+// Whether the attention kernel's output and the projection's input are two tensors (eager
+// code's contiguous copy, or FlashAttention 1's batch-major output copied back to [s, b, h]).
+bool attention_output_copied(const TransformerKernelConfig& config);
 // The width of k (and of v) a flash-class attention kernel reads and keeps: the KV heads', or
 // every local query head's when eager code expands them.
 double attention_kv_width(const TransformerKernelConfig& config, const LayerDims& x);

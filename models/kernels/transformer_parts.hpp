@@ -14,6 +14,9 @@ namespace clustersim::models::kernels::detail {
 void linear(Emitter& em, const std::string& name, Pass pass, double T, double n, double k,
             bool bias, double e, bool dgrad = true);
 
+// The attention core: flash (FA2-class or FA1) or standard (attention_kernels.cpp).
+void core_attention(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x, Pass pass);
+
 // Multi-head latent attention's projections (latent_attention_kernels.cpp).
 void latent_projections(Emitter& em, const TransformerKernelConfig& c, const LayerDims& x,
                         Pass pass);

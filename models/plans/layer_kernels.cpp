@@ -54,9 +54,13 @@ void LayerKernels::build_transformer(double routed_copies) {
   config_ = kernels::kernel_config(t, training.micro_batch, ctx_.seq_len(), ctx_.parallel.tp);
   config_.sequence_parallel = ctx_.parallel.sequence_parallel && ctx_.parallel.tp > 1;
   if (ctx_.cp() > 1) config_.kv_seq = ctx_.full_seq_len();
-  config_.attention = training.attention == Attention::flash ? kernels::AttentionImpl::flash
-                                                             : kernels::AttentionImpl::standard;
+  config_.attention = training.attention == Attention::flash    ? kernels::AttentionImpl::flash
+                      : training.attention == Attention::flash1 ? kernels::AttentionImpl::flash1
+                                                                : kernels::AttentionImpl::standard;
   config_.fused_kernels = training.fused_kernels;
+  config_.eager_families = training.eager_families;
+  config_.gradient_accumulation_fusion = training.gradient_accumulation_fusion;
+  config_.main_grad_bytes = ctx_.gradient_bytes();
   config_.loss_chunks = training.loss_chunks;
   config_.causal = t.causal;
   config_.dtype = training.precision;

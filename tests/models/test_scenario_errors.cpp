@@ -260,7 +260,7 @@ TEST(ScenarioErrors, AttentionAndFusedKernelsAreCheckedChoices) {
       "cluster: {node: dgx-a100}\nmodel: gpt3-175b\n"
       "training: {global_batch: 8, attention: fast}\n",
       "bad.yaml:3:40", "training.attention",
-      "unknown value 'fast' (did you mean 'flash'?); allowed: standard | flash");
+      "unknown value 'fast' (did you mean 'flash'?); allowed: standard | flash | flash1");
   expect_error(
       "cluster: {node: dgx-a100}\nmodel: gpt3-175b\n"
       "training: {global_batch: 8, fused_kernels: maybe}\n",

@@ -52,7 +52,8 @@ TEST(Validation, AFolderWithoutCasesIsAnError) {
 // were corrected from their repository: network, eager model, HSDP unfolded; back to 5.0 % the
 // same day once overlapped compute shares its SMs with communication: 4.9 %; and to 5.3 % again
 // when NeMo 25.11's "Model TFLOP/sec/GPU" was compared by its own FLOP count instead of ours,
-// which had hidden an 11 % and a 22 % throughput error as 0 % and 12 %: 5.2 %.)
+// which had hidden an 11 % and a 22 % throughput error as 0 % and 12 %. The worst bound went
+// from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix: 39.7 -> 34.5 %, now MT-NLG.)
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
   for (const auto& row : r.rows)
@@ -65,7 +66,7 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   EXPECT_EQ(r.time.failed, 0);
   EXPECT_GE(r.time.cases, 61);
   EXPECT_LE(r.time.median, 0.053);
-  EXPECT_LE(r.time.worst, 0.40);
+  EXPECT_LE(r.time.worst, 0.35);
 }
 
 }  // namespace
