@@ -161,7 +161,7 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
     e.bubble_s = (p.pp - 1) * std::max(stage_mb - 3 * weight_mb, compute_mb / 3);
   else if (p.schedule == PipelineSchedule::dualpipe)
     // DeepSeek-V3 Table 2's (p/2 − 1)(F&B + B − 3W), F&B = F + B + W serial, B the input
-    // gradients (docs/parallelism.md "DualPipe").
+    // gradients (docs/dualpipe.md).
     e.bubble_s = (p.pp / 2 - 1) * (stage_mb - 2 * weight_mb);
   else
     e.bubble_s = (p.pp - 1) / static_cast<double>(p.virtual_stages) * stage_mb;

@@ -258,7 +258,7 @@ struct ParallelConfig {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;
   // Model chunks each pipeline rank holds: virtual_stages, or 2 under dualpipe (stage s of the
-  // forward direction and stage pp − 1 − s of the reverse one; docs/parallelism.md "DualPipe").
+  // forward direction and stage pp − 1 − s of the reverse one; docs/dualpipe.md).
   int chunks_per_rank() const {
     return schedule == PipelineSchedule::dualpipe ? 2 : virtual_stages;
   }

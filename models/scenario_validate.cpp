@@ -102,7 +102,7 @@ void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
                "a generic layer has none); allowed: none | full");
 }
 
-// DualPipe (docs/parallelism.md "DualPipe"): two pipelines in opposite directions through pairs
+// DualPipe (docs/dualpipe.md): two pipelines in opposite directions through pairs
 // of ranks s and pp − 1 − s, half the micro-batches fed from each end; the steady phase of rank s
 // runs m/2 − pp + min(s, pp − 1 − s) + 1 rounds, at least one only from m = 2·pp on
 // (deepseek-ai/DualPipe asserts the same).
@@ -388,7 +388,7 @@ void validate(Scenario& s) {
     // ZeRO-1/2's reductions wait for it; what ZeRO-3/FSDP gather and reshard around it, context
     // parallelism's KV exchange are not modelled with it. MoE blocks are modelled under dualpipe
     // only (their B and W split as a dense layer's, their all-to-alls beside the other
-    // micro-batch of an F&B pair: docs/parallelism.md "DualPipe"); the zero-bubble schedules'
+    // micro-batch of an F&B pair: docs/dualpipe.md); the zero-bubble schedules'
     // placement of the experts' W has not been checked against a hand timeline.
     if (p.data_parallel != DataParallel::ddp && p.data_parallel != DataParallel::zero1 &&
         p.data_parallel != DataParallel::zero2)

@@ -62,7 +62,7 @@ class ExpertParallelism {
                                 std::span<const engine::OpId> deps) const;
 
   // The same passes cut where an all-to-all starts, for dualpipe's F&B pairs
-  // (docs/parallelism.md "DualPipe"): phase 0 runs the router (backward: the shared experts) and
+  // (docs/dualpipe.md): phase 0 runs the router (backward: the shared experts) and
   // issues the first all-to-all on `comm`; phase 1 the experts and the second all-to-all on
   // `comm`; phase 2 the shared experts (backward: the router). Each phase starts after `deps` and
   // leaves its last op in them; it returns that op, or kNone where it emitted nothing. With `comm`

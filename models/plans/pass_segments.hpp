@@ -3,7 +3,7 @@
 // flight on a stream of its own (dualpipe's MoE all-to-alls). Run alone, a pass emits its units
 // in order; two passes interleaved (dualpipe's F&B pair) alternate segments on the compute
 // stream, so that each one's communication runs beside the other's compute (DeepSeek-V3 §3.2.1,
-// Figure 4; docs/parallelism.md "DualPipe").
+// Figure 4; docs/dualpipe.md).
 #pragma once
 
 #include <cstddef>

@@ -23,7 +23,7 @@ struct PipelineStep {
   // have no W steps, and their backward steps compute both.
   bool weight = false;
   // Dualpipe's F&B pair: this forward and the backward of the next step run as one pair, their
-  // sub-layer pieces interleaved (training_schedule.cpp; docs/parallelism.md "DualPipe").
+  // sub-layer pieces interleaved (training_schedule.cpp; docs/dualpipe.md).
   bool paired = false;
 };
 

@@ -58,7 +58,7 @@ class TensorParallelism {
                                 std::span<const engine::OpId> deps);
 
   // An MoE block (role moe) of `layer` cut into ExpertParallelism's three phases with its
-  // all-to-alls on `comm`, for dualpipe's F&B pairs (docs/parallelism.md "DualPipe"): phase 0
+  // all-to-alls on `comm`, for dualpipe's F&B pairs (docs/dualpipe.md): phase 0
   // starts with what forward() (backward(): the recompute too) runs before the experts, phase 2
   // ends with the TP reduction. Each returns its last op (kNone: none); `deps` gate the phase and
   // then hold what the next one waits for. `input_only`: as backward()'s.

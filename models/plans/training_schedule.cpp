@@ -212,7 +212,7 @@ class PlanComposer {
       const PipelineStep& step = steps[i];
       if (step.forward && step.paired && i + 1 < steps.size()) {
         // Dualpipe's F&B pair: the two passes' pieces alternate on the compute stream, each
-        // one's all-to-alls beside the other's compute (docs/parallelism.md "DualPipe"). Cut
+        // one's all-to-alls beside the other's compute (docs/dualpipe.md). Cut
         // at MoE all-to-alls, B leads (DeepSeek-V3's Figure 4: B's combine-grad beside F's
         // attention, F's dispatch beside B's experts, ...); uncut, F runs, then B.
         PassSegments f = forward_pass(rp, step, true);

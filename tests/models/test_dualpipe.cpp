@@ -1,8 +1,7 @@
 // DualPipe (DeepSeek-V3 technical report §3.2.1, Table 2; deepseek-ai/DualPipe): the order of
 // passes on each rank against the published step list, every (micro-batch, chunk, pass) once, the
 // bubble and the activations in flight against Table 2's closed forms with F = B = W, the two
-// parameter copies, their gradient sum, and the plans it does not model (docs/parallelism.md
-// "DualPipe").
+// parameter copies, their gradient sum, and the plans it does not model (docs/dualpipe.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// DualPipe with MoE layers (DeepSeek-V3 §3.2.1, Figure 4; docs/parallelism.md "DualPipe"): in
+// DualPipe with MoE layers (DeepSeek-V3 §3.2.1, Figure 4; docs/dualpipe.md): in
 // an F&B pair the two micro-batches' pieces alternate on the compute stream and each one's
 // expert-parallel all-to-alls run on the "ep all_to_all" stream beside the other's compute.
 // Figures against hand derivations: the all-to-all's closed form, the order of the pieces, the
