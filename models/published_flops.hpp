@@ -1,7 +1,7 @@
 // FLOP counts that publishers use to turn a measured throughput into "TFLOP/s per GPU". A
 // published TFLOP/s figure is tokens/s × the publisher's FLOPs per token, so comparing it with a
 // simulation must use the same count: otherwise a difference of convention shows up as (or hides)
-// an error of the prediction (docs/fidelity.md "Validation").
+// an error of the prediction (docs/validation.md).
 #pragma once
 
 #include "models/model_spec.hpp"

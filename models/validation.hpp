@@ -1,6 +1,6 @@
 // `clustersim validate`: every validation case (a scenario carrying the figures a real run
 // published, models/published.hpp) is simulated and compared with what was published
-// (docs/fidelity.md "Validation").
+// (docs/validation.md).
 #pragma once
 
 #include <atomic>
@@ -47,7 +47,7 @@ struct ValidationReport {
   std::vector<ValidationRow> rows;  // in file order, then the order of the figures
   ValidationSummary time, memory;   // by the metric's kind
   // Published nccl-tests tables (validation/collectives/): bus bandwidth for messages of 1 MiB
-  // and more, time below (docs/network.md "Validation against published nccl-tests").
+  // and more, time below (docs/network-validation.md).
   std::vector<CollectiveCaseResult> collectives;
   ValidationSummary collectives_large, collectives_small;
 };

@@ -1,7 +1,7 @@
 // Published nccl-tests results (validation/collectives/*.yaml) replayed on the simulator: each
 // file becomes a cluster and a message-size sweep of one collective over all its GPUs, each point
 // simulated alone on the flow model, and compared as nccl-tests reports it (busbw = algbw ×
-// factor). docs/network.md "Validation against published nccl-tests".
+// factor). docs/network-validation.md.
 #pragma once
 
 #include <string>

@@ -105,7 +105,7 @@ TEST(CollectiveValidation, TheFilesNcclAlgoAndProtoForceTheChoice) {
 }
 
 // Bandwidth-bound messages (>= 1 GiB), where the link and protocol model decide: what the model
-// reaches today (docs/network.md "Validation": median 8.7 %, worst 17 %). It was 4.3 % on the
+// reaches today (docs/network-validation.md: median 8.7 %, worst 17 %). It was 4.3 % on the
 // all-reduce files alone; the multi-node all_gather files added on 2 Dec 2026 (Google Cloud A3
 // Ultra and A4, Voltage Park) run 10-17 % slower per NIC than the model at these sizes.
 TEST(CollectiveValidation, LargeMessagesMatchPublishedBusBandwidth) {
@@ -125,7 +125,7 @@ void expect_within(const Stats& s, const Bounds& b) {
 }
 
 // A ratchet on every size, at what the model reaches with NCCL's pipeline fill and its network
-// steps (docs/network.md "Validation"): >= 1 MiB median 11.1 %, worst 216 % (the 4-node
+// steps (docs/network-validation.md): >= 1 MiB median 11.1 %, worst 216 % (the 4-node
 // gj-aion run at 1 MiB, which the same hardware's qoofyk run contradicts); < 1 MiB median 19.9 %,
 // worst 64.1 %. A change that makes any of them worse fails; one that improves them should
 // tighten these bounds. (8.3 % and 17.9 % before the multi-node all_gather files of 2 Dec 2026,

@@ -45,8 +45,8 @@ TEST(Validation, AFolderWithoutCasesIsAnError) {
 }
 
 // The shipped suite (validation/): every case loads and runs, and ZeRO's model-state examples
-// hold exactly. The time bounds are where the model stands today (docs/fidelity.md
-// "Validation"); issue 9's target is a median of 5 % and a worst case of 12 %, which the model
+// hold exactly. The time bounds are where the model stands today (docs/validation.md); issue
+// 9's target is a median of 5 % and a worst case of 12 %, which the model
 // does not reach yet. Lower them as the model improves; never raise them for the model. (The
 // median bound went from 5.0 to 5.3 % once, on 2 Dec 2026, when three inputs of the fms-fsdp cases
 // were corrected from their repository: network, eager model, HSDP unfolded; back to 5.0 % the
