@@ -55,7 +55,7 @@ nlohmann::ordered_json separate_simgrid_run(const std::string& override_text) {
     } catch (const std::exception& e) {
       out = std::string("error: ") + e.what();
     }
-    const ssize_t ignored = write(fds[1], out.data(), out.size());
+    const ssize_t ignored = ::write(fds[1], out.data(), out.size());
     (void)ignored;
     close(fds[1]);
     _exit(0);
@@ -64,7 +64,7 @@ nlohmann::ordered_json separate_simgrid_run(const std::string& override_text) {
   std::string text;
   char buf[4096];
   ssize_t n = 0;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0)
+  while ((n = ::read(fds[0], buf, sizeof buf)) > 0)
     text.append(buf, static_cast<std::size_t>(n));
   close(fds[0]);
   int status = 0;
