@@ -1,4 +1,4 @@
-// The memory each GPU needs (DESIGN.md "Memory model"; docs/parallelism.md "Memory model"):
+// The memory each GPU needs (DESIGN.md "Memory model"; docs/memory.md):
 // parameter-proportional terms from the shape's parameter count, activations from Korthikanti et
 // al. 2022 times the micro-batches the pipeline schedule keeps in flight.
 #include <gtest/gtest.h>
