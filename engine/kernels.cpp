@@ -41,8 +41,9 @@ std::uint64_t hash_kernels(std::span<const Kernel> kernels) {
     h = mix(h, std::bit_cast<std::uint64_t>(k.bytes));
     h = mix(h, (std::uint64_t{k.name} << 32) |
                    (std::uint64_t{static_cast<std::uint8_t>(k.kind)} << 24) |
-                   (std::uint64_t{k.dtype} << 16) | (std::uint64_t{k.trans_a} << 2) |
-                   (std::uint64_t{k.trans_b} << 1) | std::uint64_t{k.causal});
+                   (std::uint64_t{k.dtype} << 16) | (std::uint64_t{k.variant} << 8) |
+                   (std::uint64_t{k.trans_a} << 2) | (std::uint64_t{k.trans_b} << 1) |
+                   std::uint64_t{k.causal});
   }
   return h;
 }

@@ -49,6 +49,9 @@ struct Kernel {
   bool trans_a = false;
   bool trans_b = false;
   bool causal = false;
+  // Which implementation of its kind, opaque to the engine as dtype is (attention: 1 is
+  // FlashAttention 1.x, models/kernels/kernel_cost.hpp); 0 the default one.
+  std::uint8_t variant = 0;
 
   friend bool operator==(const Kernel&, const Kernel&) = default;
 };

@@ -27,6 +27,7 @@
 #include "engine/kernels.hpp"
 #include "models/compute_profile.hpp"
 #include "models/hardware.hpp"
+#include "models/kernels/kernel_families.hpp"
 
 namespace clustersim::models::kernels {
 
@@ -63,10 +64,9 @@ Precision kernel_precision(const engine::Kernel& kernel);
 // A100's peak, FlashAttention-2 "around 2x" faster at 50-73 % (docs/fidelity.md "FlashAttention
 // 1").
 inline constexpr double kFlash1RelativeEfficiency = 0.5;
-// Attention kernels have no transposes: the kernel lists mark FlashAttention 1's with trans_a.
 inline bool is_flash1(const engine::Kernel& k) {
-  return k.trans_a && (k.kind == engine::KernelKind::attention_fwd ||
-                       k.kind == engine::KernelKind::attention_bwd);
+  return k.variant == kFlash1Variant && (k.kind == engine::KernelKind::attention_fwd ||
+                                         k.kind == engine::KernelKind::attention_bwd);
 }
 
 // CTA rows of the fused attention kernel (FlashAttention-2 uses 128-row query/key blocks).

@@ -9,6 +9,7 @@
 
 #include "engine/kernels.hpp"
 #include "models/hardware.hpp"
+#include "models/kernels/kernel_families.hpp"
 
 namespace clustersim::models::kernels::detail {
 
@@ -49,7 +50,7 @@ class Emitter {
     k.flops = flops;
     push(name, k);
   }
-  // flash1: FlashAttention 1.x's kernel, marked by trans_a (kernel_cost.hpp is_flash1).
+  // flash1: FlashAttention 1.x's kernel (kernel_cost.hpp is_flash1).
   void attention(std::string_view name, bool forward, double s_q, double s_k, double d,
                  double batch, bool causal, double flops, double bytes, bool flash1 = false) {
     Kernel k;
@@ -59,7 +60,7 @@ class Emitter {
     k.k = static_cast<std::uint64_t>(d);
     k.batch = static_cast<std::uint64_t>(batch);
     k.causal = causal;
-    k.trans_a = flash1;
+    k.variant = flash1 ? kFlash1Variant : 0;
     k.flops = flops;
     k.bytes = bytes;
     push(name, k);

@@ -21,4 +21,8 @@ constexpr std::uint8_t family_bit(KernelFamily f) {
   return static_cast<std::uint8_t>(1u << static_cast<unsigned>(f));
 }
 
+// engine::Kernel::variant of an attention kernel that is FlashAttention 1.x's (0: the
+// FlashAttention-2-class kernel), costed by kernel_cost.hpp's is_flash1.
+inline constexpr std::uint8_t kFlash1Variant = 1;
+
 }  // namespace clustersim::models::kernels
