@@ -343,10 +343,15 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
       if (p == Protocol::ll) cap = busbw(nccl::ll_max_bw(arch, nodes));
       if (p == Protocol::ll128)
         cap = busbw(ch * nccl::per_channel(nccl::kPerChMaxRingLL128, arch, nodes));
+      // Across nodes each channel's network connection moves at most kNetChannelGBps of wire
+      // bytes (nccl_tuning.hpp): busbw <= C × that × the protocol's data share of a line.
+      if (nodes > 1) cap = std::min(cap, busbw(ch * nccl::kNetChannelGBps / wire_factor(p)));
       break;
     case Algorithm::tree:
       // NCCL rates a tree at the same per-channel network bandwidth as the ring (nCh × bwInter),
-      // not at the tree's lighter NIC load on two nodes: `link_rate` is the ring's here.
+      // not at the tree's lighter NIC load on two nodes: `link_rate` is the ring's here, and so is
+      // the limit of its channels' network connections (Simple's, as the ring's rate).
+      if (nodes > 1) link_rate = std::min(link_rate, busbw(ch * nccl::kNetChannelGBps));
       if (p == Protocol::simple)
         cap = std::min(0.92 * link_rate,
                        busbw(ch * nccl::per_channel(nccl::kPerChMaxTree, arch, nodes)));

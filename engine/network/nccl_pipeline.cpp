@@ -98,6 +98,9 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
         // channels NCCL keeps for the size (Pipeline::StepFloor).
         pl.step_seconds = kRingStepPerChannelUs * 1e-6;
         pl.step_floor.on = true;
+        // Simple sends a chunk as 2 slices, so one slice's proxy actions overlap the other's
+        // transfer; LL and LL128 send a chunk as one step, so its cost and its transfer add up.
+        pl.step_floor.serial = p != Protocol::simple;
         pl.step_floor.channels = s.channels;
         pl.step_floor.rails = s.rails;
         pl.step_floor.bytes_per_channel = ring_bytes_per_channel(p, ranks);

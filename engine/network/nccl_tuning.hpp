@@ -121,17 +121,30 @@ inline double tree_correction(Protocol p, double bytes) {
 // is host and NIC time NCCL's code does not state, so this figure is fitted: the one global value
 // that best reproduces the published multi-node tree rows of validation/collectives
 // (docs/network.md says how to refit it). Charged to tree pipelines across nodes (rings across
-// nodes take kRingStepPerChannelUs below, as a floor); NVLSTree's 128 KiB steps are not charged
+// nodes take kRingStepPerChannelUs below); NVLSTree's 128 KiB steps are not charged
 // (docs/network.md: charging them spoils its 4- and 8-node rows).
 inline constexpr double kNetStepUs = 6.0;
 
-// A ring's network step costs this per channel its NIC carries (docs/network.md "The ring's steps
-// are a floor"): NCCL's proxy serves each connection one action per pass, so the more channels
-// cross one NIC, the longer a pass. Fitted like kNetStepUs: 3 channels a NIC (24 channels over 8
-// NICs, the forced-ring H100 run of nccl-tests #309) give the 6 µs that run shows; 2 give 4 µs
-// (3.1 µs published on 4 × 8 H100 InfiniBand, 2.7–4.9 on 2 × 8 H200/B200 RoCE, LL128 at 1 MiB); 1
-// gives 2 µs (1.4–3.3 published for LL below 64 KiB, where NCCL keeps one channel).
-inline constexpr double kRingStepPerChannelUs = 2.0;
+// A ring's network step costs this per channel its NIC carries (docs/network.md "The ring's
+// steps"): NCCL's proxy serves each connection one action per pass, so the more channels cross one
+// NIC, the longer a pass. Fitted like kNetStepUs, with LL and LL128 steps added to the transfer
+// (Pipeline::StepFloor::serial): the value of 1.0-2.0 µs with the lowest medians over
+// validation/collectives (docs/network.md lists the grid). 3 channels a NIC (the forced-ring
+// 24-channel H100 run of nccl-tests #309, LL128 at 1-8 MiB) give 4.5 µs where that run shows
+// 4.0-4.6 over its transfer; 2 give 3 µs (A3 Ultra all_gather LL128 at 4-32 MiB: 3.7-4.3); 1 gives
+// 1.5 µs (1.4-3.3 published for LL below 64 KiB, where NCCL keeps one channel).
+inline constexpr double kRingStepPerChannelUs = 1.5;
+
+// The wire bytes one ring channel's network connection moves per second, GB/s (docs/network.md
+// "A channel's network connection"). Fitted to the published multi-node rings at >= 1 GiB with
+// NCCL's default 16 channels over 8 × 400 Gb/s NICs, which stop at 20.0-21.5 GB/s a channel
+// (320-344 GB/s busbw: GCP A3 Ultra and A4 RoCE all_gather, Voltage Park 4 × 8 H100 InfiniBand
+// all_gather and ring all_reduce, nccl-tests #309 8 × 8 H100 default 320.7) while the same
+// InfiniBand fabric with 24 channels (NCCL_MIN_CTAS=24, nccl-tests #309, 2 and 8 nodes) reaches
+// 391-393, the NICs' line rate: the limit is the channel's, not the NIC's. Those runs also set
+// NCCL_IB_QPS_PER_CONNECTION=2, so whether the channel's SMs or its one queue pair set the limit
+// the data cannot say. A cap per channel, like NCCL's perChMaxRingLL128 above.
+inline constexpr double kNetChannelGBps = 20.6;
 
 // The bytes a ring channel must have for NCCL to keep it (topoGetAlgoInfo, src/enqueue.cc: drop a
 // channel while S < channels × threads × threshold): threads LL 512, LL128 640, Simple 512

@@ -67,8 +67,13 @@ struct Pipeline {
   // takes each of its network connections one action per pass, so a ring step costs
   // `step_seconds` for every channel one NIC carries: ⌈nc / rails⌉, where nc is the channels NCCL
   // keeps for the size (topoGetAlgoInfo, src/enqueue.cc: ⌊S / bytes_per_channel⌋, 1..channels).
+  // With `serial` (LL, LL128: one step a chunk, no slices) a step's cost does not overlap its
+  // transfer: the proxy sends a step only once the GPU has posted all of it, and the next rank
+  // forwards it only once it has landed, so the floor is added to the bandwidth term, not set
+  // against it (docs/network.md "The ring's steps").
   struct StepFloor {
     bool on = false;
+    bool serial = false;
     double base = 0.0;               // seconds
     double latency = 0.0;            // the phase's latency term, seconds
     double seconds_per_byte = 0.0;   // uncontended, at the phase's rate cap
@@ -103,7 +108,8 @@ struct Pipeline {
     if (step_floor.on) {
       const double need =
           step_floor.base + steps(payload) * step_seconds * step_floor.channels_per_nic(payload);
-      const double have = step_floor.latency + payload * step_floor.seconds_per_byte;
+      const double have =
+          step_floor.latency + (step_floor.serial ? 0.0 : payload * step_floor.seconds_per_byte);
       return Time::from_seconds(std::max(0.0, need - have));
     }
     const double stages = fill_steps * pipelines * chunk(payload) * seconds_per_byte;

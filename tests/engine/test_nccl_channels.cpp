@@ -302,16 +302,18 @@ TEST(NcclSteps, ARingAcrossNodesTakesAtLeastItsStepsTimesTheNetworkStep) {
       0.0);
 
   // Simulated: the LL128 ring all-reduce of 1 MiB keeps all 16 channels (1 MiB ≥ 16 × 640 × 8 B),
-  // 2 on each of the 8 NICs, so a step costs 2 × 2 µs and the ring takes NCCL's LL128 base
-  // latency 14 µs + 30 × 4 µs = 134 µs, more than L + S/R (L = 14 + 28·1.9 + 2·4.0 = 75.2 µs,
-  // S/R ≈ 10 µs).
+  // 2 on each of the 8 NICs, so a step costs 2 × 1.5 µs: NCCL's LL128 base latency 14 µs + 30 × 3
+  // µs = 104 µs, more than NCCL's L (14 + 28·1.9 + 2·4.0 = 75.2 µs). LL128 sends a chunk as one
+  // step, so the steps add to the transfer: 2·15/16 MiB of payload, × 128/120 on the wire, over 8
+  // NICs of 25 GB/s (a channel's 20.6 GB/s × 2 a NIC is more than a NIC's 25).
   const Topology t = build_cluster_topology(dgx(2, 900, 90));
   const auto m = all_of(t);
   const TransferPlan p =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::ll128);
   ASSERT_EQ(p.channels, 16);
   const double mib = 1024.0 * 1024;
-  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * 4e-6, 1e-8);
+  const double wire_1mib = 2.0 * 15.0 / 16.0 * mib * 128.0 / 120.0;  // 2 MiB
+  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * 3e-6 + wire_1mib / (8 * 25e9), 1e-8);
   // At 4 GiB (Simple) the 480 steps take 2.9 ms, far under the bandwidth term: no change.
   const TransferPlan q =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::simple);
@@ -320,7 +322,7 @@ TEST(NcclSteps, ARingAcrossNodesTakesAtLeastItsStepsTimesTheNetworkStep) {
   EXPECT_GT(run_one(t, q, s), 8.4e-6 + 480 * kNetStep);
 }
 
-// A ring step costs 2 µs for every channel one NIC's proxy serves, of the channels NCCL keeps for
+// A ring step costs 1.5 µs for every channel one NIC's proxy serves, of the channels NCCL keeps for
 // the size (topoGetAlgoInfo drops one while S < channels × threads × bytes a thread: LL 512 ×
 // 8·n, LL128 640 × 8, Simple 512 × 64), worked by hand (docs/network.md "The ring's steps are a
 // floor").
@@ -333,17 +335,17 @@ TEST(NcclSteps, ARingStepCostsOneProxyActionPerChannelItsNicCarries) {
   // two a NIC.
   const Pipeline ll =
       nccl::pipeline_of(nccl::Row::ring, Protocol::ll, {2, 8, 16.0, 90, 16, 15.0, 8.0});
-  EXPECT_EQ(ll.step_seconds, 2e-6);
+  EXPECT_EQ(ll.step_seconds, 1.5e-6);
   EXPECT_EQ(ll.step_floor.channels_per_nic(1024.0), 1.0);
   EXPECT_EQ(ll.step_floor.channels_per_nic(512.0 * 1024), 1.0);
   EXPECT_EQ(ll.step_floor.channels_per_nic(1024.0 * 1024), 2.0);
-  // With 24 channels (NCCL_MIN_CTAS=24) three a NIC: 6 µs a step.
+  // With 24 channels (NCCL_MIN_CTAS=24) three a NIC: 4.5 µs a step.
   const Pipeline ll128 =
       nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {2, 8, 24.0, 90, 16, 30.0, 8.0});
   EXPECT_EQ(ll128.step_floor.channels_per_nic(1024.0 * 1024), 3.0);
 
   // Simulated: the LL all-gather of 1 KiB on 2 × 8 GPUs takes NCCL's LL base latency 6.6 µs + 15
-  // steps × 2 µs = 36.6 µs, more than NCCL's latency term (6.6 + 14 · 1.0 + 2.7 = 23.3 µs from
+  // steps × 1.5 µs = 29.1 µs, more than NCCL's latency term (6.6 + 14 · 1.0 + 2.7 = 23.3 µs from
   // its constants; this topology's route latencies raise a hop a little).
   const Topology t = build_cluster_topology(dgx(2, 900, 90));
   const auto m = all_of(t);
@@ -351,16 +353,57 @@ TEST(NcclSteps, ARingStepCostsOneProxyActionPerChannelItsNicCarries) {
       plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::ll);
   ASSERT_EQ(ag.channels, 16);
   EXPECT_GE(ag.phases[0].latency.seconds(), 23.3e-6);
-  EXPECT_LT(ag.phases[0].latency.seconds(), 30e-6);
-  EXPECT_NEAR(run_one(t, ag, 1024.0), 6.6e-6 + 15 * 2e-6, 1e-8);
-  // The forced 24 channels: the LL128 all-reduce of 1 MiB takes 14 µs + 30 × 6 µs = 194 µs.
+  EXPECT_LT(ag.phases[0].latency.seconds(), 29.1e-6);
+  // Its 15/16 KiB of bus bytes then move at NCCL's llMaxBw across two nodes, 39 GB/s busbw.
+  EXPECT_NEAR(run_one(t, ag, 1024.0), 6.6e-6 + 15 * 1.5e-6 + 960.0 / 39e9, 1e-8);
+  // The forced 24 channels: the LL128 all-reduce of 1 MiB takes 14 µs + 30 × 4.5 µs = 149 µs, and
+  // its transfer as above (the NICs are still the bound).
   ClusterTopologySpec spec = dgx(2, 900, 90);
   spec.channels = 24;
   const Topology t24 = build_cluster_topology(spec);
   const TransferPlan ar =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t24, Protocol::ll128);
   ASSERT_EQ(ar.channels, 24);
-  EXPECT_NEAR(run_one(t24, ar, 1024.0 * 1024), 14e-6 + 30 * 6e-6, 1e-8);
+  EXPECT_NEAR(run_one(t24, ar, 1024.0 * 1024),
+              14e-6 + 30 * 4.5e-6 + 2.0 * 15.0 / 16.0 * 1024 * 1024 * 128.0 / 120.0 / (8 * 25e9),
+              1e-8);
+}
+
+// A ring across nodes moves at most 20.6 GB/s of wire bytes a channel over the network
+// (nccl::kNetChannelGBps): on 2 nodes of 8 H100 with 8 NICs of 50 GB/s and NCCL's 16 channels
+// (2 a NIC) the channels, not the NICs, bind. Worked by hand for an all_gather (n = 16, every
+// channel's network edge carries (n−1)/n · S / C, so busbw = (n−1)/n · S / t_bw):
+// - Simple, 8 GiB: busbw = min(8 NICs × 50 = 400, 16 × 20.6 = 329.6) = 329.6 GB/s, so
+//   t − L = 15/16 · 8 GiB / 329.6 GB/s (26.1 ms; its 480 steps × 3 µs are well under it).
+// - Simple, 8 GiB, 24 channels: 24 × 20.6 = 494.4 > 400, the NICs bind: 15/16 · 8 GiB / 400 GB/s.
+// - LL128, 16 MiB: busbw = min(400, 329.6) × 120/128 = 309 GB/s, and its 15 steps (one loop of
+//   16 · 16 chunks of 576000 B) at 2 × 1.5 µs add to it: t = 14 + 15 × 3 µs + 15/16 · 16 MiB /
+//   309 GB/s = 109.9 µs (published on 2 × 8 H200 A3 Ultra: 122.8 µs; SkyPilot's runs 116.2 and
+//   117.6).
+TEST(NcclChannels, ARingChannelCarriesAtMostItsNetworkRate) {
+  ClusterTopologySpec spec = dgx(2, 900, 90);
+  spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(50.0);
+  const Topology t = build_cluster_topology(spec);
+  const auto m = all_of(t);
+  const double gib8 = 8.0 * 1024 * 1024 * 1024;
+  const TransferPlan simple =
+      plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::simple);
+  ASSERT_EQ(simple.channels, 16);
+  const double l = simple.phases[0].latency_for(gib8).seconds();
+  EXPECT_NEAR(run_one(t, simple, gib8) - l, 15.0 / 16.0 * gib8 / 329.6e9, 1e-7);
+
+  spec.channels = 24;
+  const Topology t24 = build_cluster_topology(spec);
+  const TransferPlan wide =
+      plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t24, Protocol::simple);
+  ASSERT_EQ(wide.channels, 24);
+  const double l24 = wide.phases[0].latency_for(gib8).seconds();
+  EXPECT_NEAR(run_one(t24, wide, gib8) - l24, 15.0 / 16.0 * gib8 / 400e9, 1e-7);
+
+  const double mib16 = 16.0 * 1024 * 1024;
+  const TransferPlan ll128 =
+      plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::ll128);
+  EXPECT_NEAR(run_one(t, ll128, mib16), 14e-6 + 15 * 3e-6 + 15.0 / 16.0 * mib16 / 309e9, 1e-8);
 }
 
 TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {
