@@ -1,5 +1,6 @@
 #include "engine/schedule.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -202,6 +203,72 @@ OpId ScheduleBuilder::recv(const Common& c, Rank peer, std::uint64_t bytes, std:
   op.bytes = bytes;
   op.tag = tag;
   return push(c, op);
+}
+
+OpId ScheduleBuilder::stamp(OpId first, OpId last, const StampMap& map) {
+  auto& ops = schedule_.ops;
+  auto& deps = schedule_.deps;
+  if (first > last || last > ops.size())
+    throw std::invalid_argument("schedule: stamping ops outside the schedule");
+  if (map.rank >= schedule_.num_ranks || !schedule_.simulated(map.rank))
+    throw std::invalid_argument("schedule: stamping ops onto rank " + std::to_string(map.rank) +
+                                ", which issues none");
+  const auto base = static_cast<OpId>(ops.size());
+  const std::size_t n = last - first;
+  if (ops.size() + n >= kNone - 1) throw std::length_error("schedule: too many ops");
+  if (n == 0) return base;
+  // Grow as push_back would, once: the copies are read from the same arrays.
+  const std::size_t n_deps =
+      ops[last - 1].deps_begin + ops[last - 1].deps_count - std::size_t{ops[first].deps_begin};
+  if (ops.capacity() < ops.size() + n) ops.reserve(std::max(ops.size() + n, 2 * ops.capacity()));
+  if (deps.capacity() < deps.size() + n_deps)
+    deps.reserve(std::max(deps.size() + n_deps, 2 * deps.capacity()));
+  const Rank source = ops[first].rank;
+  const std::size_t deps_base = deps.size();
+  try {
+    stamp_ops(first, last, source, base, map);
+  } catch (...) {
+    ops.resize(base);  // a rejected stamp adds nothing
+    deps.resize(deps_base);
+    throw;
+  }
+  return base;
+}
+
+void ScheduleBuilder::stamp_ops(OpId first, OpId last, Rank source, OpId base,
+                                const StampMap& map) {
+  auto& ops = schedule_.ops;
+  auto& deps = schedule_.deps;
+  for (OpId i = first; i < last; ++i) {
+    Op op = ops[i];
+    if (op.rank != source) throw std::invalid_argument("schedule: stamped ops must be of one rank");
+    op.rank = map.rank;
+    if (op.kind == OpKind::collective) {
+      op.group_or_peer = map.group(op.group_or_peer);
+      if (op.group_or_peer >= schedule_.groups.size())
+        throw std::invalid_argument("schedule: a stamped collective on an unknown group");
+    } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
+      op.group_or_peer = map.peer(op.group_or_peer);
+      if (op.group_or_peer >= schedule_.num_ranks || op.group_or_peer == map.rank)
+        throw std::invalid_argument("schedule: a stamped send or recv with an invalid peer");
+    }
+    const std::uint32_t from = op.deps_begin;
+    op.deps_begin = static_cast<std::uint32_t>(deps.size());
+    for (std::uint32_t k = from; k < from + op.deps_count; ++k) {
+      const OpId d = deps[k];
+      if (d >= first) {
+        deps.push_back(d - first + base);
+        continue;
+      }
+      const OpId e = map.earlier(d);
+      if (e >= base || ops[e].rank != map.rank)
+        throw std::invalid_argument(
+            "schedule: a stamped op depends on an op that is not an earlier op of rank " +
+            std::to_string(map.rank));
+      deps.push_back(e);
+    }
+    ops.push_back(op);
+  }
 }
 
 Schedule ScheduleBuilder::finish() && {

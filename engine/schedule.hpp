@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -220,6 +221,20 @@ class ScheduleBuilder {
   OpId send(const Common& c, Rank peer, std::uint64_t bytes, std::uint32_t tag);
   OpId recv(const Common& c, Rank peer, std::uint64_t bytes, std::uint32_t tag);
 
+  // What a stamped copy of one rank's ops (stamp()) changes in each op.
+  struct StampMap {
+    Rank rank = 0;                          // the rank that issues the copies
+    std::function<GroupId(GroupId)> group;  // a collective's group
+    std::function<Rank(Rank)> peer;         // a send's or recv's peer
+    std::function<OpId(OpId)> earlier;      // a dependency on an op before the copied range
+  };
+  // Appends a copy of ops [first, last), all issued by one rank, as the next ops of map.rank:
+  // the same ops in the same order with the same fields, but the rank, a collective's group, a
+  // send's or recv's peer and the dependencies, which map as `map` says (a dependency inside the
+  // range on its copy). A construction shortcut for a rank that issues what another rank did
+  // (a data-parallel replica): the copies are ordinary ops. Returns the first copy's id.
+  OpId stamp(OpId first, OpId last, const StampMap& map);
+
   std::size_t size() const { return schedule_.ops.size(); }
   void reserve(std::size_t ops, std::size_t deps) {
     schedule_.ops.reserve(ops);
@@ -236,6 +251,7 @@ class ScheduleBuilder {
 
  private:
   OpId push(const Common& c, Op op);
+  void stamp_ops(OpId first, OpId last, Rank source, OpId base, const StampMap& map);
 
   // Transparent hashing: interning looks a name up without building a std::string.
   struct NameHash {

@@ -1,5 +1,6 @@
 #include "models/plans/plan_context.hpp"
 
+#include <algorithm>
 #include <variant>
 
 namespace clustersim::models {
@@ -20,13 +21,17 @@ PlanContext plan_context(const Scenario& sc, const std::vector<LayerCost>& layer
           static_cast<int>(sc.num_microbatches())};
 }
 
-engine::GroupId ProcessGroups::get(const std::vector<engine::Rank>& ranks, const char* kind) {
+engine::GroupId ProcessGroups::get(const std::vector<engine::Rank>& ranks, std::string_view kind) {
   auto [it, inserted] = ids_.try_emplace(ranks, 0);
   if (inserted) {
-    const int index = count_[kind]++;
+    const int index = count_[std::string(kind)]++;
     it->second = builder_.add_group(ranks, std::string(kind) + "[" + std::to_string(index) + "]");
   }
-  return it->second;
+  const engine::GroupId id = it->second;
+  if (log_ != nullptr &&
+      std::none_of(log_->begin(), log_->end(), [id](const auto& e) { return e.first == id; }))
+    log_->emplace_back(id, kind);
+  return id;
 }
 
 }  // namespace clustersim::models

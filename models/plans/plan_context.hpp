@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/schedule.hpp"
@@ -71,10 +73,17 @@ PlanContext plan_context(const Scenario& scenario, const std::vector<LayerCost>&
 class ProcessGroups {
  public:
   explicit ProcessGroups(engine::ScheduleBuilder& builder) : builder_(builder) {}
-  engine::GroupId get(const std::vector<engine::Rank>& ranks, const char* kind);
+  engine::GroupId get(const std::vector<engine::Rank>& ranks, std::string_view kind);
+
+  // The groups get() answered, each once, in the order first asked for, with their kinds.
+  using Log = std::vector<std::pair<engine::GroupId, std::string>>;
+  // Appends to `log` (nullptr: stops) what get() answers from now on; a replica's ranks ask for
+  // their groups in the same order (training_schedule.cpp, stamping).
+  void record(Log* log) { log_ = log; }
 
  private:
   engine::ScheduleBuilder& builder_;
+  Log* log_ = nullptr;
   std::map<std::vector<engine::Rank>, engine::GroupId> ids_;
   std::map<std::string, int> count_;
 };

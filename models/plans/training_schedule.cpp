@@ -27,6 +27,7 @@
 #include "models/plans/layer_kernels.hpp"
 #include "models/plans/pass_segments.hpp"
 #include "models/plans/pipeline_order.hpp"
+#include "models/plans/replica_stamp.hpp"
 #include "models/plans/stage_partition.hpp"
 #include "models/plans/tensor_parallelism.hpp"
 #include "models/rank_layout.hpp"
@@ -43,7 +44,7 @@ using engine::Rank;
 // layer, the data-parallel strategy around the layers, and the optimizer step.
 class PlanComposer {
  public:
-  PlanComposer(const Scenario& sc, BuiltSchedule& out, bool fold)
+  PlanComposer(const Scenario& sc, BuiltSchedule& out, bool fold, bool stamp)
       : out_(out),
         layout_(rank_layout(sc.parallel)),
         ctx_(plan_context(sc, out.layers, out.partition, layout_)),
@@ -60,6 +61,12 @@ class PlanComposer {
         out.folded_replicas = m.replicas;
       }
     }
+    // Replicas are stamped from replica 0 (replica_stamp.hpp) unless folded away; under HSDP a
+    // replica is a shard group, not a dp index: built rank by rank.
+    stamper_ = std::make_unique<ReplicaStamper>(
+        layout_, b_, groups_,
+        stamp && out.folded_replicas == 1 && sc.parallel.dp / sc.parallel.ep > 1 &&
+            sc.parallel.data_parallel != DataParallel::hsdp);
     compute_ = b_.stream("compute");
     // Parameter tensors a rank of each stage steps (its share of the routed experts).
     stage_tensors_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);
@@ -129,7 +136,16 @@ class PlanComposer {
       for (int r = 0; r < world; ++r) {
         if (!b_.peek().simulated(static_cast<Rank>(r))) continue;
         const bool first = b_.size() == 0;
-        emit_rank(static_cast<Rank>(r));
+        const auto rank = static_cast<Rank>(r);
+        if (const Rank source = stamper_->source(rank); source != rank) {
+          stamper_->stamp(rank);
+          ++out_.stamped_ranks;
+          optimizer_[rank] = stamper_->copy_of(rank, optimizer_[source]);
+        } else {
+          stamper_->begin_build(rank);
+          emit_rank(rank);
+          stamper_->end_build(rank);
+        }
         // Every rank issues about as many ops as the first: size the arrays once instead of
         // letting them double (which would hold up to twice the memory at the end).
         if (first)
@@ -551,16 +567,17 @@ class PlanComposer {
   // Per direction (index 1: dualpipe's reverse direction; the same streams otherwise).
   std::array<engine::StreamId, 2> recv_fwd_{}, send_fwd_{}, recv_bwd_{}, send_bwd_{};
   std::vector<OpId> optimizer_;  // per rank: its latest optimizer step
+  std::unique_ptr<ReplicaStamper> stamper_;
 };
 
 }  // namespace
 
 BuiltSchedule build_schedule(const Scenario& sc, bool fold_data_parallel,
-                             const std::function<void(double)>& progress) {
+                             const std::function<void(double)>& progress, bool stamp_replicas) {
   BuiltSchedule out;
   out.layers = expand_model(sc.model, std::max(1, sc.training.seq_len));
   out.partition = partition_layers(sc.parallel, out.layers);
-  PlanComposer composer(sc, out, fold_data_parallel);
+  PlanComposer composer(sc, out, fold_data_parallel, stamp_replicas);
   out.schedule = composer.build(progress);
   return out;
 }

@@ -20,6 +20,9 @@ struct BuiltSchedule {
   // Data-parallel replicas each simulated rank stands for (1: every rank simulated; see
   // engine::Schedule::mirror).
   int folded_replicas = 1;
+  // Ranks whose ops were copied from their counterpart in the first data-parallel replica
+  // (build_schedule's stamp_replicas), counted once per iteration.
+  std::size_t stamped_ranks = 0;
 };
 
 // One training iteration (or simulation.iterations of them) of the scenario's plan. The
@@ -29,8 +32,11 @@ struct BuiltSchedule {
 // ops with the same costs, so where communication costs do not depend on other traffic the
 // prediction is the unfolded one. The executor replays every rank and never folds.
 // `progress`, when set, gets the share of the ranks built (0..1) as the build goes.
+// `stamp_replicas`: ranks of data-parallel replicas other than the first copy their counterpart's
+// ops (replica_stamp.hpp), which gives the same schedule faster; false builds every rank.
 BuiltSchedule build_schedule(const Scenario& scenario, bool fold_data_parallel = false,
-                             const std::function<void(double)>& progress = {});
+                             const std::function<void(double)>& progress = {},
+                             bool stamp_replicas = true);
 
 // Whether every data-parallel replica provably sees links identical to replica 0's: NVSwitch
 // nodes (with one NIC per GPU when there are several nodes) on one fabric switch. On a fat tree

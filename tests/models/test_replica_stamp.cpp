@@ -1,0 +1,123 @@
+// Stamping data-parallel replicas (models/plans/replica_stamp.hpp) is a construction shortcut:
+// for every shipped scenario (but the two largest) and for plans that exercise what a replica's
+// ops depend on (several iterations, a rank order with dp fastest, context parallelism, HSDP,
+// offload, DDP's join, sequence parallelism with overlapped TP), the schedule built with stamping
+// equals the one built rank by rank: every op field for field, every dependency, every group's
+// ranks and name, and the names, streams and kernel lists.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/plans/training_schedule.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+namespace {
+
+const std::string kStampScenarios = CLUSTERSIM_SCENARIOS_DIR "/";
+
+void expect_same_ops(const engine::Schedule& a, const engine::Schedule& b) {
+  ASSERT_EQ(a.ops.size(), b.ops.size());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    const engine::Op& x = a.ops[i];
+    const engine::Op& y = b.ops[i];
+    const bool same = x.flops == y.flops && x.bytes == y.bytes && x.rank == y.rank &&
+                      x.deps_begin == y.deps_begin && x.deps_count == y.deps_count &&
+                      x.name == y.name && x.microbatch == y.microbatch &&
+                      x.group_or_peer == y.group_or_peer && x.tag == y.tag && x.chunk == y.chunk &&
+                      x.stream == y.stream && x.kind == y.kind && x.category == y.category &&
+                      x.collective == y.collective && x.algorithm == y.algorithm &&
+                      x.precision == y.precision;
+    ASSERT_TRUE(same) << "op " << i << " (rank " << y.rank << ", " << b.label(y) << ")";
+  }
+}
+
+void expect_same_schedule(const BuiltSchedule& stamped, const BuiltSchedule& built) {
+  const engine::Schedule& a = stamped.schedule;
+  const engine::Schedule& b = built.schedule;
+  EXPECT_EQ(a.num_ranks, b.num_ranks);
+  expect_same_ops(a, b);
+  EXPECT_EQ(a.deps, b.deps);
+  ASSERT_EQ(a.groups.size(), b.groups.size());
+  for (std::size_t g = 0; g < a.groups.size(); ++g) {
+    EXPECT_EQ(a.groups[g].ranks, b.groups[g].ranks) << "group " << g;
+    EXPECT_EQ(a.groups[g].name, b.groups[g].name) << "group " << g;
+  }
+  EXPECT_EQ(a.names, b.names);
+  EXPECT_EQ(a.stream_names, b.stream_names);
+  EXPECT_EQ(a.kernels.size(), b.kernels.size());
+  EXPECT_EQ(a.mirror, b.mirror);
+  EXPECT_EQ(stamped.buckets.size(), built.buckets.size());
+  EXPECT_EQ(built.stamped_ranks, 0u);
+}
+
+struct StampCase {
+  std::string file;
+  std::vector<std::string> sets;
+};
+
+void PrintTo(const StampCase& c, std::ostream* os) {
+  *os << c.file;
+  for (const auto& s : c.sets)
+    *os << " --set " << s;
+}
+
+std::vector<StampCase> stamp_cases() {
+  std::vector<StampCase> out;
+  for (const auto& e : std::filesystem::directory_iterator(kStampScenarios)) {
+    const std::string name = e.path().filename().string();
+    // The two largest (15 M and 26.6 M ops) take seconds and gigabytes to build twice.
+    if (e.path().extension() == ".yaml" && name != "llama3-405b-16384xh100.yaml" &&
+        name != "gpt3-175b-1024xA100.yaml")
+      out.push_back({name, {}});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.file < y.file; });
+  const std::string ddp = "llama2-7b-ddp-2xdgx-a100.yaml";
+  const std::string fsdp = "llama2-7b-fsdp-2xdgx-a100.yaml";
+  out.push_back({"llama3-70b-8xdgx-h100-interleaved.yaml", {"simulation.iterations=2"}});
+  out.push_back({"llama3-70b-fsdp-tp8-4xdgx-h100.yaml", {"parallel.order=[dp, tp, ep, pp]"}});
+  out.push_back({"llama3-70b-fsdp-tp8-4xdgx-h100.yaml", {"simulation.iterations=2"}});
+  out.push_back({ddp, {"parallel.cp=2"}});
+  out.push_back({ddp, {"parallel.join=true"}});
+  out.push_back({ddp, {"parallel.offload.optimizer=true", "parallel.data_parallel=zero2"}});
+  out.push_back(
+      {ddp, {"parallel.tp=2", "parallel.sequence_parallel=true", "parallel.tp_comm_overlap=true"}});
+  out.push_back({fsdp, {"parallel.data_parallel=hsdp"}});
+  out.push_back({fsdp, {"parallel.offload.activations=true"}});
+  out.push_back({"mixtral-8x7b-ep8-dgx-h100.yaml", {"parallel.ep=4"}});
+  return out;
+}
+
+class StampedSchedule : public ::testing::TestWithParam<StampCase> {};
+
+TEST_P(StampedSchedule, EqualsTheScheduleBuiltRankByRank) {
+  const Scenario sc = load_scenario(kStampScenarios + GetParam().file, GetParam().sets);
+  const BuiltSchedule built = build_schedule(sc, false, {}, /*stamp_replicas=*/false);
+  const BuiltSchedule stamped = build_schedule(sc, false, {}, /*stamp_replicas=*/true);
+  expect_same_schedule(stamped, built);
+  // Every rank outside the first of the dp / ep replicas is stamped, each iteration; HSDP's
+  // replicas are shard groups, built rank by rank.
+  const auto replicas = static_cast<std::size_t>(sc.parallel.dp / sc.parallel.ep);
+  const auto world = static_cast<std::size_t>(sc.world_size());
+  const auto iterations = static_cast<std::size_t>(sc.simulation.iterations);
+  const std::size_t want =
+      sc.parallel.data_parallel == DataParallel::hsdp ? 0 : iterations * (world - world / replicas);
+  EXPECT_EQ(stamped.stamped_ranks, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(ShippedAndVaried, StampedSchedule, ::testing::ValuesIn(stamp_cases()));
+
+// Folded schedules have no replicas left to stamp: the same schedule either way.
+TEST(StampedSchedule, AFoldedScheduleStampsNothing) {
+  const Scenario sc = load_scenario(kStampScenarios + "llama2-7b-ddp-2xdgx-a100.yaml");
+  const BuiltSchedule built = build_schedule(sc, true, {}, false);
+  const BuiltSchedule stamped = build_schedule(sc, true, {}, true);
+  expect_same_schedule(stamped, built);
+  EXPECT_EQ(stamped.stamped_ranks, 0u);
+}
+
+}  // namespace
+}  // namespace clustersim::models
