@@ -64,14 +64,17 @@ void ReplicaStamper::stamp(Rank r) {
   if (s == r || blocks_[s].size() != blocks_[r].size() + 1)
     throw std::logic_error("stamping: rank " + std::to_string(r) + " has no source to copy");
   const Block from = blocks_[s].back();
-  // The groups, created in the order the source's build asked for them.
-  std::vector<GroupId> mapped;
-  for (const auto& [g, kind] : logs_[s]) {
+  std::vector<GroupId> mapped;  // the entries of group_map_ this stamp set
+  const auto map_group = [&](GroupId g, std::string_view kind) {
     const GroupId to = group_for(g, r, kind);
     if (g >= group_map_.size()) group_map_.resize(g + 1, kNone);
     group_map_[g] = to;
     mapped.push_back(g);
-  }
+    return to;
+  };
+  // The groups, created in the order the source's build asked for them.
+  for (const auto& [g, kind] : logs_[s])
+    map_group(g, kind);
   const std::vector<engine::ProcessGroup>& groups = builder_.peek().groups;
   engine::ScheduleBuilder::StampMap map;
   map.rank = r;
@@ -80,11 +83,7 @@ void ReplicaStamper::stamp(Rank r) {
     // A group the plans looked up before this rank's build (none do today): asked for now.
     // (a copy: asking may add a group, which moves the names)
     const std::string kind = groups[g].name.substr(0, groups[g].name.find('['));
-    const GroupId to = group_for(g, r, kind);
-    if (g >= group_map_.size()) group_map_.resize(g + 1, kNone);
-    group_map_[g] = to;
-    mapped.push_back(g);
-    return to;
+    return map_group(g, kind);
   };
   map.peer = [&](Rank peer) { return counterpart(peer, r); };
   map.earlier = [&](OpId op) { return copy_of(r, op); };
