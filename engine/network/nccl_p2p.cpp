@@ -11,6 +11,7 @@
 // crosses the network stays on one rail: NIC j of one node to NIC j of the other.
 #include <cstddef>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/network/collective_parts.hpp"
@@ -28,16 +29,27 @@ bool nvlink_only(const Topology& topology, EndpointId a, EndpointId b) {
   return true;
 }
 
-// The GPU that puts `src`'s bytes for `dst` (the member at `dst_position` of its node) on the
-// network: the member of src's node at the same position, whose NIC is the one dst receives on,
-// when it has a NIC other than src's and NVLink to src (NCCL uses PXN only for a NIC that
-// another NVLink-connected GPU reaches better, "Only use PXN for NIC n if remote GPU p ...",
-// src/graph/paths.cc); otherwise src itself.
+// A GPU's index on its node: GPUs are numbered node-major (topology_builders.hpp), so it is how
+// many GPUs of the same node come before it.
+std::size_t local_index(const Topology& topology, EndpointId e) {
+  std::size_t i = 0;
+  while (e > i && topology.node_of(static_cast<EndpointId>(e - i - 1)) == topology.node_of(e))
+    ++i;
+  return i;
+}
+
+// The GPU that puts `src`'s bytes for a peer at local index `peer_index` of another node on the
+// network: the member of src's node at that local index, whose NIC is on the rail of the peer's
+// (NCCL picks the NIC the peer receives on, then the GPU attached to it), when it has a NIC other
+// than src's and NVLink to src (NCCL uses PXN only for a NIC that another NVLink-connected GPU
+// reaches better, "Only use PXN for NIC n if remote GPU p ...", src/graph/paths.cc); otherwise
+// src itself. `by_index` maps local indices to the members of src's node.
 EndpointId pxn_relay(const Topology& topology, EndpointId src,
-                     const std::vector<EndpointId>& src_node, std::size_t dst_position) {
-  if (dst_position >= src_node.size()) return src;
-  const EndpointId relay = src_node[dst_position];
-  if (relay == src) return src;
+                     const std::unordered_map<std::size_t, EndpointId>& by_index,
+                     std::size_t peer_index) {
+  const auto it = by_index.find(peer_index);
+  if (it == by_index.end() || it->second == src) return src;
+  const EndpointId relay = it->second;
   const VertexId relay_nic = topology.nic_of(relay);
   if (relay_nic == Topology::kNoVertex || relay_nic == topology.nic_of(src)) return src;
   return nvlink_only(topology, src, relay) ? relay : src;
@@ -47,20 +59,28 @@ EndpointId pxn_relay(const Topology& topology, EndpointId src,
 
 TransferPlan nccl_all_to_all(std::span<const EndpointId> members, const Topology& topology) {
   const auto groups = group_by_node(members, topology);
+  std::vector<std::unordered_map<std::size_t, EndpointId>> by_index(groups.size());
+  std::vector<std::vector<std::size_t>> index(groups.size());
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    for (EndpointId e : groups[k]) {
+      index[k].push_back(local_index(topology, e));
+      by_index[k].emplace(index[k].back(), e);
+    }
+  }
   const double share = 1.0 / static_cast<double>(members.size());
   FlowSet flows;
-  for (const auto& src_node : groups) {
-    for (EndpointId src : src_node) {
-      for (const auto& dst_node : groups) {
-        for (std::size_t p = 0; p < dst_node.size(); ++p) {
-          const EndpointId dst = dst_node[p];
-          if (&dst_node == &src_node) {
+  for (std::size_t a = 0; a < groups.size(); ++a) {
+    for (EndpointId src : groups[a]) {
+      for (std::size_t b = 0; b < groups.size(); ++b) {
+        for (std::size_t p = 0; p < groups[b].size(); ++p) {
+          const EndpointId dst = groups[b][p];
+          if (a == b) {
             flows.add(src, dst, share);  // NVLink (or PCIe) inside the node
             continue;
           }
-          const EndpointId relay = pxn_relay(topology, src, src_node, p);
+          const EndpointId relay = pxn_relay(topology, src, by_index[a], index[b][p]);
           flows.add(src, relay, share);  // the NVLink hop of PXN (none when relay == src)
-          flows.add(relay, dst, share);  // rail-aligned across the network
+          flows.add(relay, dst, share);  // on the peer's rail across the network
         }
       }
     }

@@ -111,6 +111,19 @@ TEST(NcclAllToAll, GpusSharingANicSendThemselves) {
   EXPECT_NEAR(run_flow_once(t, p, s) - latency, s / kNicBps, 1e-9);
 }
 
+TEST(NcclAllToAll, NoRelayWithoutAMemberOnThePeersRail) {
+  // Group {0, 1, 10, 11} on 2 × 8 GPUs: node 1's members sit at local indices 2 and 3, where node
+  // 0 has no member, so no GPU of the group is attached to the NIC they receive on and each sender
+  // uses its own (NCCL's topology holds only the communicator's GPUs). Flows: 0 <-> 1 and
+  // 10 <-> 11 of S/4, and every cross pair i -> j of S/4 straight from i.
+  const Topology t = build_cluster_topology(nodes_of(2, 8, FabricKind::single_switch));
+  const std::vector<EndpointId> m{0, 1, 10, 11};
+  const TransferPlan p = plan_collective(CollectiveType::all_to_all, Algorithm::direct, m, 0, t);
+  ASSERT_EQ(p.phases[0].flows.size(), 12u);
+  for (const FlowSpec& f : p.phases[0].flows)
+    EXPECT_DOUBLE_EQ(f.bytes_per_payload_byte, 0.25) << f.src << " -> " << f.dst;
+}
+
 TEST(NcclAllToAll, OneNodeKeepsEveryPairDirect) {
   // Inside one node there is no network and no relay: n(n − 1) pairs of S/n.
   const Topology t = build_cluster_topology(nodes_of(1, 8, FabricKind::single_switch));
