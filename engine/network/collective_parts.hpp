@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <span>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/network/collectives.hpp"
@@ -28,6 +30,30 @@ std::vector<std::vector<EndpointId>> group_by_node(std::span<const EndpointId> m
                                                    const Topology& topology);
 // How many distinct nodes the members sit on.
 std::size_t count_nodes(std::span<const EndpointId> members, const Topology& topology);
+
+// Flows keyed by (src, dst): whatever puts bytes on the same GPU pair (NCCL's channels, PXN
+// relays) becomes one flow of the summed bytes, so the flow count does not grow with them.
+class FlowSet {
+ public:
+  void add(EndpointId src, EndpointId dst, double bytes) {
+    if (src == dst || bytes <= 0.0) return;
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
+    const auto [it, fresh] = index_.emplace(key, flows_.size());
+    if (fresh)
+      flows_.push_back({src, dst, bytes});
+    else
+      flows_[it->second].bytes_per_payload_byte += bytes;
+  }
+  Flows take() { return std::move(flows_); }
+
+ private:
+  Flows flows_;
+  std::unordered_map<std::uint64_t, std::size_t> index_;
+};
+
+// NCCL's all-to-all across nodes (nccl_p2p.cpp): every pair's S/n as grouped send/recv, the bytes
+// for a GPU of another node relayed over NVLink to the local GPU on the peer's rail (PXN).
+TransferPlan nccl_all_to_all(std::span<const EndpointId> members, const Topology& topology);
 
 // Whether `algorithm` on `type` is one of NCCL's plans (nccl_collectives.cpp), and that plan.
 bool nccl_pair(CollectiveType type, Algorithm algorithm);

@@ -23,26 +23,6 @@ namespace {
 
 // ---- NCCL-style algorithms: channels, node-aware trees, NVLS, CollNet (docs/network.md) ----
 
-// Flows keyed by (src, dst): channels that put bytes on the same GPU pair become one flow of the
-// summed bytes, so the flow count does not grow with the channel count.
-class FlowSet {
- public:
-  void add(EndpointId src, EndpointId dst, double bytes) {
-    if (src == dst || bytes <= 0.0) return;
-    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | dst;
-    const auto [it, fresh] = index_.emplace(key, flows_.size());
-    if (fresh)
-      flows_.push_back({src, dst, bytes});
-    else
-      flows_[it->second].bytes_per_payload_byte += bytes;
-  }
-  Flows take() { return std::move(flows_); }
-
- private:
-  Flows flows_;
-  std::unordered_map<std::uint64_t, std::size_t> index_;
-};
-
 bool uniform(const std::vector<std::vector<EndpointId>>& groups) {
   for (const auto& g : groups)
     if (g.size() != groups.front().size()) return false;

@@ -7,6 +7,7 @@
 #include "engine/network/nccl_tuning.hpp"
 #include "engine/network/network_model.hpp"
 #include "engine/topology_builders.hpp"
+#include "tests/engine/run_flow.hpp"
 
 namespace clustersim::engine {
 namespace {
@@ -36,16 +37,7 @@ std::vector<EndpointId> all_of(const Topology& t) {
 
 double run_one(const Topology& t, const TransferPlan& plan, double bytes,
                std::vector<double>* link_bytes = nullptr) {
-  auto model = make_network_model("flow", t);
-  model->start(0, plan, bytes, Time::zero());
-  std::vector<TransferId> done;
-  Time now = Time::zero();
-  while (done.empty()) {
-    now = model->next_event_time();
-    model->advance(now, done);
-  }
-  if (link_bytes != nullptr) *link_bytes = model->link_bytes();
-  return now.seconds();
+  return run_flow_once(t, plan, bytes, link_bytes);
 }
 
 TEST(NcclChannels, RingAllReduceAcrossNodesUsesEveryNicAtKTimesB) {
