@@ -8,6 +8,7 @@
 
 #include "engine/calibration/json_fields.hpp"
 #include "engine/format.hpp"
+#include "engine/network/nccl_tuning.hpp"
 #include "engine/network/network_model.hpp"
 #include "engine/simulator.hpp"
 #include "models/calibration_checks.hpp"
@@ -153,10 +154,36 @@ void compute_notes(const engine::Schedule& schedule, const RooflineComputeModel&
   }
 }
 
+// Where a ring or tree across nodes runs at NCCL's per-channel network rate
+// (nccl::kNetChannelGBps, fitted on 8 × 400 Gb/s NICs) below faster NICs' line rate, the figure
+// rests on that rate alone, which no published run on such NICs checks (docs/network.md "A
+// channel's network connection"): say so beside the collective. Empty otherwise.
+std::string channel_rate_caveat(const engine::ProcessGroup& group, engine::Algorithm algorithm,
+                                int channels, const engine::Topology& topology,
+                                const engine::NodeTopologySpec& node) {
+  constexpr double kFittedNicBytesPerS = 400e9 / 8.0;  // the NICs kNetChannelGBps was fitted on
+  const double nic = node.nic_bandwidth.bytes_per_second();
+  if (algorithm != engine::Algorithm::ring && algorithm != engine::Algorithm::tree) return {};
+  if (!(nic > kFittedNicBytesPerS) || group.ranks.empty()) return {};
+  const int first_node = topology.node_of(group.ranks.front());
+  const bool spans_nodes = std::any_of(group.ranks.begin(), group.ranks.end(),
+                                       [&](auto r) { return topology.node_of(r) != first_node; });
+  const double channel_rate = channels * engine::nccl::kNetChannelGBps * 1e9;
+  const double nics = node.nics * nic;
+  if (!spans_nodes || !(channel_rate < nics)) return {};
+  return "; across nodes its " + std::to_string(channels) + " channels carry at most " +
+         engine::format_number("%.1f", channel_rate / 1e9) +
+         " GB/s (NCCL's per-channel network rate), below the node's " + std::to_string(node.nics) +
+         " NICs' " + engine::format_number("%.0f", nics / 1e9) +
+         " GB/s: that rate was measured on 400 Gb/s NICs only and is unverified on " +
+         engine::format_number("%.0f", nic * 8.0 / 1e9) + " Gb/s ones (docs/network.md)";
+}
+
 // How the largest collectives ran: "dp all_reduce of 1.2 GiB on 16 ranks: ring / Simple, 16
 // channels", one note per distinct (group kind, type, size), largest first, at most `count`.
-void collective_notes(const engine::Schedule& s, const engine::Timeline& tl, std::size_t count,
-                      std::vector<std::string>& notes) {
+void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
+                      const engine::Topology& topology, const engine::NodeTopologySpec& node,
+                      std::size_t count, std::vector<std::string>& notes) {
   // One pass keeping the `count` largest distinct collectives: most ops fail the size test, so
   // only a few build their description.
   struct Candidate {
@@ -189,7 +216,9 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl, std
     if (c.id >= tl.algorithm.size()) continue;
     notes.push_back(c.what + ": " + std::string(engine::to_string(tl.algorithm[c.id])) + " / " +
                     std::string(engine::to_string(tl.protocol[c.id])) + ", " +
-                    std::to_string(tl.channels[c.id]) + " channels");
+                    std::to_string(tl.channels[c.id]) + " channels" +
+                    channel_rate_caveat(s.groups[s.ops[c.id].group_or_peer], tl.algorithm[c.id],
+                                        tl.channels[c.id], topology, node));
   }
 }
 
@@ -307,7 +336,8 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
                    "hop's latency); simulation.fold: none simulates every rank") +
         "; per-rank figures and the trace show replica 0's ranks; link loads are left out");
   }
-  collective_notes(out.built.schedule, out.timeline, 3, out.result.notes);
+  collective_notes(out.built.schedule, out.timeline, out.topology, sc.cluster.topology.node, 3,
+                   out.result.notes);
   sm_sharing_note(out.timeline, out.result, out.result.notes);
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())

@@ -1,0 +1,55 @@
+// The summary's notes on the largest collectives say when a multi-node ring's figure rests on
+// NCCL's per-channel network rate beyond the NICs it was measured on (docs/network.md "A
+// channel's network connection"): kNetChannelGBps = 20.6 GB/s a channel, fitted on 8 × 400 Gb/s.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "models/run_scenario.hpp"
+
+namespace clustersim::models {
+namespace {
+
+// Two DGX H100 nodes, data parallel only, a ring all-reduce of the gradients across both nodes
+// (algorithms: ring forces it), NICs of `nic` each, eight a node.
+std::vector<std::string> notes_with_nics(const std::string& nic) {
+  const Scenario sc = parse_scenario(R"(
+cluster:
+  nodes: 2
+  node: dgx-h100
+  network: {nic_bandwidth: )" + nic + R"(, nics_per_node: 8}
+model:
+  layers: [{name: block, params: 5e8, forward_flops: 1e12, repeat: 4}]
+training: {global_batch: 16, micro_batch: 1, precision: bf16, optimizer: adam}
+parallel: {data_parallel: ddp}
+simulation: {algorithms: {all_reduce: ring}, nccl: {channels: 16}}
+)",
+                                     "nic-notes.yaml");
+  return run_scenario(sc).result.notes;
+}
+
+bool any_contains(const std::vector<std::string>& notes, const std::string& text) {
+  return std::any_of(notes.begin(), notes.end(),
+                     [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+// 16 channels × 20.6 GB/s = 329.6 GB/s, below 8 × 800 Gb/s = 8 × 100 GB/s = 800 GB/s: the
+// channels, not the NICs, set the rate, on NICs twice as fast as any the rate was fitted on.
+TEST(CollectiveNotes, A800GbNicRingSaysItsRateRestsOnTheChannelsUnverifiedCap) {
+  const auto notes = notes_with_nics("800Gb/s");
+  EXPECT_TRUE(any_contains(notes, "ring / ")) << "no collective note at all";
+  EXPECT_TRUE(any_contains(notes, "its 16 channels carry at most 329.6 GB/s"));
+  EXPECT_TRUE(any_contains(notes, "below the node's 8 NICs' 800 GB/s"));
+  EXPECT_TRUE(any_contains(notes, "unverified on 800 Gb/s ones"));
+}
+
+// On the 400 Gb/s NICs the rate was fitted on, the ring's note stays as it was.
+TEST(CollectiveNotes, A400GbNicRingHasNoCaveat) {
+  const auto notes = notes_with_nics("400Gb/s");
+  EXPECT_TRUE(any_contains(notes, "ring / "));
+  EXPECT_FALSE(any_contains(notes, "unverified"));
+}
+
+}  // namespace
+}  // namespace clustersim::models
