@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "models/memory_suggestions.hpp"
+#include "models/plan_search.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
 #include "tests/models/scenario_error_check.hpp"
@@ -200,6 +202,62 @@ TEST(RecomputeLayers, UniformKeepsOneInputPerGroupAndRecomputesAGroupAtOnce) {
   const double one_peak = 2 * (4 * kInput + kEmbedding) + kBlock - kInput - mlp_half + scores;
   EXPECT_NEAR(one_peak, 173 * kSbh, 1e-9 * kSbh);
   EXPECT_NEAR(one.per_stage[0].activations, one_peak, 1e-9 * one_peak);
+}
+
+// --- Memory suggestions
+// ------------------------------------------------------------------------------
+
+// The same GPT-3 shape at tp 8 (no sequence parallelism), pp 1, one micro-batch of b = 16:
+// 8 blocks in one chunk, a block keeps s·b·h·(10 + 24/8 + 5·a·s/(h·8)) = 23·s·b·h, a checkpointed
+// one 2·s·b·h. Recomputing 1 block does not fit an 80 GB A100; the suggestion doubles N, 2 does
+// not fit either, 4 does: three more blocks keep their input only, 3 · (23 − 2)·s·b·h less at
+// the same peak (the LM head's backward, all blocks' activations still held).
+TEST(RecomputeLayers, SuggestionRecomputesMoreBlocks) {
+  const std::string text =
+      "name: sg\n"
+      "cluster: {nodes: 1, node: dgx-a100}\n"
+      "model: {preset: gpt3-175b, num_layers: 8}\n"
+      "training: {global_batch: 16, micro_batch: 16, seq_len: 2048, precision: bf16,\n"
+      "           attention: standard, recompute: full, recompute_method: block,\n"
+      "           recompute_num_layers: 1}\n"
+      "parallel: {tp: 8, pp: 1}\n"
+      "simulation: {network_model: ideal}\n";
+  const Scenario sc = parse_scenario(text, "test");
+  const MemoryEstimate base = estimate_memory_only(sc);
+  EXPECT_FALSE(base.fits());
+  const auto suggestions = memory_suggestions(sc);
+  ASSERT_FALSE(suggestions.empty());
+  EXPECT_EQ(suggestions.front().change, "training.recompute_num_layers=4");
+  EXPECT_TRUE(suggestions.front().fits);
+  const double sbh = kSg * 16 * kHg;
+  EXPECT_NEAR(base.total() - suggestions.front().peak_bytes, 3 * (23 - 2) * sbh, 1.0);
+}
+
+// The plan search enumerates none, selective and full of every block: a base that recomputes
+// 2 blocks per chunk yields no plan the rules refuse (its keys would not fit a `none` plan or a
+// deeper pipeline), and a full plan states uniform, 1 in its flags, so the base with them
+// loads as that plan.
+TEST(RecomputeLayers, PlanSearchDropsTheBasesPartialRecompute) {
+  const std::string text =
+      "name: search\n"
+      "cluster: {nodes: 1, node: pcie-8gpu}\n"
+      "model: {num_layers: 24, hidden_size: 2048, num_heads: 32, vocab_size: 50304}\n"
+      "training: {global_batch: 64, seq_len: 1024, recompute: full, recompute_method: block,\n"
+      "           recompute_num_layers: 2}\n";
+  PlanSearchOptions options;
+  options.top = 1000;
+  options.resimulate = 0;
+  const PlanSearchResult r = search_plans(parse_scenario(text, "search.yaml"), options);
+  EXPECT_EQ(r.invalid, 0u);
+  int full = 0;
+  for (const PlanCandidate& c : r.top) {
+    if (c.scenario.training.recompute != Recompute::full) continue;
+    ++full;
+    const Scenario again = parse_scenario(text, "search.yaml", plan_overrides(c.scenario));
+    EXPECT_EQ(again.training.recompute_method, RecomputeMethod::uniform);
+    EXPECT_EQ(again.training.recompute_num_layers, 1);
+  }
+  EXPECT_GT(full, 0);
 }
 
 }  // namespace
