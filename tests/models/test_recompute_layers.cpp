@@ -4,6 +4,9 @@
 // block in groups of N consecutive ones, each group keeping its input only.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -258,6 +261,25 @@ TEST(RecomputeLayers, PlanSearchDropsTheBasesPartialRecompute) {
     EXPECT_EQ(again.training.recompute_num_layers, 1);
   }
   EXPECT_GT(full, 0);
+  // The best plan written as a file loads as itself, whichever recompute it chose.
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("clustersim-recompute-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  const std::string source = (dir / "search.yaml").string();
+  std::ofstream(source) << text;
+  for (const bool full_plan : {false, true}) {
+    const auto it = std::find_if(r.top.begin(), r.top.end(), [&](const PlanCandidate& c) {
+      return (c.scenario.training.recompute == Recompute::full) == full_plan;
+    });
+    ASSERT_NE(it, r.top.end());
+    const std::string out = (dir / (full_plan ? "full.yaml" : "other.yaml")).string();
+    write_plan_scenario(it->scenario, source, out);
+    const Scenario planned = load_scenario(out);
+    EXPECT_EQ(planned.training.recompute, it->scenario.training.recompute);
+    EXPECT_EQ(planned.training.recompute_num_layers, 1);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
