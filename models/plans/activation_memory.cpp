@@ -33,6 +33,9 @@ ActivationMemory::ActivationMemory(const PlanContext& ctx,
       const double bytes = ctx.layers[i].activation_bytes * scale;
       const bool recomputed = full && groups.recomputed(static_cast<int>(i));
       layers_[i] = {recomputed ? 0.0 : bytes, bytes, 0, 0};
+      // Its recompute brings the layer's activations back before its backward (the memory walk
+      // finds them through the group).
+      if (recomputed) group_[i] = groups.group[i];
     }
     return;
   }

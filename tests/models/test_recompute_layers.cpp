@@ -207,6 +207,31 @@ TEST(RecomputeLayers, UniformKeepsOneInputPerGroupAndRecomputesAGroupAtOnce) {
   EXPECT_NEAR(one.per_stage[0].activations, one_peak, 1e-9 * one_peak);
 }
 
+// A layer list (8 layers of 4 GB of activations per sample, micro-batch 1, pp 1): full
+// recompute keeps nothing of a recomputed layer, and its backward brings the layer's 4 GB
+// back: the peak holds one layer's 4 GB under uniform, 1, a group's 8 GB under uniform, 2;
+// block, 2 keeps the other 6 layers' 24 GB, the most at the first backward.
+MemoryEstimate list_memory(const std::string& keys) {
+  const std::string text =
+      "name: list\n"
+      "cluster: {nodes: 1, node: dgx-a100}\n"
+      "model:\n"
+      "  layers: [{name: block, params: 1e6, forward_flops: 1e12, activation_bytes: 4GB, "
+      "repeat: 8}]\n"
+      "training: {global_batch: 8, micro_batch: 1, precision: bf16, recompute: full" +
+      keys + "}\n";
+  return estimate_memory_only(parse_scenario(text, "list.yaml"));
+}
+
+TEST(RecomputeLayers, LayerListBringsTheRecomputedGroupBack) {
+  EXPECT_NEAR(list_memory("").peak.activations, 4e9, 1.0);
+  EXPECT_NEAR(list_memory(", recompute_method: uniform, recompute_num_layers: 2").peak.activations,
+              8e9, 1.0);
+  const auto block = list_memory(", recompute_method: block, recompute_num_layers: 2");
+  EXPECT_NEAR(block.per_stage_saved_activations[0], 24e9, 1.0);
+  EXPECT_NEAR(block.peak.activations, 24e9, 1.0);
+}
+
 // --- Memory suggestions
 // ------------------------------------------------------------------------------
 
