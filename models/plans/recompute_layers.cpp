@@ -42,11 +42,4 @@ RecomputeGroups full_recompute_groups(const PlanContext& ctx) {
   return out;
 }
 
-long recomputed_blocks(const TrainingConfig& training, long blocks) {
-  if (training.recompute != Recompute::full) return 0;
-  if (training.recompute_method == RecomputeMethod::block)
-    return std::min<long>(blocks, std::max(1, training.recompute_num_layers));
-  return blocks;
-}
-
 }  // namespace clustersim::models

@@ -28,7 +28,4 @@ struct RecomputeGroups {
 
 RecomputeGroups full_recompute_groups(const PlanContext& ctx);
 
-// The blocks of one chunk of `blocks` that full recompute re-runs.
-long recomputed_blocks(const TrainingConfig& training, long blocks);
-
 }  // namespace clustersim::models

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/memory_suggestions.hpp"
+#include "models/plan_estimate.hpp"
 #include "models/plan_search.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
@@ -19,7 +20,7 @@
 namespace clustersim::models {
 namespace {
 
-// --- Bad input -----------------------------------------------------------------------------------
+// --- Bad input ---
 
 // Lines 1-7, then `extra` (lines 8 on), then the parallel section.
 std::string scenario(const std::string& recompute, const std::string& extra,
@@ -75,8 +76,7 @@ TEST(RecomputeLayers, OverridesSetTheKeys) {
   EXPECT_EQ(s.training.recompute_num_layers, 3);
 }
 
-// --- Compute
-// ---------------------------------------------------------------------------------------
+// --- Compute ---
 
 // The GPT shape of test_tensor_parallel.cpp: l = 8 blocks, h = 1024, s = 512, B = 16 samples
 // per iteration; a block's forward is 24·B·s·h²·(1 + s/6h) FLOPs per iteration (Narayanan et al.
@@ -132,8 +132,26 @@ TEST(RecomputeLayers, BlockRecomputesNLayersOfEachChunk) {
   EXPECT_NEAR(r.flops, 4 * kBlockForward, 1e-9 * 4 * kBlockForward);
 }
 
-// --- Memory
-// ----------------------------------------------------------------------------------------
+// The plan search's closed-form estimate re-spends the forward of the same blocks: N of a
+// chunk's 4 under block, so N/4 of full's recompute time, and one extra forward pair of TP
+// all-reduces per recomputed block (4 per block and micro-batch, 6 for a recomputed one).
+TEST(RecomputeLayers, PlanEstimateRecomputesNBlocksPerChunk) {
+  auto estimate = [](const std::string& extra) {
+    const Scenario s =
+        parse_scenario(scenario("full", "  micro_batch: 2\n" + extra, "{tp: 2, pp: 2}"), "test");
+    return estimate_plan(s, plan_model_figures(s));
+  };
+  const PlanEstimate full = estimate("");
+  const PlanEstimate one = estimate("  recompute_method: block\n  recompute_num_layers: 1\n");
+  const PlanEstimate three = estimate("  recompute_method: block\n  recompute_num_layers: 3\n");
+  ASSERT_GT(full.recompute_s, 0);
+  EXPECT_NEAR(one.recompute_s, full.recompute_s / 4, 1e-12 * full.recompute_s);
+  EXPECT_NEAR(three.recompute_s, full.recompute_s * 3 / 4, 1e-12 * full.recompute_s);
+  // TP time: 4·4 + 2·N all-reduces per micro-batch against full's 4·4 + 2·4.
+  EXPECT_NEAR(one.tp_s / full.tp_s, 18.0 / 24.0, 1e-12);
+}
+
+// --- Memory ---
 
 // test_memory.cpp's GPT-3 175B shape cut to 8 layers (h = 12288, a = 96, s = 2048, b = 2,
 // V = 51200, standard attention), tp 1, pp 2 with 1F1B and m = 4: stage 0 holds 2 micro-batches
@@ -232,8 +250,7 @@ TEST(RecomputeLayers, LayerListBringsTheRecomputedGroupBack) {
   EXPECT_NEAR(block.peak.activations, 24e9, 1.0);
 }
 
-// --- Memory suggestions
-// ------------------------------------------------------------------------------
+// --- Memory suggestions ---
 
 // The same GPT-3 shape at tp 8 (no sequence parallelism), pp 1, one micro-batch of b = 16:
 // 8 blocks in one chunk, a block keeps s·b·h·(10 + 24/8 + 5·a·s/(h·8)) = 23·s·b·h, a checkpointed
