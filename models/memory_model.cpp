@@ -249,21 +249,18 @@ StageResult walk_stage(const Parts& parts, int stage) {
       r.saved_peak = std::max(r.saved_peak, saved_live);
       continue;
     }
-    // Backward, last layer first. A checkpointed block (full, selective_op) is recomputed whole
+    // Backward, last layer first. A checkpointed group (full: one block, or recompute_num_layers
+    // of them under recompute_method uniform; selective_op: one block) is recomputed whole
     // before the backward of its last layer; selective recomputes each attention core.
     const bool whole_block = act.policy() == kernels::RecomputePolicy::full ||
                              act.policy() == kernels::RecomputePolicy::selective_op;
     for (auto it = chunk.rbegin(); it != chunk.rend(); ++it) {
       const int li = *it;
       const LayerCost& l = ctx.layers[static_cast<std::size_t>(li)];
-      if (whole_block && l.block >= 0) {
-        const bool block_end =
-            it == chunk.rbegin() ||
-            ctx.layers[static_cast<std::size_t>(*std::prev(it))].block != l.block;
-        if (block_end)
-          for (auto jt = it;
-               jt != chunk.rend() && ctx.layers[static_cast<std::size_t>(*jt)].block == l.block;
-               ++jt)
+      if (const int group = act.group(li); whole_block && group >= 0) {
+        const bool group_end = it == chunk.rbegin() || act.group(*std::prev(it)) != group;
+        if (group_end)
+          for (auto jt = it; jt != chunk.rend() && act.group(*jt) == group; ++jt)
             live += act.at(*jt).full - act.at(*jt).kept;
       } else if (!whole_block) {
         live += act.at(li).full - act.at(li).kept;

@@ -1,5 +1,6 @@
 #include "models/memory_suggestions.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -35,6 +36,22 @@ std::vector<Axis> axes_of(const Scenario& sc) {
   if (t.recompute != Recompute::full)
     recompute.push_back(
         {"training.recompute=full", [](Scenario& s) { s.training.recompute = Recompute::full; }});
+  // Full recompute of some blocks of each chunk (recompute_method: block): more of them, doubling,
+  // up to all of the chunk's (what `full` alone does).
+  if (const auto* tf = std::get_if<TransformerSpec>(&sc.model.body);
+      tf && t.recompute == Recompute::full && t.recompute_method == RecomputeMethod::block) {
+    int most = 0;
+    for (const int n : p.stage_layers)
+      most = std::max(most, n);
+    if (p.stage_layers.empty()) most = tf->num_layers / (p.pp * p.virtual_stages);
+    for (int n = t.recompute_num_layers * 2;; n *= 2) {
+      const int layers = std::min(n, most);
+      if (layers <= t.recompute_num_layers) break;
+      recompute.push_back({"training.recompute_num_layers=" + std::to_string(layers),
+                           [layers](Scenario& s) { s.training.recompute_num_layers = layers; }});
+      if (layers == most) break;
+    }
+  }
   axes.push_back(std::move(recompute));
   // Smaller micro-batches at the same global batch: more, shorter steps.
   Axis micro;

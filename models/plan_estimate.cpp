@@ -121,20 +121,28 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
                                 (p.pp == 1 ? f.edge_forward_flops : f.edge_forward_flops / 2)) *
                                b / p.tp;
   const double compute_mb = 3 * stage_forward / achieved;
+  // Full recompute re-runs every block, or under recompute_method block the first
+  // recompute_num_layers of each of the stage's chunks (models/plans/recompute_layers.hpp).
+  double recomputed_per_stage = 0;
+  if (s.training.recompute == Recompute::full)
+    recomputed_per_stage = s.training.recompute_method == RecomputeMethod::block
+                               ? std::min(blocks_per_stage, static_cast<double>(p.virtual_stages) *
+                                                                s.training.recompute_num_layers)
+                               : blocks_per_stage;
   double recompute_mb = 0;
   if (s.training.recompute == Recompute::full)
-    recompute_mb = blocks_per_stage * f.block_forward_flops * b / p.tp / achieved;
+    recompute_mb = recomputed_per_stage * f.block_forward_flops * b / p.tp / achieved;
   else if (s.training.recompute != Recompute::none)
     recompute_mb = blocks_per_stage * f.attention_core_flops * b / p.tp / achieved;
 
   // TP: two all-reduces in forward and two in backward per block (or all-gather + reduce-scatter
-  // pairs with sequence parallelism: the same bytes); an extra forward under full recompute.
+  // pairs with sequence parallelism: the same bytes); an extra forward for each block full
+  // recompute re-runs.
   const double activation = seq * b * f.hidden * elem;
   const double tp_bw = group_bandwidth(s, bw, p.tp, 1);
-  const double tp_collectives = 4 + (s.training.recompute == Recompute::full ? 2 : 0);
+  const double tp_collectives = blocks_per_stage * 4 + recomputed_per_stage * 2;
   const double tp_mb =
-      f.transformer ? blocks_per_stage * tp_collectives * ring_all_reduce_s(activation, p.tp, tp_bw)
-                    : 0;
+      f.transformer ? tp_collectives * ring_all_reduce_s(activation, p.tp, tp_bw) : 0;
   // PP: a micro-batch's activations forward and their gradient back, once per chunk.
   const long pp_stride = static_cast<long>(p.tp) * p.ep * p.dp;
   const double pp_bytes = (f.transformer ? activation : b * 4e6) / (p.sequence_parallel ? p.tp : 1);

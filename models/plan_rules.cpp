@@ -88,6 +88,12 @@ void write_plan_scenario(const Scenario& plan, const std::string& source, const 
     root["parallel"].remove("dp");
     root["parallel"].remove("stage_layers");
   }
+  // The source's partial recompute (recompute_method, recompute_num_layers) is not searched: a
+  // full plan states uniform, 1 (plan_overrides), any other drops the keys.
+  if (root["training"] && !plan.training.recompute_method_given) {
+    root["training"].remove("recompute_method");
+    root["training"].remove("recompute_num_layers");
+  }
   for (const std::string& o : plan_overrides(plan)) {
     const std::size_t dot = o.find('.');
     const std::size_t eq = o.find('=');

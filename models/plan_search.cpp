@@ -93,6 +93,16 @@ std::vector<Scenario> enumerate_plans(const Scenario& base, int world) {
                     p.bucket_bytes = bucket * 1024 * 1024;
                     s.training.micro_batch = mb;
                     s.training.recompute = rc;
+                    // The search's full recompute is every block's (Megatron's uniform, 1);
+                    // where the base file gives recompute_method / recompute_num_layers, a full
+                    // plan states that value (plan_overrides) and the others drop them.
+                    const bool given =
+                        rc == Recompute::full && (base.training.recompute_method_given ||
+                                                  base.training.recompute_num_layers_given);
+                    s.training.recompute_method = RecomputeMethod::uniform;
+                    s.training.recompute_num_layers = 1;
+                    s.training.recompute_method_given = given;
+                    s.training.recompute_num_layers_given = given;
                     plans.push_back(s);
                   }
           }
@@ -191,18 +201,26 @@ std::vector<std::string> plan_overrides(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
   std::ostringstream bucket;
   bucket << p.bucket_bytes / (1024 * 1024);
-  return {"cluster.nodes=" + std::to_string(s.cluster.nodes),
-          "parallel.tp=" + std::to_string(p.tp),
-          "parallel.pp=" + std::to_string(p.pp),
-          "parallel.dp=" + std::to_string(p.dp),
-          "parallel.ep=" + std::to_string(p.ep),
-          "parallel.data_parallel=" + std::string(kDataParallelNames.name(p.data_parallel)),
-          "parallel.schedule=" + std::string(kPipelineScheduleNames.name(p.schedule)),
-          "parallel.virtual_stages=" + std::to_string(p.virtual_stages),
-          "parallel.sequence_parallel=" + std::string(p.sequence_parallel ? "true" : "false"),
-          "parallel.bucket_mb=" + bucket.str(),
-          "training.micro_batch=" + std::to_string(s.training.micro_batch),
-          "training.recompute=" + std::string(kRecomputeNames.name(s.training.recompute))};
+  std::vector<std::string> out{
+      "cluster.nodes=" + std::to_string(s.cluster.nodes),
+      "parallel.tp=" + std::to_string(p.tp),
+      "parallel.pp=" + std::to_string(p.pp),
+      "parallel.dp=" + std::to_string(p.dp),
+      "parallel.ep=" + std::to_string(p.ep),
+      "parallel.data_parallel=" + std::string(kDataParallelNames.name(p.data_parallel)),
+      "parallel.schedule=" + std::string(kPipelineScheduleNames.name(p.schedule)),
+      "parallel.virtual_stages=" + std::to_string(p.virtual_stages),
+      "parallel.sequence_parallel=" + std::string(p.sequence_parallel ? "true" : "false"),
+      "parallel.bucket_mb=" + bucket.str(),
+      "training.micro_batch=" + std::to_string(s.training.micro_batch),
+      "training.recompute=" + std::string(kRecomputeNames.name(s.training.recompute))};
+  if (s.training.recompute_method_given) {
+    out.push_back("training.recompute_method=" +
+                  std::string(kRecomputeMethodNames.name(s.training.recompute_method)));
+    out.push_back("training.recompute_num_layers=" +
+                  std::to_string(s.training.recompute_num_layers));
+  }
+  return out;
 }
 
 std::string describe_plan(const Scenario& s) {

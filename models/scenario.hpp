@@ -50,6 +50,12 @@ class ScenarioError : public std::runtime_error {
 // attention core is recomputed); selective_op, torchtitan's op-level policy (matmul and attention
 // outputs are kept, every other op is recomputed from them); full (each block keeps its input).
 enum class Recompute { none, selective, full, selective_op };
+// training.recompute_method with recompute: full, Megatron-LM's --recompute-method
+// (TransformerBlock._checkpointed_forward): uniform checkpoints groups of recompute_num_layers
+// consecutive blocks of each pipeline chunk (each group keeps its input only, every block is
+// recomputed); block checkpoints the first recompute_num_layers blocks of each chunk and keeps
+// every activation of the rest. Without the keys: uniform groups of one block.
+enum class RecomputeMethod { uniform, block };
 // training.optimizer_impl: how the optimizer step runs over the parameters (docs/memory.md
 // "Optimizer step"): one fused kernel per tensor chunk, torch's multi-tensor `foreach` (default on
 // CUDA, ~one parameter-sized temporary), or a per-tensor loop.
@@ -77,6 +83,11 @@ inline constexpr engine::NameTable kRecomputeNames{
         {Recompute::selective, "selective"},
         {Recompute::full, "full"},
         {Recompute::selective_op, "selective_op"},
+    }}};
+inline constexpr engine::NameTable kRecomputeMethodNames{
+    std::array<std::pair<RecomputeMethod, std::string_view>, 2>{{
+        {RecomputeMethod::uniform, "uniform"},
+        {RecomputeMethod::block, "block"},
     }}};
 inline constexpr engine::NameTable kOptimizerImplNames{
     std::array<std::pair<OptimizerImpl, std::string_view>, 3>{{
@@ -154,6 +165,13 @@ struct TrainingConfig {
   int seq_len = 0;
   Precision precision = Precision::bf16;
   Recompute recompute = Recompute::none;
+  // training.recompute_method / recompute_num_layers (both or neither, recompute: full only;
+  // docs/memory.md "Recompute"). The defaults are what `full` alone means: every block
+  // checkpointed on its own.
+  RecomputeMethod recompute_method = RecomputeMethod::uniform;
+  int recompute_num_layers = 1;
+  bool recompute_method_given = false;
+  bool recompute_num_layers_given = false;
   Optimizer optimizer = Optimizer::adam;
   // training.attention; when the file does not say, default_attention(gpu, precision).
   Attention attention = Attention::flash;

@@ -51,6 +51,15 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
   t.seq_len = seq ? seq->count(1, limits::kSeqLen) : model.default_seq_len;
   if (auto x = m.get("precision")) t.precision = x->choice(kPrecisionNames, "precision");
   if (auto x = m.get("recompute")) t.recompute = x->choice(kRecomputeNames);
+  // Checked against recompute and the pipeline chunks in validate_recompute_layers.
+  if (auto x = m.get("recompute_method")) {
+    t.recompute_method = x->choice(kRecomputeMethodNames);
+    t.recompute_method_given = true;
+  }
+  if (auto x = m.get("recompute_num_layers")) {
+    t.recompute_num_layers = x->count(1, limits::kLayers);
+    t.recompute_num_layers_given = true;
+  }
   if (auto x = m.get("optimizer")) t.optimizer = x->choice(kOptimizerNames);
   if (auto x = m.get("attention")) {
     t.attention = x->choice(kAttentionNames);

@@ -157,6 +157,45 @@ void validate_stage_layers(const Scenario& s, long units, bool transformer) {
                " and add up to that");
 }
 
+// training.recompute_method / recompute_num_layers: Megatron-LM's TransformerConfig checks
+// (megatron/core/transformer/transformer_config.py @a7c9e8c: with granularity full both are
+// required and N lies in 1 .. num_layers / pp; with selective N must be None). Both or neither
+// here (neither: uniform groups of one block, what `full` alone means), full only, and N at most
+// the blocks of the largest pipeline chunk (a chunk applies N to its own blocks: more would
+// recompute every block, which `full` alone says).
+void validate_recompute_layers(const Scenario& s, long units, bool transformer) {
+  const TrainingConfig& t = s.training;
+  if (!t.recompute_method_given && !t.recompute_num_layers_given) return;
+  const std::string key =
+      t.recompute_method_given ? "training.recompute_method" : "training.recompute_num_layers";
+  if (t.recompute != Recompute::full)
+    s.fail(key,
+           "recompute_method and recompute_num_layers choose which blocks full recompute "
+           "checkpoints; training.recompute is " +
+               std::string(kRecomputeNames.name(t.recompute)) +
+               "; allowed: recompute: full, or leave both keys out");
+  if (!t.recompute_method_given || !t.recompute_num_layers_given)
+    s.fail(key, std::string("give training.") +
+                    (t.recompute_method_given ? "recompute_num_layers" : "recompute_method") +
+                    " too (Megatron-LM requires both with full recompute); allowed: "
+                    "recompute_method: uniform | block with recompute_num_layers: N >= 1");
+  const ParallelConfig& p = s.parallel;
+  long most = 0;  // blocks (list layers) of the largest pipeline chunk
+  if (!p.stage_layers.empty())
+    for (const int n : p.stage_layers)
+      most = std::max<long>(most, n);
+  else
+    most = transformer ? units / (static_cast<long>(p.pp) * p.virtual_stages) : units;
+  if (t.recompute_num_layers > most)
+    s.fail("training.recompute_num_layers",
+           "recompute_num_layers = " + str(t.recompute_num_layers) + " exceeds the " + str(most) +
+               (transformer ? " blocks" : " layers") +
+               " of the largest pipeline chunk (Megatron-LM applies it to each chunk's "
+               "blocks); allowed: 1 .. " +
+               str(most) +
+               ", or recompute: full without recompute_method to recompute every block");
+}
+
 // Kept gathered from a backward into the next forward only to be freed after that forward would
 // be an all-gather saved and none spent: the pair only makes sense together.
 void validate_fsdp_resharding(const Scenario& s) {
@@ -433,6 +472,7 @@ void validate(Scenario& s) {
     validate_transformer(s, *t);
     validate_context_parallel(s, *t);
     validate_stage_layers(s, t->num_layers, true);
+    validate_recompute_layers(s, t->num_layers, true);
   } else {
     const auto& layers = std::get<std::vector<LayerSpec>>(s.model.body);
     validate_layers(s, layers);
@@ -440,6 +480,7 @@ void validate(Scenario& s) {
     for (const LayerSpec& l : layers)
       total += l.repeat;
     validate_stage_layers(s, total, false);
+    validate_recompute_layers(s, total, false);
   }
   validate_fsdp_resharding(s);
   validate_hsdp(s);

@@ -1,5 +1,7 @@
 #include "models/plans/activation_memory.hpp"
 
+#include "models/plans/recompute_layers.hpp"
+
 namespace clustersim::models {
 
 kernels::RecomputePolicy recompute_policy(Recompute r) {
@@ -20,13 +22,20 @@ ActivationMemory::ActivationMemory(const PlanContext& ctx,
                                    const kernels::TransformerKernelConfig* config)
     : policy_(recompute_policy(ctx.training.recompute)) {
   layers_.resize(ctx.layers.size());
-  const bool recompute_all = policy_ == kernels::RecomputePolicy::full;
+  group_.assign(ctx.layers.size(), -1);
+  // Full recompute re-runs the layers of its checkpoint groups only (recompute_layers.hpp).
+  const bool full = policy_ == kernels::RecomputePolicy::full;
+  const RecomputeGroups groups = full_recompute_groups(ctx);
   if (ctx.transformer == nullptr || config == nullptr) {
     // A layer list: its activation_bytes are per sample at 16 bits.
     const double scale = ctx.training.micro_batch * ctx.element_bytes() / 2.0;
     for (std::size_t i = 0; i < layers_.size(); ++i) {
       const double bytes = ctx.layers[i].activation_bytes * scale;
-      layers_[i] = {recompute_all ? 0.0 : bytes, bytes, 0, 0};
+      const bool recomputed = full && groups.recomputed(static_cast<int>(i));
+      layers_[i] = {recomputed ? 0.0 : bytes, bytes, 0, 0};
+      // Its recompute brings the layer's activations back before its backward (the memory walk
+      // finds them through the group).
+      if (recomputed) group_[i] = groups.group[i];
     }
     return;
   }
@@ -43,9 +52,19 @@ ActivationMemory::ActivationMemory(const PlanContext& ctx,
     const kernels::LayerSavedTensors* s = saved(l.role);
     if (s == nullptr) continue;
     const bool block = l.role != LayerRole::embedding && l.role != LayerRole::head;
-    const double kept = kernels::kept_bytes(*s, policy_, block);
-    layers_[i] = {kept, kept + kernels::recomputed_bytes(*s, policy_, block), s->transient_forward,
-                  s->transient_backward};
+    const int layer = static_cast<int>(i);
+    // A block that full recompute leaves alone (recompute_method: block) keeps everything.
+    const kernels::RecomputePolicy policy =
+        full && !groups.recomputed(layer) ? kernels::RecomputePolicy::none : policy_;
+    double kept = kernels::kept_bytes(*s, policy, block);
+    const double all = kept + kernels::recomputed_bytes(*s, policy, block);
+    // Inside a uniform group only the first block's input is the checkpoint's.
+    if (full && groups.recomputed(layer) && !groups.opens[i]) kept = 0;
+    layers_[i] = {kept, all, s->transient_forward, s->transient_backward};
+    if (full && l.block >= 0)
+      group_[i] = groups.group[i];
+    else if (policy_ == kernels::RecomputePolicy::selective_op && l.block >= 0)
+      group_[i] = l.block;
   }
 }
 

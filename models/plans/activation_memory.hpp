@@ -32,12 +32,17 @@ class ActivationMemory {
   // whole checkpointed block, once, before the block's last layer's backward; selective: the
   // attention core of each attention layer).
   bool recomputed(int layer) const { return at(layer).full > at(layer).kept; }
+  // The checkpointed group a whole-block policy (full, selective_op) recomputes `layer` with,
+  // before the backward of the group's last layer; -1 when none does (recompute_layers.hpp:
+  // with full recompute a uniform group may span several blocks).
+  int group(int layer) const { return group_[static_cast<std::size_t>(layer)]; }
   kernels::RecomputePolicy policy() const { return policy_; }
   // The saved-tensor lists by role (empty for a layer list): tests and reports.
   const kernels::LayerSavedTensors* saved(LayerRole role) const;
 
  private:
   std::vector<LayerActivation> layers_;
+  std::vector<int> group_;
   kernels::RecomputePolicy policy_ = kernels::RecomputePolicy::none;
   kernels::LayerSavedTensors embedding_, attention_, mlp_, moe_, head_;
   bool transformer_ = false;

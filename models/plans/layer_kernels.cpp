@@ -7,6 +7,7 @@
 #include "models/kernels/resnet50_kernels.hpp"
 #include "models/plans/data_parallel.hpp"
 #include "models/plans/pipeline_order.hpp"
+#include "models/plans/recompute_layers.hpp"
 
 namespace clustersim::models {
 
@@ -110,6 +111,7 @@ void LayerKernels::build_transformer(double routed_copies) {
   backward_.assign(n, engine::kNone);
   recompute_.assign(n, engine::kNone);
   std::uint32_t core = engine::kNone;  // the attention core forward (selective recompute)
+  const RecomputeGroups full = full_recompute_groups(ctx_);
   std::map<LayerRole, std::uint32_t> elementwise;  // memory-bound kernels (selective_op)
   for (const LayerRole r : {LayerRole::attention, LayerRole::mlp})
     elementwise[r] = engine::kNone;
@@ -121,8 +123,8 @@ void LayerKernels::build_transformer(double routed_copies) {
     switch (training.recompute) {
       case Recompute::none:
         break;
-      case Recompute::full:
-        if (l.role != LayerRole::embedding && l.role != LayerRole::head) recompute_[i] = ls.forward;
+      case Recompute::full:  // the blocks a checkpoint group holds (recompute_layers.hpp)
+        if (full.recomputed(static_cast<int>(i))) recompute_[i] = ls.forward;
         break;
       case Recompute::selective_op:
         // torchtitan's op-level policy keeps GEMM and attention outputs: the backward re-runs
@@ -169,10 +171,11 @@ void LayerKernels::build_resnet50() {
   forward_.assign(n, engine::kNone);
   backward_.assign(n, engine::kNone);
   recompute_.assign(n, engine::kNone);
+  const RecomputeGroups full = full_recompute_groups(ctx_);
   for (std::size_t i = 0; i < n && i < layers.size(); ++i) {
     forward_[i] = table_.intern(layers[i].forward);
     backward_[i] = table_.intern(layers[i].backward);
-    if (ctx_.training.recompute == Recompute::full) recompute_[i] = forward_[i];
+    if (full.recomputed(static_cast<int>(i))) recompute_[i] = forward_[i];
   }
 }
 

@@ -13,6 +13,7 @@ using engine::OpId;
 TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels* kernels)
     : ctx_(ctx),
       kernels_(kernels),
+      recompute_groups_(full_recompute_groups(ctx)),
       moe_(ctx, kernels),
       tp_(ctx.parallel.tp),
       sequence_parallel_(ctx.parallel.sequence_parallel && ctx.parallel.tp > 1),
@@ -135,15 +136,17 @@ std::uint64_t TensorParallelism::boundary_bytes(const LayerCost& layer) const {
                                     2.0);
 }
 
-double TensorParallelism::recompute_flops(const LayerCost& layer) const {
+double TensorParallelism::recompute_flops(int index) const {
+  const LayerCost& layer = ctx_.layers[static_cast<std::size_t>(index)];
   switch (ctx_.training.recompute) {
     case Recompute::none:
     case Recompute::selective_op:  // re-runs memory-bound kernels only: no FLOPs
       return 0.0;
-    // Megatron checkpoints each layer's input and recomputes the layer; the embedding and the
-    // logits are not recomputed.
+    // Megatron checkpoints the input of each group of blocks and recomputes them (all of them,
+    // or under recompute_method block the first recompute_num_layers of each chunk); the
+    // embedding and the logits are not recomputed.
     case Recompute::full:
-      return recomputable(layer) ? layer.forward_flops : 0.0;
+      return recompute_groups_.recomputed(index) ? layer.forward_flops : 0.0;
     case Recompute::selective: {
       if (ctx_.transformer == nullptr || layer.role != LayerRole::attention) return 0.0;
       const double s = ctx_.full_seq_len();
@@ -318,7 +321,7 @@ void TensorParallelism::emit_recompute(engine::ScheduleBuilder& b, engine::Rank 
                                        int layer, std::uint32_t mb, std::vector<OpId>& deps) {
   const LayerCost& l = ctx_.layers[static_cast<std::size_t>(layer)];
   const bool split = tp_ > 1 && sharded(l);
-  const double extra = recompute_flops(l);
+  const double extra = recompute_flops(layer);
   const std::uint32_t recompute = kernels_ != nullptr ? kernels_->recompute(layer) : engine::kNone;
   // selective_op re-runs the layer's elementwise kernels (no FLOPs; its kernel list has them).
   const bool elementwise =

@@ -19,6 +19,7 @@
 #include "engine/schedule.hpp"
 #include "models/plans/expert_parallelism.hpp"
 #include "models/plans/plan_context.hpp"
+#include "models/plans/recompute_layers.hpp"
 
 namespace clustersim::models {
 
@@ -86,14 +87,11 @@ class TensorParallelism {
   // tensor parallelism does not split, else 1/tp.
   double local_count(const LayerCost& layer, const ParamTensor& tensor) const;
 
-  // FLOPs the backward re-spends on recomputing `layer` (per sample): the whole forward with
-  // full recompute (not the embedding or the logits), the attention core (4·s²·h) with selective
-  // recompute, nothing otherwise.
-  double recompute_flops(const LayerCost& layer) const;
-  // Whether full recompute re-runs the layer (not the embedding or the LM head).
-  static bool recomputable(const LayerCost& layer) {
-    return layer.role != LayerRole::embedding && layer.role != LayerRole::head;
-  }
+  // FLOPs the backward re-spends on recomputing layer `layer` (per sample): the whole forward
+  // with full recompute where a checkpoint group holds it (recompute_layers.hpp; never the
+  // embedding or the logits), the attention core (4·s²·h) with selective recompute, nothing
+  // otherwise.
+  double recompute_flops(int layer) const;
 
  private:
   // Whether the layer is split over the TP group (every transformer layer is).
@@ -148,6 +146,7 @@ class TensorParallelism {
 
   const PlanContext& ctx_;
   const LayerKernels* kernels_ = nullptr;
+  RecomputeGroups recompute_groups_;  // which layers full recompute re-runs
   ExpertParallelism moe_;
   int tp_ = 1;
   bool sequence_parallel_ = false;

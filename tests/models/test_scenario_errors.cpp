@@ -7,26 +7,12 @@
 
 #include "models/scenario.hpp"
 #include "models/scenario_detail.hpp"
+#include "tests/models/scenario_error_check.hpp"
 
 namespace clustersim::models {
 namespace {
 
 const std::string kData = CLUSTERSIM_TEST_DATA "/scenarios/";
-
-// Runs the scenario and checks the message: `where` is "FILE:LINE" (or "--set ..."), then the
-// key path, then `fragment` anywhere after it.
-void expect_error(const std::string& text, const std::string& where, const std::string& key,
-                  const std::string& fragment, const std::vector<std::string>& overrides = {}) {
-  try {
-    parse_scenario(text, "bad.yaml", overrides);
-    ADD_FAILURE() << "accepted; expected an error at " << where << " on " << key;
-  } catch (const ScenarioError& e) {
-    const std::string message = e.what();
-    EXPECT_TRUE(message.starts_with(where + ":")) << message;
-    EXPECT_NE(message.find(": " + key + ": "), std::string::npos) << message;
-    EXPECT_NE(message.find(fragment), std::string::npos) << message;
-  }
-}
 
 // A valid base: 2 DGX A100 (16 GPUs), GPT-3 175B, tp 8 · pp 2 -> dp 1. Lines 1-11.
 std::string base(const std::string& parallel_extra = "", const std::string& tail = "") {
