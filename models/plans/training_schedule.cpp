@@ -7,7 +7,8 @@
 // - the data-parallel strategy (data_parallel.hpp: DDP, ZeRO, FSDP, HSDP) adds its gathers and
 //   gradient reductions around the layers; then the optimizer steps.
 // Point-to-point transfers use one stream per direction and kind, so a stage's sends and its
-// peer's receives pair up in the same order and the pipeline cannot deadlock.
+// peer's receives pair up in the same order and the pipeline cannot deadlock (under DeepSpeed's
+// engine they block on the compute stream instead: deepspeed_pipeline.hpp).
 #include "models/plans/training_schedule.hpp"
 
 #include <algorithm>

@@ -103,6 +103,7 @@ struct DsCounts {
   int sends = 0, gathers = 0, tied = 0;
   std::map<std::uint64_t, int> send_bytes, tied_bytes;
   std::map<std::string, int> dp_collectives;  // by collective type
+  std::map<std::string, int> dp_streams;      // by stream name
 };
 DsCounts ds_counts(const engine::Schedule& s) {
   DsCounts c;
@@ -118,6 +119,7 @@ DsCounts ds_counts(const engine::Schedule& s) {
       ++c.tied_bytes[op.bytes];
     } else if (op.kind == OpKind::collective && op.category == engine::Category::dp_comm) {
       ++c.dp_collectives[std::string(engine::kCollectiveTypeNames.name(op.collective))];
+      ++c.dp_streams[s.stream_names[op.stream]];
     }
   }
   return c;
@@ -139,8 +141,10 @@ TEST(DeepSpeedPipeline, SlicesAreSentGatheredAndTheTiedGradientsReduced) {
   EXPECT_EQ(c.tied, 2 * replicas);
   ASSERT_EQ(c.tied_bytes.size(), 1u);
   EXPECT_EQ(static_cast<double>(c.tied_bytes.begin()->first), kDsV / 2 * kDsH * 2);
-  // DDP under the engine: buckets all-reduced on the compute stream.
+  // DDP under the engine: buckets all-reduced on the compute stream (ReduceGrads), none beside.
   EXPECT_GT(c.dp_collectives["all_reduce"], 0);
+  EXPECT_EQ(c.dp_streams.size(), 1u);
+  EXPECT_GT(c.dp_streams["compute"], 0);
 }
 
 // ZeRO-1: BF16_Optimizer all-reduces its fp32 gradients (pipe/engine.py _bf16_reduce_grads);
