@@ -65,6 +65,11 @@ enum class Optimizer { adam, adamw, sgd };
 // gradients) and W (weight gradients), W filling the bubble (docs/parallelism.md "Zero bubble").
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2, dualpipe };
 enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
+// Which framework runs the pipeline (docs/parallelism.md "DeepSpeed's pipeline engine"): Megatron-
+// LM's schedules, or DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/, as Megatron-DeepSpeed
+// used it): blocking TP-partitioned sends on the compute stream, the tied embedding's gradients
+// and the data-parallel reduction after the flush, and BF16_Optimizer's fp32 all-reduce.
+enum class PipelineEngine { megatron, deepspeed };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
 // s² scores through memory), a fused FlashAttention-2-class kernel, or FlashAttention 1.x called
 // through its varlen interface from Megatron's [s, b, h] layout (Megatron-LM's legacy
@@ -109,6 +114,11 @@ inline constexpr engine::NameTable kPipelineScheduleNames{
         {PipelineSchedule::zb_h1, "zb-h1"},
         {PipelineSchedule::zb_h2, "zb-h2"},
         {PipelineSchedule::dualpipe, "dualpipe"},
+    }}};
+inline constexpr engine::NameTable kPipelineEngineNames{
+    std::array<std::pair<PipelineEngine, std::string_view>, 2>{{
+        {PipelineEngine::megatron, "megatron"},
+        {PipelineEngine::deepspeed, "deepspeed"},
     }}};
 inline constexpr engine::NameTable kAttentionNames{
     std::array<std::pair<Attention, std::string_view>, 3>{{
@@ -274,6 +284,7 @@ struct ParallelConfig {
   // into chunks that run beside the layer's GEMMs (Megatron-Core's --tp-comm-overlap).
   bool tp_comm_overlap = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  PipelineEngine pipeline_engine = PipelineEngine::megatron;
   int virtual_stages = 1;
   // Model chunks each pipeline rank holds: virtual_stages, or 2 under dualpipe (stage s of the
   // forward direction and stage pp − 1 − s of the reverse one; docs/dualpipe.md).

@@ -115,6 +115,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("fp8_comm")) p.fp8_comm = x->boolean();
   if (auto x = m.get("tp_comm_overlap")) p.tp_comm_overlap = x->boolean();
   if (auto x = m.get("schedule")) p.schedule = x->choice(kPipelineScheduleNames);
+  if (auto x = m.get("pipeline_engine")) p.pipeline_engine = x->choice(kPipelineEngineNames);
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1, limits::kVirtualStages);
   if (auto x = m.get("stage_layers"))
     for (const yaml::Value& item : x->sequence())
@@ -122,7 +123,18 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("data_parallel")) p.data_parallel = x->choice(kDataParallelNames);
   // MiB, as PyTorch's bucket_cap_mb.
   if (auto x = m.get("bucket_mb")) p.bucket_bytes = x->number(1e-6) * 1024.0 * 1024.0;
-  if (auto x = m.get("overlap")) p.overlap = x->boolean();
+  // DeepSpeed's PipelineEngine turns the backward's all-reduce off and reduces after the
+  // schedule (pipe/engine.py: enable_backward_allreduce = False): no overlap there.
+  const bool deepspeed = p.pipeline_engine == PipelineEngine::deepspeed;
+  if (auto x = m.get("overlap")) {
+    p.overlap = x->boolean();
+    if (p.overlap && deepspeed)
+      x->fail(
+          "DeepSpeed's pipeline engine reduces gradients after the pipeline flush, never during "
+          "the backward; allowed: false, or pipeline_engine: megatron");
+  } else if (deepspeed) {
+    p.overlap = false;
+  }
   if (auto x = m.get("gradient_as_bucket_view")) p.gradient_as_bucket_view = x->boolean();
   if (auto x = m.get("find_unused_parameters")) p.find_unused_parameters = x->boolean();
   if (auto x = m.get("static_graph")) p.static_graph = x->boolean();

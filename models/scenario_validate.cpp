@@ -271,6 +271,27 @@ void validate_tp_comm_overlap(const Scenario& s) {
 }
 
 // PyTorch DDP's constructor options and its Join context belong to DDP only.
+// parallel.pipeline_engine: deepspeed models DeepSpeed's PipelineEngine (docs/parallelism.md
+// "DeepSpeed's pipeline engine"): its TrainSchedule is 1F1B-ordered, it exists only with
+// pipeline parallelism, and it refuses ZeRO stages 2 and 3 (pipe/engine.py asserts "ZeRO-2 and
+// ZeRO-3 are incompatible with pipeline parallelism").
+void validate_pipeline_engine(const Scenario& s) {
+  const ParallelConfig& p = s.parallel;
+  if (p.pipeline_engine != PipelineEngine::deepspeed) return;
+  if (p.pp < 2)
+    s.fail("parallel.pipeline_engine",
+           "DeepSpeed's pipeline engine needs pipeline parallelism (pp >= 2, not " + str(p.pp) +
+               "); allowed: megatron");
+  if (p.schedule != PipelineSchedule::one_f_one_b)
+    s.fail("parallel.schedule", "DeepSpeed's pipeline engine runs its TrainSchedule (1F1B), not " +
+                                    std::string(kPipelineScheduleNames.name(p.schedule)) +
+                                    "; allowed: 1f1b, or pipeline_engine: megatron");
+  if (p.data_parallel != DataParallel::ddp && p.data_parallel != DataParallel::zero1)
+    s.fail("parallel.data_parallel",
+           "DeepSpeed's pipeline engine allows ZeRO stage 0 or 1 only, not " +
+               std::string(kDataParallelNames.name(p.data_parallel)) + "; allowed: ddp, zero1");
+}
+
 void validate_ddp_options(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
   if (p.data_parallel == DataParallel::ddp) return;
@@ -485,6 +506,7 @@ void validate(Scenario& s) {
   validate_fsdp_resharding(s);
   validate_hsdp(s);
   validate_tp_comm_overlap(s);
+  validate_pipeline_engine(s);
   validate_ddp_options(s);
   validate_offload(s);
   validate_algorithms(s);

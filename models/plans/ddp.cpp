@@ -13,7 +13,11 @@ using engine::OpId;
 
 Ddp::Ddp(const PlanContext& ctx, const TensorParallelism& tp, ScheduleSink* sink)
     : ctx_(ctx), tp_(tp), sink_(sink) {
-  if (sink_ != nullptr && ctx.parallel.replicas() > 1) comm_ = sink_->ops.stream("comm");
+  // DeepSpeed's PipelineEngine all-reduces from its ReduceGrads step (buffered_allreduce_fallback)
+  // on the compute stream, after the pipeline flush.
+  if (sink_ != nullptr && ctx.parallel.replicas() > 1)
+    comm_ = sink_->ops.stream(ctx.parallel.pipeline_engine == PipelineEngine::deepspeed ? "compute"
+                                                                                        : "comm");
 }
 
 void Ddp::begin_rank(engine::Rank rank, OpId) {

@@ -26,7 +26,9 @@ ShardedDataParallel::ShardedDataParallel(DataParallel kind, const PlanContext& c
       gather_stream_ = sink_->ops.stream("fsdp all_gather");
       reduce_stream_ = sink_->ops.stream("fsdp reduce_scatter");
     } else {
-      reduce_stream_ = sink_->ops.stream("comm");
+      // DeepSpeed's PipelineEngine reduces from its ReduceGrads step, on the compute stream.
+      reduce_stream_ = sink_->ops.stream(
+          ctx.parallel.pipeline_engine == PipelineEngine::deepspeed ? "compute" : "comm");
     }
   }
   build_units();
@@ -278,6 +280,12 @@ std::vector<OpId> ShardedDataParallel::gradient_ops() {
     order.emplace_back(-expert[k].first_layer, 1, k);
   std::stable_sort(order.begin(), order.end());
   const bool every_microbatch = kind_ == DataParallel::zero2;
+  // DeepSpeed's BF16_Optimizer (its own ZeRO-1; runtime/bf16_optimizer.py at 56c522386) keeps
+  // whole fp32 gradients: the pipeline engine's _bf16_reduce_grads all-reduces them
+  // (buffered_allreduce_fallback) before each rank steps its shard and all-gathers the bf16
+  // parameters. Its fp16 ZeRO-1 (zero/stage2.py) reduces each partition to its owner.
+  const bool all_reduce = ctx_.parallel.pipeline_engine == PipelineEngine::deepspeed &&
+                          ctx_.training.precision == Precision::bf16;
   // Under dualpipe (ZeRO-1 only) each chunk sees half the micro-batches: a layer's reduction
   // waits for its latest backward, whichever micro-batch ran it, and the whole backward ends
   // with the latest of them.
@@ -304,10 +312,11 @@ std::vector<OpId> ShardedDataParallel::gradient_ops() {
                                 ? ready_at(index[static_cast<std::size_t>(-neg_first)], m)
                                 : end_of_backward};
       const std::string name = std::string(set == 0 ? "zero bucket " : "zero expert bucket ") +
-                               std::to_string(k) + " reduce_scatter";
+                               std::to_string(k) + (all_reduce ? " all_reduce" : " reduce_scatter");
       const OpId op = collective(
-          reduce_stream_, CollectiveType::reduce_scatter, set == 0 ? groups_.dense : groups_.expert,
-          bk.params, name, static_cast<std::uint32_t>(mb), static_cast<std::uint32_t>(k), ready);
+          reduce_stream_, all_reduce ? CollectiveType::all_reduce : CollectiveType::reduce_scatter,
+          set == 0 ? groups_.dense : groups_.expert, bk.params, name,
+          static_cast<std::uint32_t>(mb), static_cast<std::uint32_t>(k), ready);
       if (op != engine::kNone) gradient_ops_.push_back(op);
     }
   }

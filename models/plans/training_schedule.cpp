@@ -7,7 +7,8 @@
 // - the data-parallel strategy (data_parallel.hpp: DDP, ZeRO, FSDP, HSDP) adds its gathers and
 //   gradient reductions around the layers; then the optimizer steps.
 // Point-to-point transfers use one stream per direction and kind, so a stage's sends and its
-// peer's receives pair up in the same order and the pipeline cannot deadlock.
+// peer's receives pair up in the same order and the pipeline cannot deadlock (under DeepSpeed's
+// engine they block on the compute stream instead: deepspeed_pipeline.hpp).
 #include "models/plans/training_schedule.hpp"
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "models/offload.hpp"
 #include "models/plans/activation_memory.hpp"
 #include "models/plans/data_parallel.hpp"
+#include "models/plans/deepspeed_pipeline.hpp"
 #include "models/plans/expert_parallelism.hpp"
 #include "models/plans/folding.hpp"
 #include "models/plans/layer_kernels.hpp"
@@ -108,6 +110,8 @@ class PlanComposer {
       from_host_ = b_.stream("offload h2d");
     }
     if (sc.parallel.offload.optimizer) host_ = b_.stream("host optimizer");
+    if (sc.parallel.pipeline_engine == PipelineEngine::deepspeed)
+      deepspeed_ = std::make_unique<DeepSpeedPipe>(ctx_, sink_, compute_);
     if (sc.parallel.offload.activations)
       activations_ = std::make_unique<ActivationMemory>(
           ctx_, ctx_.transformer != nullptr ? &kernels_.config() : nullptr);
@@ -245,6 +249,7 @@ class PlanComposer {
         backward_pass(rp, step, false).run_all();
       }
     }
+    if (deepspeed_) deepspeed_->finish(r, rp.stage, stage_rank(r, rp.stage == 0 ? pp - 1 : 0));
     emit_optimizer(r);
   }
 
@@ -265,9 +270,18 @@ class PlanComposer {
   // its output from the chunk after it and sends its input's back. Each carries the output of the
   // chunk upstream of the boundary.
   void add_boundary_recv(PassSegments& out, const std::shared_ptr<PassCursor>& cur, Rank r,
-                         const PipelineStep& step, const ChunkPlace& at) {
-    out.add([this, cur, r, step, at] {
+                         const PipelineStep& step, const ChunkPlace& at, engine::GroupId tp) {
+    out.add([this, cur, r, step, at, tp] {
       const int peer = step.forward ? at.prev : at.next;
+      if (deepspeed_) {  // blocking, on the compute stream, in TrainSchedule's order
+        const auto got = deepspeed_->receive(
+            r, step.forward,
+            peer < 0 ? -1 : static_cast<long>(stage_rank(r, peer % ctx_.parallel.pp)),
+            peer < 0 ? 0 : boundary_bytes(step.forward ? at.prev : at.g),
+            tag_of(step, at.g, step.forward), static_cast<std::uint32_t>(step.microbatch), tp);
+        cur->deps.insert(cur->deps.end(), got.begin(), got.end());
+        return false;
+      }
       if (peer < 0) return false;
       const auto d = static_cast<std::size_t>(at.direction);
       const auto mb = static_cast<std::uint32_t>(step.microbatch);
@@ -284,6 +298,13 @@ class PlanComposer {
     out.add([this, cur, r, step, at] {
       const int peer = step.forward ? at.next : at.prev;
       if (peer < 0) return false;
+      if (deepspeed_) {
+        deepspeed_->send(r, step.forward, stage_rank(r, peer % ctx_.parallel.pp),
+                         boundary_bytes(step.forward ? at.g : at.prev),
+                         tag_of(step, peer, step.forward),
+                         static_cast<std::uint32_t>(step.microbatch));
+        return false;
+      }
       const auto d = static_cast<std::size_t>(at.direction);
       const OpId after[] = {cur->last};
       b_.send({r, step.forward ? send_fwd_[d] : send_bwd_[d], Category::pp_comm,
@@ -304,7 +325,7 @@ class PlanComposer {
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
     auto cur = std::make_shared<PassCursor>();
     PassSegments out(!paired);  // alone: each unit runs as it is added
-    add_boundary_recv(out, cur, r, step, at);
+    add_boundary_recv(out, cur, r, step, at, rp.groups.tp);
     const bool a2a = ctx_.parallel.ep > 1;
     for (int l : ctx_.chunks[static_cast<std::size_t>(g)]) {
       if (cut_at_all_to_all(paired, l)) {
@@ -344,7 +365,7 @@ class PlanComposer {
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
     auto cur = std::make_shared<PassCursor>();
     PassSegments out(!paired);  // alone: each unit runs as it is added
-    add_boundary_recv(out, cur, r, step, at);
+    add_boundary_recv(out, cur, r, step, at, rp.groups.tp);
     const bool a2a = ctx_.parallel.ep > 1;
     const auto& layers = ctx_.chunks[static_cast<std::size_t>(g)];
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
@@ -563,6 +584,7 @@ class PlanComposer {
   // parallel.offload.optimizer: the copies to and from host memory and the CPU's step
   engine::StreamId to_host_ = 0, host_ = 0, from_host_ = 0;
   std::unique_ptr<ActivationMemory> activations_;            // parallel.offload.activations
+  std::unique_ptr<DeepSpeedPipe> deepspeed_;                 // parallel.pipeline_engine: deepspeed
   std::map<std::pair<int, std::uint32_t>, OpId> offloaded_;  // (layer, mb) -> its d2h copy
   // Per direction (index 1: dualpipe's reverse direction; the same streams otherwise).
   std::array<engine::StreamId, 2> recv_fwd_{}, send_fwd_{}, recv_bwd_{}, send_bwd_{};

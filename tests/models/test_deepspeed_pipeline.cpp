@@ -1,0 +1,182 @@
+// DeepSpeed's pipeline engine (`parallel.pipeline_engine: deepspeed`; docs/parallelism.md
+// "DeepSpeed's pipeline engine"): the blocking, TP-partitioned sends of pipe/p2p.py in
+// TrainSchedule's order, timed by hand on two stages; the gathers, the tied embedding's gradient
+// all-reduce and BF16_Optimizer's all-reduce counted against the code; the keys it refuses.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "models/run_scenario.hpp"
+#include "models/scenario.hpp"
+#include "tests/models/pipeline_scenarios.hpp"
+
+namespace clustersim::models {
+namespace {
+
+using engine::OpKind;
+
+// Two stages on one NVSwitch node, 100 GB/s per direction at 1 us a hop, so a send_recv over
+// GPU → NVSwitch → GPU takes α + S/B = 2 us + S / 1e11 B/s (docs/network.md). One layer a stage:
+// forward 1e9 FLOPs at 100 TFLOP/s = 10 us, backward 20 us; 1 MB (1e6 B) of activation per
+// micro-batch, so each transfer takes 2 + 10 = 12 us. Two micro-batches. One parameter a layer:
+// the optimizer step is under a nanosecond.
+std::string two_stages(const std::string& engine) {
+  return R"(
+name: ds-two-stages
+cluster:
+  nodes: 1
+  gpus_per_node: 2
+  gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB,
+        compute_efficiency: 1, memory_efficiency: 1, launch_overhead: 0us}
+  intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s, nvlink_latency: 1us}
+model: {name: two, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: 1MB, repeat: 2}]}
+training: {global_batch: 2, micro_batch: 1, precision: bf16}
+parallel: {pp: 2, pipeline_engine: )" +
+         engine + R"(}
+simulation: {network_model: analytical, link_efficiency: {nvlink: 1}, fold: none}
+)";
+}
+
+constexpr double kUs = 1e-6;
+constexpr double kTol = 1e-9;  // the optimizer's sub-nanosecond step and ps rounding
+
+// TrainSchedule (pipe/schedule.py) on stage 0: F0, send act0, F1, send act1, recv grad0, B0,
+// recv grad1, B1; on stage 1: recv act0, F0, B0, recv act1, send grad0 (after the activation,
+// TrainSchedule's order), F1, B1, send grad1 — every transfer blocking on the compute stream.
+//   0–10    s0 F0                      10–22  act0 (s1 waits in its recv)
+//   22–32   s0 F1, s1 F0; 32–52 s1 B0   52–64  act1 (s0's send waits for s1's recv)
+//   64–76   grad0                      76–96  s0 B0; 76–86 s1 F1, 86–106 s1 B1
+//   106–118 grad1 (s0 has waited since 96 in its recv)   118–138 s0 B1
+TEST(DeepSpeedPipeline, BlockingSendsInTrainScheduleOrderTimeTwoStagesByHand) {
+  const RunOutput out = run_scenario(parse_scenario(two_stages("deepspeed"), "ds.yaml"));
+  EXPECT_NEAR(out.result.iteration_time_s, 138 * kUs, kTol);
+  // Every transfer is on the compute stream, in the order above.
+  const auto& s = out.built.schedule;
+  std::map<engine::Rank, std::string> order;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const auto& op = s.ops[id];
+    if (op.kind != OpKind::send && op.kind != OpKind::recv &&
+        op.category != engine::Category::forward && op.category != engine::Category::backward)
+      continue;
+    EXPECT_EQ(s.stream_names[op.stream], "compute");
+    std::string what = op.kind == OpKind::send                    ? "S"
+                       : op.kind == OpKind::recv                  ? "R"
+                       : op.category == engine::Category::forward ? "F"
+                                                                  : "B";
+    order[op.rank] += what + std::to_string(op.microbatch) + " ";
+  }
+  EXPECT_EQ(order[0], "F0 S0 F1 S1 R0 B0 R1 B1 ");
+  EXPECT_EQ(order[1], "R0 F0 B0 R1 S0 F1 B1 S1 ");
+  // The grad0 transfer: 64–76 us on both ends.
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].kind == OpKind::recv && s.ops[id].rank == 0 && s.ops[id].microbatch == 0) {
+      EXPECT_NEAR(out.timeline.launch[id].seconds(), 64 * kUs, kTol);
+      EXPECT_NEAR(out.timeline.end[id].seconds(), 76 * kUs, kTol);
+    }
+}
+
+// The same pipeline under Megatron's schedule: sends on streams of their own, so a stage runs on
+// while its activation travels. s0: F0 0–10, F1 10–20; act0 10–22, act1 22–34 (the send stream
+// is FIFO); s1: F0 22–32, B0 32–52, F1 52–62, B1 62–82; grad0 52–64, grad1 82–94; s0: B0 64–84,
+// B1 94–114.
+TEST(DeepSpeedPipeline, MegatronsAsynchronousSendsTakeLessOnTheSameCase) {
+  const RunOutput out = run_scenario(parse_scenario(two_stages("megatron"), "mg.yaml"));
+  EXPECT_NEAR(out.result.iteration_time_s, 114 * kUs, kTol);
+}
+
+// A GPT on one DGX A100 (pipeline_scenarios' shapes): tp 2, pp 2, dp 2, m = 16 / (2 · 2) = 4.
+constexpr double kDsB = 2, kDsS = 512, kDsH = 1024, kDsV = 32768;
+std::string ds_gpt(const std::string& parallel) {
+  return "name: ds-gpt\n"
+         "cluster: {nodes: 1, node: dgx-a100}\n"
+         "model: {num_layers: 8, hidden_size: 1024, num_heads: 16, vocab_size: 32768,\n"
+         "        tied_embeddings: true}\n"
+         "training: {global_batch: 16, micro_batch: 2, seq_len: 512, precision: bf16}\n"
+         "parallel: " +
+         parallel +
+         "\n"
+         "simulation: {network_model: ideal}\n";
+}
+
+struct DsCounts {
+  int sends = 0, gathers = 0, tied = 0;
+  std::map<std::uint64_t, int> send_bytes, tied_bytes;
+  std::map<std::string, int> dp_collectives;  // by collective type
+  std::map<std::string, int> dp_streams;      // by stream name
+};
+DsCounts ds_counts(const engine::Schedule& s) {
+  DsCounts c;
+  for (const auto& op : s.ops) {
+    const std::string& name = s.name_of(op);
+    if (op.kind == OpKind::send) {
+      ++c.sends;
+      ++c.send_bytes[op.bytes];
+    } else if (op.kind == OpKind::collective && op.category == engine::Category::pp_comm) {
+      ++c.gathers;
+    } else if (name.find("tied embedding") != std::string::npos) {
+      ++c.tied;
+      ++c.tied_bytes[op.bytes];
+    } else if (op.kind == OpKind::collective && op.category == engine::Category::dp_comm) {
+      ++c.dp_collectives[std::string(engine::kCollectiveTypeNames.name(op.collective))];
+      ++c.dp_streams[s.stream_names[op.stream]];
+    }
+  }
+  return c;
+}
+
+// PartitionedTensor: each TP rank sends 1/tp of b·s·h·2 bytes; the receiving stage gathers it
+// (one all-gather per forward on stage 1), and stage 0 gathers its output and the gradient before
+// each backward (two per backward). ReduceTiedGrads: each of the 8 ranks (stage 0 and the last
+// stage) all-reduces vocab/tp · h bf16 gradients once.
+TEST(DeepSpeedPipeline, SlicesAreSentGatheredAndTheTiedGradientsReduced) {
+  const int m = 4, replicas = 4;  // tp · dp pipelines of 2 stages
+  DsCounts c = ds_counts(
+      build_schedule(parse_scenario(ds_gpt("{tp: 2, pp: 2, pipeline_engine: deepspeed}"), "t"))
+          .schedule);
+  EXPECT_EQ(c.sends, 2 * m * replicas);
+  ASSERT_EQ(c.send_bytes.size(), 1u);
+  EXPECT_EQ(static_cast<double>(c.send_bytes.begin()->first), kDsB * kDsS * kDsH * 2 / 2);
+  EXPECT_EQ(c.gathers, replicas * m * (1 + 2));
+  EXPECT_EQ(c.tied, 2 * replicas);
+  ASSERT_EQ(c.tied_bytes.size(), 1u);
+  EXPECT_EQ(static_cast<double>(c.tied_bytes.begin()->first), kDsV / 2 * kDsH * 2);
+  // DDP under the engine: buckets all-reduced on the compute stream (ReduceGrads), none beside.
+  EXPECT_GT(c.dp_collectives["all_reduce"], 0);
+  EXPECT_EQ(c.dp_streams.size(), 1u);
+  EXPECT_GT(c.dp_streams["compute"], 0);
+}
+
+// ZeRO-1: BF16_Optimizer all-reduces its fp32 gradients (pipe/engine.py _bf16_reduce_grads);
+// fp16's stage2.py, like Megatron, reduce-scatters.
+TEST(DeepSpeedPipeline, Bf16ZeroOneAllReducesWhereFp16ReduceScatters) {
+  const auto counts = [](const std::string& parallel, const std::string& precision) {
+    std::string text = ds_gpt(parallel);
+    text.replace(text.find("precision: bf16"), 15, "precision: " + precision);
+    return ds_counts(build_schedule(parse_scenario(text, "z")).schedule).dp_collectives;
+  };
+  auto bf16 = counts("{tp: 2, pp: 2, data_parallel: zero1, pipeline_engine: deepspeed}", "bf16");
+  EXPECT_GT(bf16["all_reduce"], 0);
+  EXPECT_EQ(bf16["reduce_scatter"], 0);
+  auto fp16 = counts("{tp: 2, pp: 2, data_parallel: zero1, pipeline_engine: deepspeed}", "fp16");
+  EXPECT_EQ(fp16["all_reduce"], 0);
+  EXPECT_GT(fp16["reduce_scatter"], 0);
+  auto megatron = counts("{tp: 2, pp: 2, data_parallel: zero1}", "bf16");
+  EXPECT_EQ(megatron["all_reduce"], 0);
+}
+
+TEST(DeepSpeedPipeline, RefusedPlansNameTheKey) {
+  expect_plan_error(ds_gpt("{tp: 2, pp: 2, pipeline_engine: colossal}"), "e.yaml",
+                    "parallel.pipeline_engine", "megatron");
+  expect_plan_error(ds_gpt("{tp: 2, pipeline_engine: deepspeed}"), "e.yaml",
+                    "parallel.pipeline_engine", "needs pipeline parallelism");
+  expect_plan_error(ds_gpt("{pp: 2, schedule: gpipe, pipeline_engine: deepspeed}"), "e.yaml",
+                    "parallel.schedule", "allowed: 1f1b");
+  expect_plan_error(ds_gpt("{pp: 2, data_parallel: zero2, pipeline_engine: deepspeed}"), "e.yaml",
+                    "parallel.data_parallel", "allowed: ddp, zero1");
+  expect_plan_error(ds_gpt("{pp: 2, overlap: true, pipeline_engine: deepspeed}"), "e.yaml",
+                    "parallel.overlap", "after the pipeline flush");
+}
+
+}  // namespace
+}  // namespace clustersim::models
