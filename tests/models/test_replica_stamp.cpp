@@ -88,6 +88,12 @@ std::vector<StampCase> stamp_cases() {
   out.push_back({fsdp, {"parallel.data_parallel=hsdp"}});
   out.push_back({fsdp, {"parallel.offload.activations=true"}});
   out.push_back({"mixtral-8x7b-ep8-dgx-h100.yaml", {"parallel.ep=4"}});
+  // DeepSpeed's pipeline engine: blocking sends, tensor-parallel gathers and the tied embedding's
+  // all-reduce between a replica's first and last stage (a group of two of its own ranks).
+  out.push_back(
+      {"llama3-70b-8xdgx-h100-interleaved.yaml",
+       {"parallel.schedule=1f1b", "parallel.virtual_stages=1", "parallel.pipeline_engine=deepspeed",
+        "parallel.overlap=false", "model.tied_embeddings=true", "simulation.iterations=2"}});
   return out;
 }
 
