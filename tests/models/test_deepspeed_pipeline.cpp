@@ -38,8 +38,8 @@ simulation: {network_model: analytical, link_efficiency: {nvlink: 1}, fold: none
 )";
 }
 
-constexpr double kUs = 1e-6;
-constexpr double kTol = 1e-9;  // the optimizer's sub-nanosecond step and ps rounding
+constexpr double kStepUs = 1e-6;
+constexpr double kTimeTol = 1e-9;  // the optimizer's sub-nanosecond step and ps rounding
 
 // TrainSchedule (pipe/schedule.py) on stage 0: F0, send act0, F1, send act1, recv grad0, B0,
 // recv grad1, B1; on stage 1: recv act0, F0, B0, recv act1, send grad0 (after the activation,
@@ -50,7 +50,7 @@ constexpr double kTol = 1e-9;  // the optimizer's sub-nanosecond step and ps rou
 //   106–118 grad1 (s0 has waited since 96 in its recv)   118–138 s0 B1
 TEST(DeepSpeedPipeline, BlockingSendsInTrainScheduleOrderTimeTwoStagesByHand) {
   const RunOutput out = run_scenario(parse_scenario(two_stages("deepspeed"), "ds.yaml"));
-  EXPECT_NEAR(out.result.iteration_time_s, 138 * kUs, kTol);
+  EXPECT_NEAR(out.result.iteration_time_s, 138 * kStepUs, kTimeTol);
   // Every transfer is on the compute stream, in the order above.
   const auto& s = out.built.schedule;
   std::map<engine::Rank, std::string> order;
@@ -71,8 +71,8 @@ TEST(DeepSpeedPipeline, BlockingSendsInTrainScheduleOrderTimeTwoStagesByHand) {
   // The grad0 transfer: 64–76 us on both ends.
   for (engine::OpId id = 0; id < s.ops.size(); ++id)
     if (s.ops[id].kind == OpKind::recv && s.ops[id].rank == 0 && s.ops[id].microbatch == 0) {
-      EXPECT_NEAR(out.timeline.launch[id].seconds(), 64 * kUs, kTol);
-      EXPECT_NEAR(out.timeline.end[id].seconds(), 76 * kUs, kTol);
+      EXPECT_NEAR(out.timeline.launch[id].seconds(), 64 * kStepUs, kTimeTol);
+      EXPECT_NEAR(out.timeline.end[id].seconds(), 76 * kStepUs, kTimeTol);
     }
 }
 
@@ -82,7 +82,7 @@ TEST(DeepSpeedPipeline, BlockingSendsInTrainScheduleOrderTimeTwoStagesByHand) {
 // B1 94–114.
 TEST(DeepSpeedPipeline, MegatronsAsynchronousSendsTakeLessOnTheSameCase) {
   const RunOutput out = run_scenario(parse_scenario(two_stages("megatron"), "mg.yaml"));
-  EXPECT_NEAR(out.result.iteration_time_s, 114 * kUs, kTol);
+  EXPECT_NEAR(out.result.iteration_time_s, 114 * kStepUs, kTimeTol);
 }
 
 // A GPT on one DGX A100 (pipeline_scenarios' shapes): tp 2, pp 2, dp 2, m = 16 / (2 · 2) = 4.
