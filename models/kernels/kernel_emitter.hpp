@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -67,9 +68,20 @@ class Emitter {
   }
   // Without gradient-accumulation fusion each weight gradient is a fresh tensor of the GEMM's
   // dtype that one more kernel adds into the main gradient: read both, write the main gradient.
-  void accumulate_grads_separately(double main_grad_bytes) { main_grad_bytes_ = main_grad_bytes; }
-  void wgrad_accumulate(std::string_view name, double params, double elem) {
-    if (main_grad_bytes_ > 0) memory(name, params * (elem + 2 * main_grad_bytes_));
+  // `cast_first`: a cast kernel first writes it in the main gradient's dtype, and the add reads
+  // that copy (DeepSpeed's BF16_Optimizer: transformer_kernels.hpp cast_main_grad).
+  void accumulate_grads_separately(double main_grad_bytes, bool cast_first = false) {
+    main_grad_bytes_ = main_grad_bytes;
+    cast_first_ = cast_first;
+  }
+  void wgrad_accumulate(const std::string& name, double params, double elem) {
+    if (main_grad_bytes_ <= 0) return;
+    if (!cast_first_) {
+      memory(name, params * (elem + 2 * main_grad_bytes_));
+      return;
+    }
+    memory(name + ".cast", params * (elem + main_grad_bytes_));  // .to(): read 16-bit, write fp32
+    memory(name, params * 3 * main_grad_bytes_);  // add_: read both fp32 tensors, write one
   }
   std::vector<Kernel> take() { return std::move(out_); }
   bool fp8() const { return gemm_dtype_ != dtype_; }
@@ -85,6 +97,7 @@ class Emitter {
   std::uint8_t gemm_dtype_;     // the GEMMs'
   std::uint8_t dtype_;          // everything else's
   double main_grad_bytes_ = 0;  // > 0: weight gradients accumulate in a kernel of their own
+  bool cast_first_ = false;     // ... after a cast kernel of their own
   std::vector<Kernel> out_;
 };
 

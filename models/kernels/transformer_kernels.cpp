@@ -25,7 +25,8 @@ constexpr std::uint64_t kTensorsPerLaunchDepth2 = 64;
 // The emitter of a transformer's lists, with the config's gradient accumulation.
 Emitter emitter(engine::KernelTable& names, const TransformerKernelConfig& c) {
   Emitter em(names, c.dtype);
-  if (!c.gradient_accumulation_fusion) em.accumulate_grads_separately(c.main_grad_bytes);
+  if (!c.gradient_accumulation_fusion)
+    em.accumulate_grads_separately(c.main_grad_bytes, c.cast_main_grad);
   return em;
 }
 

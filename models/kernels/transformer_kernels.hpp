@@ -58,6 +58,12 @@ struct TransformerKernelConfig {
   // (Megatron's --no-gradient-accumulation-fusion).
   bool gradient_accumulation_fusion = true;
   double main_grad_bytes = 4;
+  // Without that fusion: the add reads a copy of the gradient already cast to the main
+  // gradient's dtype, written by a cast kernel of its own. DeepSpeed's BF16_Optimizer
+  // (deepspeed/runtime/bf16_optimizer.py update_hp_grads at 56c522386, 2022-04-19) runs
+  // `hp_grad.data.add_(lp.grad.data.to(hp_grad.dtype))` after each micro-batch's backward:
+  // 2 + 4 B for .to(), 4 + 4 + 4 B for add_, 18 B per parameter against a fused add's 10 B.
+  bool cast_main_grad = false;
   // > 1: the LM head's projection and cross-entropy run chunk by chunk of T/loss_chunks tokens,
   // each chunk's loss one compiled kernel that keeps the 16-bit logits (training.loss_chunks).
   int loss_chunks = 1;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "models/plans/tied_embeddings.hpp"
+
 namespace clustersim::models {
 
 using engine::Category;
@@ -65,19 +67,7 @@ void DeepSpeedPipe::send(engine::Rank r, bool forward, engine::Rank peer, std::u
 
 void DeepSpeedPipe::finish(engine::Rank r, int stage, engine::Rank other) {
   flush(r);
-  const TransformerSpec* t = ctx_.transformer;
-  const int pp = ctx_.parallel.pp;
-  if (t == nullptr || !t->tied_embeddings || pp < 2 || (stage != 0 && stage != pp - 1)) return;
-  // Megatron's VocabParallelEmbedding: vocab / tp rows of hidden elements on each TP rank.
-  const std::uint64_t elements = static_cast<std::uint64_t>(t->vocab_size) /
-                                 static_cast<std::uint64_t>(std::max(1, ctx_.parallel.tp)) *
-                                 static_cast<std::uint64_t>(t->hidden_size);
-  std::vector<engine::Rank> pair = {r, other};
-  std::sort(pair.begin(), pair.end());
-  const engine::ScheduleBuilder::Common c{
-      r, compute_, Category::dp_comm, "tied embedding grad all_reduce", engine::kNone, {}};
-  sink_.ops.collective(c, engine::CollectiveType::all_reduce, sink_.groups.get(pair, "tied"),
-                       elements * static_cast<std::uint64_t>(ctx_.gradient_bytes()));
+  tied_embedding_grad_all_reduce(ctx_, sink_, r, stage, other, compute_, {});
 }
 
 }  // namespace clustersim::models

@@ -62,6 +62,12 @@ void LayerKernels::build_transformer(double routed_copies) {
   config_.eager_families = training.eager_families;
   config_.gradient_accumulation_fusion = training.gradient_accumulation_fusion;
   config_.main_grad_bytes = ctx_.gradient_bytes();
+  // DeepSpeed's engine with bf16 runs BF16_Optimizer, which accumulates each micro-batch's bf16
+  // gradients into fp32 ones through a cast copy (transformer_kernels.hpp cast_main_grad).
+  config_.cast_main_grad = ctx_.parallel.pipeline_engine == PipelineEngine::deepspeed &&
+                           training.precision == Precision::bf16 &&
+                           !training.gradient_accumulation_fusion &&
+                           ctx_.gradient_bytes() > bytes_per_element(Precision::bf16);
   config_.loss_chunks = training.loss_chunks;
   config_.causal = t.causal;
   config_.dtype = training.precision;

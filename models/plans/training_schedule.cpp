@@ -32,6 +32,7 @@
 #include "models/plans/replica_stamp.hpp"
 #include "models/plans/stage_partition.hpp"
 #include "models/plans/tensor_parallelism.hpp"
+#include "models/plans/tied_embeddings.hpp"
 #include "models/rank_layout.hpp"
 
 namespace clustersim::models {
@@ -454,8 +455,9 @@ class PlanComposer {
   // The optimizer step waits for every gradient reduction of the data-parallel strategy.
   void emit_optimizer(Rank r) {
     std::vector<OpId> reduce_ops = data_parallel_->gradient_ops();
-    const auto stage_bytes = replicated_grad_bytes_[static_cast<std::size_t>(layout_.coords(r).pp)];
-    if (stage_bytes > 0)
+    const int pp = ctx_.parallel.pp, st = layout_.coords(r).pp;
+    const auto stage = static_cast<std::size_t>(st);
+    if (const auto stage_bytes = replicated_grad_bytes_[stage]; stage_bytes > 0)
       reduce_ops = {b_.collective({r, compute_, Category::tp_comm, "tp all_reduce replicated grads",
                                    engine::kNone, reduce_ops},
                                   engine::CollectiveType::all_reduce,
@@ -463,11 +465,13 @@ class PlanComposer {
     const double params = data_parallel_->optimizer_params();
     if (ctx_.parallel.schedule == PipelineSchedule::dualpipe)
       reduce_ops = {sum_copies(r, reduce_ops, params)};
+    else if (!deepspeed_ && reduces_tied_embedding(ctx_, st))  // Megatron's, after those
+      reduce_ops = {tied_embedding_grad_all_reduce(
+          ctx_, sink_, r, st, stage_rank(r, st == 0 ? pp - 1 : 0), compute_, reduce_ops)};
     if (ctx_.parallel.offload.optimizer) {
       emit_offloaded_optimizer(r, reduce_ops, params);
       return;
     }
-    const auto stage = static_cast<std::size_t>(layout_.coords(r).pp);
     const OpId step =
         b_.compute({r, compute_, Category::optimizer, "optimizer step", engine::kNone, reduce_ops},
                    params * kOptimizerFlopsPerParam,
@@ -484,13 +488,9 @@ class PlanComposer {
   // all-reduce over the pair of the gradients this rank's optimizer steps, after its own
   // data-parallel reduction.
   OpId sum_copies(Rank r, const std::vector<OpId>& reduced, double params) {
-    const int stage = layout_.coords(r).pp;
-    std::vector<Rank> pair = {r, stage_rank(r, ctx_.parallel.pp - 1 - stage)};
-    std::sort(pair.begin(), pair.end());
-    return b_.collective(
-        {r, compute_, Category::dp_comm, "dualpipe copies grad all-reduce", engine::kNone, reduced},
-        engine::CollectiveType::all_reduce, groups_.get(pair, "dualpipe"),
-        static_cast<std::uint64_t>(params * ctx_.gradient_bytes()));
+    return pair_all_reduce(sink_, r, stage_rank(r, ctx_.parallel.pp - 1 - layout_.coords(r).pp),
+                           compute_, "dualpipe copies grad all-reduce", "dualpipe",
+                           static_cast<std::uint64_t>(params * ctx_.gradient_bytes()), reduced);
   }
 
   // ZeRO-Offload (docs/parallelism.md "Offload"): the reduced gradient shard goes to host memory

@@ -1,7 +1,8 @@
 // DeepSpeed's pipeline engine (`parallel.pipeline_engine: deepspeed`; docs/parallelism.md
 // "DeepSpeed's pipeline engine"): the blocking, TP-partitioned sends of pipe/p2p.py in
 // TrainSchedule's order, timed by hand on two stages; the gathers, the tied embedding's gradient
-// all-reduce and BF16_Optimizer's all-reduce counted against the code; the keys it refuses.
+// all-reduce and BF16_Optimizer's all-reduce counted against the code; Megatron's tied all-reduce;
+// where BF16_Optimizer's cast copy applies; the keys it refuses.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -163,6 +164,61 @@ TEST(DeepSpeedPipeline, Bf16ZeroOneAllReducesWhereFp16ReduceScatters) {
   EXPECT_GT(fp16["reduce_scatter"], 0);
   auto megatron = counts("{tp: 2, pp: 2, data_parallel: zero1}", "bf16");
   EXPECT_EQ(megatron["all_reduce"], 0);
+}
+
+// Megatron-LM all-reduces the tied word embedding's gradient between the first and the last
+// stage too (megatron/core/distributed/finalize_model_grads.py _allreduce_word_embedding_grads),
+// after the data-parallel reduction; the optimizer step waits for it. The same vocab/tp · h
+// gradients of bf16 as ReduceTiedGrads above, once on each of the 8 end ranks; an untied model
+// (Llama's) has none.
+TEST(DeepSpeedPipeline, MegatronAllReducesTheTiedGradientAfterTheDataParallelReduction) {
+  const int replicas = 4;
+  const engine::Schedule s =
+      build_schedule(parse_scenario(ds_gpt("{tp: 2, pp: 2}"), "mg")).schedule;
+  const DsCounts c = ds_counts(s);
+  EXPECT_EQ(c.tied, 2 * replicas);
+  ASSERT_EQ(c.tied_bytes.size(), 1u);
+  EXPECT_EQ(static_cast<double>(c.tied_bytes.begin()->first), kDsV / 2 * kDsH * 2);
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    if (s.name_of(s.ops[id]).find("tied embedding") == std::string::npos) continue;
+    bool after_dp = false;
+    for (const engine::OpId d : s.dependencies(s.ops[id]))
+      after_dp = after_dp || s.ops[d].category == engine::Category::dp_comm;
+    EXPECT_TRUE(after_dp) << s.label(s.ops[id]);
+  }
+  for (const auto& op : s.ops)
+    if (op.category == engine::Category::optimizer) {
+      bool after_tied = false;
+      for (const engine::OpId d : s.dependencies(op))
+        after_tied = after_tied || s.name_of(s.ops[d]).find("tied embedding") != std::string::npos;
+      EXPECT_TRUE(after_tied) << s.label(op);  // with pp = 2 every rank is at an end
+    }
+  std::string untied = ds_gpt("{tp: 2, pp: 2}");
+  untied.replace(untied.find("tied_embeddings: true"), 21, "tied_embeddings: false");
+  EXPECT_EQ(ds_counts(build_schedule(parse_scenario(untied, "u")).schedule).tied, 0);
+}
+
+// BF16_Optimizer's cast-then-add accumulation (transformer_kernels.hpp cast_main_grad) runs
+// under DeepSpeed's engine with bf16, fp32 gradients and no fused accumulation, nowhere else.
+TEST(DeepSpeedPipeline, Bf16OptimizersCastCopyOnlyUnderTheEngineWithFp32Gradients) {
+  const auto casts = [](const std::string& parallel, const std::string& training) {
+    std::string text = ds_gpt(parallel);
+    text.replace(text.find("precision: bf16"), 15, training);
+    const engine::KernelTable& t = build_schedule(parse_scenario(text, "c")).schedule.kernels;
+    int n = 0;
+    for (std::uint32_t i = 0; i < t.size(); ++i)
+      for (const auto& k : t.list(i))
+        n += t.name_of(k.name).ends_with(".wgrad_accumulate.cast");
+    return n;
+  };
+  const std::string ds = "{tp: 2, pp: 2, pipeline_engine: deepspeed}";
+  const std::string fp32_grads =
+      "precision: bf16, grad_reduce_dtype: fp32, gradient_accumulation_fusion: false";
+  EXPECT_GT(casts(ds, fp32_grads), 0);
+  EXPECT_EQ(casts("{tp: 2, pp: 2}", fp32_grads), 0);
+  EXPECT_EQ(casts(ds, "precision: bf16, gradient_accumulation_fusion: false"), 0);
+  EXPECT_EQ(casts(ds, "precision: fp16, gradient_accumulation_fusion: false"), 0);
+  EXPECT_EQ(casts(ds, "precision: bf16, grad_reduce_dtype: fp32"), 0);
 }
 
 TEST(DeepSpeedPipeline, RefusedPlansNameTheKey) {

@@ -122,6 +122,41 @@ TEST(KernelImplKeys, UnfusedGradientAccumulationAddsOneKernelPerWeight) {
             attention_block_kernels(fused, Pass::forward, names));
 }
 
+// DeepSpeed's BF16_Optimizer (deepspeed/runtime/bf16_optimizer.py update_hp_grads at
+// 56c522386) runs `hp_grad.add_(lp.grad.to(fp32))` after each backward: the cast reads the bf16
+// gradient and writes an fp32 copy (2 + 4 B a parameter), the add reads that copy and the fp32
+// gradient and writes the latter (4 + 4 + 4 B): 18 B, 8 B more than a fused add's 2 + 4 + 4. On an
+// A100-SXM4-80GB each kernel streams its bytes at hbm_bandwidth · memory_efficiency, so the
+// block's backward grows by 8 B · params / that rate.
+TEST(KernelImplKeys, Bf16OptimizersCastThenAddReadsAndWritesEighteenBytesAParameter) {
+  engine::KernelTable names;
+  TransformerKernelConfig fused_add = llama13b_tp2();
+  fused_add.gradient_accumulation_fusion = false;
+  fused_add.main_grad_bytes = 4;
+  TransformerKernelConfig cast = fused_add;
+  cast.cast_main_grad = true;
+  const double attn_params = 3 * kHLocal * 5120 + 5120 * kHLocal;
+  const double mlp_params = 2 * kFLocal * 5120 + 5120 * kFLocal;
+  const GpuSpec* a100 = find_gpu("A100-SXM4-80GB");
+  ASSERT_NE(a100, nullptr);
+  const double rate = a100->hbm_bandwidth * a100->memory_efficiency;
+  for (const auto& [make, params] : {std::pair{&attention_block_kernels, attn_params},
+                                     std::pair{&mlp_block_kernels, mlp_params}}) {
+    const auto with_cast = make(cast, Pass::backward, names);
+    EXPECT_DOUBLE_EQ(bytes_named(with_cast, names, ".wgrad_accumulate.cast"), params * (2 + 4));
+    EXPECT_DOUBLE_EQ(bytes_named(with_cast, names, ".wgrad_accumulate"), params * (4 + 4 + 4));
+    const auto without = make(fused_add, Pass::backward, names);
+    EXPECT_DOUBLE_EQ(bytes(with_cast) - bytes(without), params * 8);
+    double seconds = 0;
+    for (const auto& k : with_cast)
+      if (names.name_of(k.name).find(".wgrad_accumulate") != std::string::npos)
+        seconds += kernel_seconds(k, *a100);
+    EXPECT_NEAR(seconds, params * 18 / rate, 1e-12);
+    // The forward does not change.
+    EXPECT_EQ(make(cast, Pass::forward, names), make(fused_add, Pass::forward, names));
+  }
+}
+
 TEST(KernelImplKeys, FlashAttention1RunsAtHalfFlashAttention2sRate) {
   const GpuSpec* a100 = find_gpu("A100-SXM4-80GB");
   ASSERT_NE(a100, nullptr);
