@@ -7,8 +7,7 @@
 #include <string>
 #include <tuple>
 
-#include "engine/indexed_event_queue.hpp"
-#include "engine/moved_end_order.hpp"
+#include "engine/event_queue.hpp"
 #include "engine/network/op_transfer.hpp"
 #include "engine/rendezvous.hpp"
 #include "engine/sm_sharing.hpp"
@@ -67,8 +66,6 @@ class Run {
     num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
     sharing_.emplace(compute, s.kernels, lists, s.num_ranks, num_streams_);
     if (sharing_->enabled()) simulated_members();
-    events_ = IndexedEventQueue<OpId>(s_.num_ranks * num_streams_);  // a slot per stream
-    if (sharing_->enabled()) moved_ = MovedEndOrder(s_.num_ranks * num_streams_);
     stream_begin_.assign(s_.num_ranks * num_streams_ + 1, 0);
     // One pass over the ops (56 bytes each, 0.84 GB on GPT-3 175B) sets each op's record and
     // counts its stream's ops and its successors; link_lists() makes one more.
@@ -131,8 +128,8 @@ class Run {
     std::vector<TransferId> completed;
     const std::uint64_t report_every = 1u << 16;
     while (true) {
-      // Where SM sharing moved an op's end, the pop order depends on the loop tops since.
-      if (moved_.any()) moved_loop_top();
+      // An op's end that SM sharing moved leaves its old event behind: dropped here, uncounted.
+      if (stale_ > 0) drop_stale_events();
       const Time tn = net_.next_event_time();
       const Time te = events_.next_time();
       if (tn == Time::max() && te == Time::max()) break;
@@ -213,10 +210,10 @@ class Run {
     if (op.deps & kOnGpu) {
       const Time end = sharing_->start(rank_of(st), st, id, op.work, durations_[op.work], now_);
       if (top_done_) {
-        events_.replace_top(st, end, id);
+        events_.replace_top(end, id);
         top_done_ = false;
       } else {
-        events_.push(st, end, id);
+        events_.push(end, id);
       }
       return;
     }
@@ -249,7 +246,7 @@ class Run {
 
   // `sms` more SMs held (fewer if negative) on the GPU of every simulated member of `instance`.
   void hold_sms(const Rendezvous::Instance& instance, int sms, const Op& op) {
-    const auto moved = [this](std::uint32_t stream, Time end) { move_end(stream, end); };
+    const auto moved = [this](OpId id, Time end) { push_moved_end(id, end); };
     if (instance.group != kNone) {
       const GroupId g = instance.group;
       for (std::uint32_t i = members_begin_[g]; i < members_begin_[g + 1]; ++i)
@@ -260,22 +257,25 @@ class Run {
     }
   }
 
-  // The op running on `stream` now ends at `end`: its queued event moves there, with the key that
-  // keeps the pop order of a fresh push (engine/moved_end_order.hpp). Out of line (rare), so that
-  // the loop's own pop and push stay inlined.
-  [[gnu::noinline]] void move_end(std::uint32_t stream, Time end) {
+  // An op's new end: its previous one stays queued, to be dropped when it comes up. Out of line
+  // (rare), so that the loop's own pop and push stay inlined.
+  [[gnu::noinline]] void push_moved_end(OpId id, Time end) {
     if (top_done_) {  // the event being processed is done with: make room at the top
       events_.pop();
       top_done_ = false;
     }
-    const EventKey fresh{end, events_.take_sequence()};
-    events_.reschedule(stream, moved_.moved(stream, events_.key(stream), fresh, now_));
+    events_.push(end, id);
+    ++stale_;
   }
 
-  [[gnu::noinline]] void moved_loop_top() {
-    moved_.at_loop_top(events_.empty() ? MovedEndOrder::none()
-                                       : EventKey{events_.top().time, events_.top().sequence},
-                       events_.next_sequence());
+  // Drops the queue's leading events that are no longer an op's end (SM sharing moved it).
+  [[gnu::noinline]] void drop_stale_events() {
+    while (stale_ > 0 && !events_.empty()) {
+      const auto& e = events_.top();
+      if (sharing_->current(state_[e.payload].stream, e.payload, e.time)) return;
+      events_.pop();
+      --stale_;
+    }
   }
 
   // Each group's simulated members (a folded group's mirrored ranks run nothing to slow down).
@@ -376,10 +376,7 @@ class Run {
     const OpState& op = state_[id];
     ++finished_ops_;
     const std::uint32_t st = op.stream;
-    if (op.deps & kOnGpu) {
-      sharing_->finish(st, rank_of(st), now_);
-      if (moved_.any()) moved_.finished(st);
-    }
+    if (op.deps & kOnGpu) sharing_->finish(st, rank_of(st), now_);
     busy_[st] = 0;
     ++cursor_[st];
     for (std::uint32_t i = op.succ_begin, e = state_[id + 1].succ_begin; i < e; ++i) {
@@ -502,9 +499,9 @@ class Run {
   std::optional<SmSharing> sharing_;          // set once the kernel lists are costed
   std::vector<Rank> members_;                 // simulated members, group after group
   std::vector<std::uint32_t> members_begin_;  // into members_, per GroupId (+1 past the end)
+  std::size_t stale_ = 0;                     // moved ends still queued
   std::uint64_t gpu_streams_ = 0;             // bit s: some rank runs GPU work on stream s
-  IndexedEventQueue<OpId> events_;            // one slot per stream
-  MovedEndOrder moved_;
+  EventQueue<OpId> events_;
   bool top_done_ = false;
   std::size_t finished_ops_ = 0;
   std::size_t reported_ = 0;

@@ -50,6 +50,13 @@ class SmSharing {
     return r.end;
   }
 
+  // Whether (id, t) is the end currently scheduled for the op running on `stream` (an end moved
+  // by change() leaves its old event in the queue, to be dropped when it comes up).
+  bool current(std::uint32_t stream, OpId id, Time t) const {
+    const Running& r = running_[stream];
+    return r.op == id && r.end == t;
+  }
+
   // The op on `stream` ended at `now`.
   void finish(std::uint32_t stream, std::uint32_t rank, Time now) {
     if (!enabled_) return;
@@ -63,7 +70,7 @@ class SmSharing {
   }
 
   // Communication on `rank` now holds `delta` more SMs (fewer when negative). Every GPU op
-  // running on the rank whose end moves is reported as moved(its stream, new end).
+  // running on the rank whose end moves is reported as moved(op, new end).
   template <class Moved>
   void change(std::uint32_t rank, int delta, Time now, Moved moved) {
     held_[rank] = static_cast<std::uint32_t>(static_cast<std::int64_t>(held_[rank]) + delta);
@@ -75,7 +82,7 @@ class SmSharing {
       if (end != r.end) {
         r.end = end;
         r.moved = true;
-        moved(static_cast<std::uint32_t>(s), end);
+        moved(r.op, end);
       }
     }
   }
