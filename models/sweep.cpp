@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/network/network_model.hpp"
+#include "engine/sanitizer.hpp"
 #include "models/result_json.hpp"
 #include "models/sweep_process.hpp"
 
@@ -249,26 +250,16 @@ void run_points_on_thread_pool(const SweepRequest& request, const std::vector<Sw
   pool.join();
 }
 
-// Points that run here first, then those that fork a child each (as many children at once as
-// threads): a child is then never forked while another thread simulates, whose locks (a static's
-// initialisation, a cache's mutex) it would inherit held.
 // AddressSanitizer's allocator (clang 14's) takes no lock around fork(), unlike glibc's malloc:
 // a child forked while another thread allocates (reading its own child's pipe) inherits the
 // allocator's lock held and hangs in its first allocation (seen in 1 of 13 runs of
 // SimgridSweep.AChildThatFailsToLoadSimgridGivesAFailedRowWithTheReason). Under it the children
 // are forked from one thread, one at a time.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kForkFromOneThread = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kForkFromOneThread = true;
-#else
-constexpr bool kForkFromOneThread = false;
-#endif
-#else
-constexpr bool kForkFromOneThread = false;
-#endif
+constexpr bool kForkFromOneThread = engine::kAddressSanitizer;
 
+// Points that run here first, then those that fork a child each (as many children at once as
+// threads): a child is then never forked while another thread simulates, whose locks (a static's
+// initialisation, a cache's mutex) it would inherit held.
 void run_on_thread_pool(const SweepRequest& request, const std::vector<SweepPoint>& todo,
                         const std::function<void(SweepRow)>& done) {
   std::vector<SweepPoint> here, forked;

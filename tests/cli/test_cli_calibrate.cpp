@@ -13,6 +13,7 @@
 
 #include "cli/calibrate_backend.hpp"
 #include "cli_harness.hpp"
+#include "engine/sanitizer.hpp"
 #include "models/gemm_shapes.hpp"
 
 namespace clustersim::cli::testing {
@@ -165,17 +166,7 @@ TEST(CliCalibrate, CudaBackendWithoutAGpuIsAClearErrorAndWritesNothing) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{});
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = clustersim::engine::kAddressSanitizer;
 
 // Runs `clustersim --version` once; its wall time in seconds and peak RSS in KiB (wait4).
 std::pair<double, long> version_footprint() {
