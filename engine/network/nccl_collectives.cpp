@@ -308,10 +308,15 @@ double nccl_latency_us(CollectiveType type, Algorithm a, Protocol p, const Shape
   return lat;
 }
 
+// Whether a rate is the tuner's estimate or the rate the hardware runs at (nccl_rate_cap).
+enum class RateAs { tuner, run };
+
 // The highest payload rate (bytes/s) NCCL's per-channel and per-algorithm limits allow
-// (NCCL_TUNING.md §4); 0 = none. `link_rate` is the plan's uncontended Simple rate.
+// (NCCL_TUNING.md §4); 0 = none. `link_rate` is the plan's uncontended Simple rate. `as` says
+// whether the rate is the tuner's estimate (which picks the algorithm, as NCCL picks it) or what
+// the hardware runs at (the plan's cap); they differ for NVLSTree only (kNvlsTreeNvlinkShare).
 double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& sh,
-                     double link_rate, double nvlink_rate, const Topology& topology) {
+                     double link_rate, double nvlink_rate, const Topology& topology, RateAs as) {
   const int arch = topology.collective_hardware().gpu_arch;
   const int nodes = static_cast<int>(sh.nodes);
   const double busf = bus_bandwidth_factor(type, sh.n);
@@ -342,6 +347,7 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
       break;
     case Algorithm::nvls:
       cap = nccl::nvls_efficiency(arch) * nvlink_rate;
+      if (nodes > 1 && as == RateAs::run) cap *= nccl::kNvlsTreeNvlinkShare;
       if (nodes > 1)
         cap = std::min(cap, busbw(nccl::nvls_channels(arch, nodes) *
                                   nccl::per_channel(nccl::kPerChMaxNvlsTree, arch, nodes)));
@@ -373,9 +379,9 @@ Loads loads_of(CollectiveType type, Algorithm a, const Shape& sh, const Flows& f
 // The uncontended seconds per payload byte of `a` with `p`: the most loaded link's wire bytes,
 // or the rate cap when that is tighter. `cap` receives the cap (0 = none).
 double seconds_per_byte(CollectiveType type, Algorithm a, Protocol p, const Shape& sh,
-                        const Loads& l, const Topology& topology, double& cap) {
+                        const Loads& l, const Topology& topology, RateAs as, double& cap) {
   cap = nccl_rate_cap(type, a, p, sh, l.link > 0 ? 1.0 / l.link : 0.0,
-                      l.nvl > 0 ? 1.0 / l.nvl : 0.0, topology);
+                      l.nvl > 0 ? 1.0 / l.nvl : 0.0, topology, as);
   double per_byte = l.link * wire_factor(p);
   if (cap > 0.0) per_byte = std::max(per_byte, 1.0 / cap);
   return per_byte;
@@ -410,7 +416,7 @@ TransferPlan nccl_plan(CollectiveType type, Algorithm a, Protocol p, const Shape
   Phase phase;
   phase.latency = Time::from_seconds(nccl_latency_us(type, a, p, sh, flows, topology) * 1e-6);
   const Loads l = loads_of(type, a, sh, flows, topology);
-  const double capped = seconds_per_byte(type, a, p, sh, l, topology, phase.rate_cap);
+  const double capped = seconds_per_byte(type, a, p, sh, l, topology, RateAs::run, phase.rate_cap);
   // A chunk crosses each stage at the link rate of the plan's own flows, not at its end-to-end
   // cap (LL's llMaxBw, for one, limits the whole collective, not one hop).
   phase.pipeline = nccl_pipeline(type, a, p, sh, topology, l.own * wire_factor(p), capped,
@@ -522,7 +528,7 @@ CollectiveChoice choose_collective(CollectiveType type, double payload_bytes,
       if (simple_only && p != Protocol::simple) continue;
       if (p == Protocol::ll128 && !ll128_enabled(sh, topology)) continue;
       double cap = 0.0;
-      const double per_byte = seconds_per_byte(type, a, p, sh, l, topology, cap);
+      const double per_byte = seconds_per_byte(type, a, p, sh, l, topology, RateAs::tuner, cap);
       // NCCL's ncclTopoGetAlgoTime: no pipeline fill, but its tree correction by size and the
       // ring's "plateau" latency factor.
       double lat = nccl_latency_us(type, a, p, sh, flows, topology) * 1e-6;

@@ -83,6 +83,19 @@ inline double per_channel(const std::array<std::array<double, 3>, 4>& table, int
 inline double nvls_efficiency(int gpu_arch) {
   return gpu_arch >= 100 ? 0.74 : gpu_arch >= 90 ? 0.85 : 0.0;
 }
+// The share of NVLS's NVLink rate NVLSTree (NVLS inside the node, a tree across nodes) reaches,
+// as run rather than as NCCL's tuner rates it (the tuner rates both alike). Fitted: the published
+// two-node NVLSTree all_reduce plateaus at the bus bandwidth of one-node NVLS, not the 2(n-1)/n
+// share above it that equal NVLink work would give. Algorithm bandwidth two nodes / one node:
+// H100 248.9 / 270.6 = 0.920 (nccl-tests #309 gjaion, 8 GiB) and 250.2 / 270.6 = 0.925 (#309
+// qoofyk, 16 GiB) against nccl-tests #290 (4 GiB); H200 259.0 / 272.6 = 0.950 (Spectrum-X RoCE,
+// 16 GiB, against Azure ND H200 v5, 8 GiB); their mean, 0.93. A candidate cause, not a derivation:
+// on a channel whose tree parent is across the network NVLS_TREE gives 6 scatter and 5 gather warps
+// to NVLS's 8 and 7 (src/device/all_reduce.h, v2.19.3), and the network's staging copies run on the
+// same SMs. From 4 nodes the network binds first; the cap, which paces every flow of the phase,
+// still moves those runs by 1-2 % (4 nodes -2.3 %, 8 nodes +1 %: docs/network-validation.md).
+inline constexpr double kNvlsTreeNvlinkShare = 0.93;
+
 // NVLS channels: NVLS_NCHANNELS_SM90 16; Blackwell 24 on one node, 32 across nodes.
 inline int nvls_channels(int gpu_arch, int nodes) {
   if (gpu_arch >= 100) return nodes == 1 ? 24 : 32;

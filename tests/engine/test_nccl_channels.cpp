@@ -189,6 +189,30 @@ TEST(NcclChannels, NvlsOnOneH100NodeMatchesItsFormula) {
   EXPECT_NEAR(busbw, 476, 5);  // published: ~480 GB/s on 8 × H100 (validation/collectives)
 }
 
+TEST(NcclChannels, NvlsTreeOnTwoH100NodesRunsBelowTheTunersRate) {
+  // Two nodes, NICs fast enough (100 GB/s) that NVLink binds: NVLSTree runs at
+  // kNvlsTreeNvlinkShare (0.93) of one-node NVLS's rate, time = lat + S / (0.93 · 0.85 · B ·
+  // g/(g+1)), while the tuner, as NCCL's, still rates it at NVLS's 0.85 · B · g/(g+1).
+  auto spec = dgx(2, 360, 90);
+  spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(100);
+  const Topology t = build_cluster_topology(spec);
+  const auto m = all_of(t);
+  const double s = 8e9;
+  const CollectiveChoice c = choose_collective(CollectiveType::all_reduce, s, m, t);
+  EXPECT_EQ(c.algorithm, Algorithm::nvls);
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_reduce, Algorithm::nvls, m, 0, t, Protocol::simple);
+  const double lat = p.phases[0].latency.seconds();
+  const double nvls_rate = 0.85 * 360e9 * 8.0 / 9.0;
+  EXPECT_NEAR(c.estimate_s, lat + s / nvls_rate, 0.001 * c.estimate_s);
+  const double got = run_one(t, p, s);
+  const double want = lat + s / (0.93 * nvls_rate);
+  EXPECT_NEAR(got, want, 0.01 * want);
+  // busbw 2(n-1)/n · S / time at n = 16: 1.875 · 0.93 · 272 = 474 GB/s, one node's figure
+  // (published: H100 466-469 on two nodes against 474 on one, validation/collectives).
+  EXPECT_NEAR(2.0 * 15 / 16 * s / got / 1e9, 474, 5);
+}
+
 TEST(NcclChannels, NvlsNeedsHopperNvswitch) {
   const Topology t = build_cluster_topology(dgx(1, 300, 80));
   EXPECT_THROW(plan_collective(CollectiveType::all_reduce, Algorithm::nvls, all_of(t), 0, t),

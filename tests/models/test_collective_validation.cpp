@@ -105,7 +105,8 @@ TEST(CollectiveValidation, TheFilesNcclAlgoAndProtoForceTheChoice) {
 }
 
 // Bandwidth-bound messages (>= 1 GiB), where the link and protocol model decide: issue 17's
-// median target of 5 % holds again (docs/network-validation.md: median 3.5 %, worst 15.3 %, the
+// median target of 5 % holds again (docs/network-validation.md: median 1.9 % since NVLSTree's
+// NVLink share, 3.5 % before; worst 15.3 %, the
 // 8-node NCCL_MIN_CTAS=24 run at 1 GiB, which NVLSTree runs here). It was 8.7 % and 17 % before a
 // ring channel's network rate (nccl::kNetChannelGBps): the multi-node all_gather files of 2 Dec
 // 2026 ran 10-17 % slower per NIC than the model. The worst bound is 17.8 % since the 2 x 8 A100
@@ -136,9 +137,10 @@ void expect_within(const Stats& s, const Bounds& b) {
 // one that improves them should tighten these bounds. (11.1 % and 19.9 % before the channel rate
 // and the LL/LL128 ring steps added to the transfer; 8.3 % and 17.9 % before the multi-node
 // all_gather files of 2 Dec 2026.) The 2 x 8 A100 NDm A100 v4 files (a100-80gb_2n_*_ndmv4_mscclpp)
-// moved the medians to 7.2 % and 15.9 %; the bounds follow.
+// moved the medians to 7.2 % and 15.9 %; NVLSTree's NVLink share (nccl::kNvlsTreeNvlinkShare,
+// the two-node H100/H200 all_reduce rows) moved the first to 5.7 %; the bounds follow.
 TEST(CollectiveValidation, AllSizesDoNotRegress) {
-  expect_within(validate(1024.0 * 1024.0), {0.073, 2.15, 0.160, 0.645});
+  expect_within(validate(1024.0 * 1024.0), {0.058, 2.15, 0.160, 0.645});
 }
 
 // Issue 17's targets over every size: not met yet (the ratchet above holds today's figures).
