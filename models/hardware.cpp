@@ -45,11 +45,12 @@ struct KernelFigures {
 // Share of the isolated tensor-core rate sustained inside a training step, fitted per GPU family
 // on validation/training/ by scripts/fit-sustained-compute.py (docs/fidelity.md "Sustained
 // compute"): the value with the smallest median |error| over the family's published runs.
-constexpr double kSustainedVolta = 0.90;   // 2 figures (DeepLearningExamples BERT, ResNet-50)
-constexpr double kSustainedAmpere = 0.86;  // 36 figures; L40S (Ada, no case) borrows it
-constexpr double kSustainedHopper = 0.66;  // 21 figures (H100); H200 and B200 borrow it
-constexpr double kLaunchFloorS = 2.5e-6;   // shortest kernel incl. its gap (to be fitted)
-constexpr double kHostLaunchS = 5e-6;      // PyTorch eager op + cudaLaunchKernel (to be fitted)
+constexpr double kSustainedVolta = 0.90;      // 2 figures (DeepLearningExamples BERT, ResNet-50)
+constexpr double kSustainedAmpere = 0.86;     // 36 figures; L40S (Ada, no case) borrows it
+constexpr double kSustainedHopper = 0.66;     // 21 figures (H100); H200 borrows it
+constexpr double kSustainedBlackwell = 0.75;  // 4 figures, 2 cases (B200): a weak fit
+constexpr double kLaunchFloorS = 2.5e-6;      // shortest kernel incl. its gap (to be fitted)
+constexpr double kHostLaunchS = 5e-6;         // PyTorch eager op + cudaLaunchKernel (to be fitted)
 
 GpuSpec with_kernels(GpuSpec g, const KernelFigures& f) {
   g.sm_count = f.sm_count;
@@ -84,7 +85,7 @@ std::vector<GpuSpec> make_gpus() {
                    {132, 0.836, true, 0.60, 0.45, kSustainedHopper}));
   // NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved): 180 GB HBM3e, 8 TB/s.
   gpus.push_back(with_kernels(gpu("B200", {75, 1125, 2250, 2250, 4500}, 8000, 180, kEffHopper),
-                              {148, 0.788, true, 0.60, 0.45, kSustainedHopper}));
+                              {148, 0.788, true, 0.60, 0.45, kSustainedBlackwell}));
   // NVIDIA L40S datasheet: 91.6 fp32, 183 tf32, 362.05 fp16/bf16, 733 fp8; 48 GB GDDR6.
   gpus.push_back(with_kernels(gpu("L40S", {91.6, 183, 362.05, 362.05, 733}, 864, 48, kEffAmpere),
                               {142, 0.75, false, 0.55, 0.45, kSustainedAmpere}));

@@ -53,7 +53,10 @@ TEST(Validation, AFolderWithoutCasesIsAnError) {
 // same day once overlapped compute shares its SMs with communication: 4.9 %; and to 5.3 % again
 // when NeMo 25.11's "Model TFLOP/sec/GPU" was compared by its own FLOP count instead of ours,
 // which had hidden an 11 % and a 22 % throughput error as 0 % and 12 %. The worst bound went
-// from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix: 39.7 -> 34.5 %, now MT-NLG.)
+// from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix: 39.7 -> 34.5 %, now MT-NLG;
+// to 29 % with DeepSpeed's pipeline engine: 28.7 %. The median is at issue 9's 5 % since 3 Dec
+// 2026: 4.3 %, once a second B200 case (NeMo 25.11's 405B on 128 B200) let Blackwell have its own
+// sustained-compute fit instead of H100's: the two B200 cases were -8 and -11 %.)
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
   for (const auto& row : r.rows)
@@ -64,9 +67,9 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
       EXPECT_LT(std::fabs(row.error), 0.02) << row.file;
     }
   EXPECT_EQ(r.time.failed, 0);
-  EXPECT_GE(r.time.cases, 61);
-  EXPECT_LE(r.time.median, 0.053);
-  EXPECT_LE(r.time.worst, 0.35);
+  EXPECT_GE(r.time.cases, 63);
+  EXPECT_LE(r.time.median, 0.05);
+  EXPECT_LE(r.time.worst, 0.29);
 }
 
 }  // namespace
