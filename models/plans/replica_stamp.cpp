@@ -1,6 +1,7 @@
 #include "models/plans/replica_stamp.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -11,10 +12,63 @@ using engine::kNone;
 using engine::OpId;
 using engine::Rank;
 
-ReplicaStamper::ReplicaStamper(const RankLayout& layout, engine::ScheduleBuilder& builder,
+namespace {
+
+// HSDP's default shard group: the members of a rank's dp group on its node
+// (hsdp_shard_group). Their number if it is the same on every node for every dp group, else 0.
+int dp_members_per_node(const PlanContext& ctx) {
+  const RankLayout& layout = ctx.layout;
+  const int world = layout.world_size();
+  const int gpus = ctx.gpus_per_node;
+  if (gpus <= 0) return 0;
+  int members = -1;
+  std::map<Rank, int> count;  // dp group (its first member) -> its members on this node
+  for (int node_first = 0; node_first < world; node_first += gpus) {
+    count.clear();
+    for (int r = node_first; r < std::min(world, node_first + gpus); ++r) {
+      RankCoords c = layout.coords(static_cast<Rank>(r));
+      c.cp = c.ep = c.dp = 0;
+      ++count[layout.rank(c)];
+    }
+    for (const auto& [group, n] : count) {
+      if (members != -1 && n != members) return 0;
+      members = n;
+    }
+  }
+  return std::max(members, 0);
+}
+
+// HSDP's shard groups are `size` consecutive members of a dp group (hsdp_shard_group). They are
+// replicas to stamp only if each is a run of whole dp indices (all cp and ep ranks of them), the
+// same run in every dp group: so the dp axis must vary slowest in a dp group, and the size must
+// be the same for every rank and a multiple of cp × ep dividing the dp group.
+int hsdp_width(const PlanContext& ctx) {
+  const ParallelConfig& p = ctx.parallel;
+  const RankLayout& layout = ctx.layout;
+  const int inner = p.cp * p.ep;  // dp-group members per dp index
+  const std::vector<Rank> members = layout.dp_group(0);
+  for (std::size_t i = 0; i < members.size(); ++i)
+    if (layout.coords(members[i]).dp != static_cast<int>(i) / inner) return 0;
+  const int size = p.fsdp.shard_group > 0 ? p.fsdp.shard_group : dp_members_per_node(ctx);
+  if (size <= 0 || size % inner != 0 || static_cast<int>(members.size()) % size != 0) return 0;
+  const int width = size / inner;
+  return width < p.dp / p.ep ? width : 0;  // one shard group: nothing to stamp
+}
+
+}  // namespace
+
+int replica_width(const PlanContext& ctx) {
+  const ParallelConfig& p = ctx.parallel;
+  if (p.dp / p.ep <= 1) return 0;
+  return p.data_parallel == DataParallel::hsdp ? hsdp_width(ctx) : 1;
+}
+
+ReplicaStamper::ReplicaStamper(const PlanContext& ctx, engine::ScheduleBuilder& builder,
                                ProcessGroups& groups, bool enabled)
-    : layout_(layout), builder_(builder), groups_(groups), enabled_(enabled) {
-  const auto world = static_cast<std::size_t>(layout.world_size());
+    : layout_(ctx.layout), builder_(builder), groups_(groups) {
+  width_ = enabled ? replica_width(ctx) : 0;
+  enabled_ = width_ > 0;
+  const auto world = static_cast<std::size_t>(layout_.world_size());
   blocks_.resize(world);
   if (enabled_) logs_.resize(world);
 }
@@ -22,7 +76,7 @@ ReplicaStamper::ReplicaStamper(const RankLayout& layout, engine::ScheduleBuilder
 Rank ReplicaStamper::source(Rank r) const {
   if (!enabled_) return r;
   RankCoords c = layout_.coords(r);
-  c.dp = 0;
+  c.dp %= width_;
   return layout_.rank(c);
 }
 
@@ -41,15 +95,16 @@ void ReplicaStamper::end_build(Rank r) {
 
 Rank ReplicaStamper::counterpart(Rank x, Rank r) const {
   RankCoords c = layout_.coords(x);
-  if (c.dp != 0)
+  if (c.dp >= width_)
     throw std::logic_error("stamping: rank " + std::to_string(x) +
                            " is not in the first data-parallel replica");
-  c.dp = layout_.coords(r).dp;
+  c.dp += layout_.coords(r).dp / width_ * width_;
   return layout_.rank(c);
 }
 
 // The group `r` asks for where its source asked for `g`: the same group where `r` is a member
-// (a data-parallel group spans the replicas), else the group of the counterparts of g's ranks.
+// (a data-parallel group, HSDP's replica group, spans the replicas), else the group of the
+// counterparts of g's ranks (HSDP: the shard group of `r`'s, as the source's is of its own).
 GroupId ReplicaStamper::group_for(GroupId g, Rank r, std::string_view kind) {
   const std::vector<Rank>& ranks = builder_.peek().groups[g].ranks;
   if (std::find(ranks.begin(), ranks.end(), r) != ranks.end()) return g;

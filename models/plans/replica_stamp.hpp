@@ -6,6 +6,12 @@
 // own rank, its own groups and its own pipeline peers (engine::ScheduleBuilder::stamp). This is
 // a construction shortcut, not folding: every rank still issues and simulates its ops, and the
 // schedule equals the one built rank by rank, op for op and group for group.
+//
+// Under HSDP a replica is a shard group (parallel.fsdp.shard_group consecutive members of a dp
+// group, by default a node's): a run of whole dp / ep replica indices where the dp axis varies
+// slowest in a dp group. A rank of shard group k > 0 copies the rank at its place in shard group
+// 0 (same tp, cp, ep and pp coordinates, dp index modulo the shard group's indices). Layouts where
+// shard groups are not such runs, or their size differs between ranks, are built rank by rank.
 #pragma once
 
 #include <string_view>
@@ -20,8 +26,9 @@ namespace clustersim::models {
 
 class ReplicaStamper {
  public:
-  // `enabled` false: every rank is its own source (nothing is stamped).
-  ReplicaStamper(const RankLayout& layout, engine::ScheduleBuilder& builder, ProcessGroups& groups,
+  // `enabled` false, or a plan whose replicas cannot be stamped exactly (replica_width): every
+  // rank is its own source (nothing is stamped).
+  ReplicaStamper(const PlanContext& ctx, engine::ScheduleBuilder& builder, ProcessGroups& groups,
                  bool enabled);
 
   // The rank whose ops rank `r` copies: `r` itself when it builds its own (replica 0).
@@ -42,7 +49,7 @@ class ReplicaStamper {
     engine::OpId first = 0;
     engine::OpId size = 0;
   };
-  // Rank `x` of replica 0 as seen from `r`'s replica.
+  // Rank `x` of replica 0 (dp index below width_) as seen from `r`'s replica.
   engine::Rank counterpart(engine::Rank x, engine::Rank r) const;
   engine::GroupId group_for(engine::GroupId g, engine::Rank r, std::string_view kind);
 
@@ -50,9 +57,15 @@ class ReplicaStamper {
   engine::ScheduleBuilder& builder_;
   ProcessGroups& groups_;
   bool enabled_ = false;
+  int width_ = 1;  // dp / ep indices one replica spans (HSDP: a shard group's; else 1)
   std::vector<ProcessGroups::Log> logs_;    // per source rank: its latest build's groups
   std::vector<std::vector<Block>> blocks_;  // per rank: its ops, one block per iteration
   std::vector<engine::GroupId> group_map_;  // source group -> the stamped rank's (kNone: none)
 };
+
+// The dp / ep indices one stamped replica spans: 1 (a replica per index) but under HSDP, where it
+// is a shard group's; 0 where nothing can be stamped exactly (one replica; HSDP's shard groups
+// not runs of whole indices of one size).
+int replica_width(const PlanContext& ctx);
 
 }  // namespace clustersim::models

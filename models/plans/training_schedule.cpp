@@ -64,12 +64,10 @@ class PlanComposer {
         out.folded_replicas = m.replicas;
       }
     }
-    // Replicas are stamped from replica 0 (replica_stamp.hpp) unless folded away; under HSDP a
-    // replica is a shard group, not a dp index: built rank by rank.
-    stamper_ = std::make_unique<ReplicaStamper>(
-        layout_, b_, groups_,
-        stamp && out.folded_replicas == 1 && sc.parallel.dp / sc.parallel.ep > 1 &&
-            sc.parallel.data_parallel != DataParallel::hsdp);
+    // Replicas (HSDP: shard groups) are stamped from the first (replica_stamp.hpp) unless folded
+    // away or the layout cannot be stamped exactly.
+    stamper_ =
+        std::make_unique<ReplicaStamper>(ctx_, b_, groups_, stamp && out.folded_replicas == 1);
     compute_ = b_.stream("compute");
     // Parameter tensors a rank of each stage steps (its share of the routed experts).
     stage_tensors_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);

@@ -3,7 +3,9 @@
 // ops depend on (several iterations, a rank order with dp fastest, context parallelism, HSDP,
 // offload, DDP's join, sequence parallelism with overlapped TP), the schedule built with stamping
 // equals the one built rank by rank: every op field for field, every dependency, every group's
-// ranks and name, and the names, streams and kernel lists.
+// ranks and name, and the names, streams and kernel lists. HSDP stamps shard groups: the shipped
+// HSDP validation cases unfolded, shard groups smaller than a node, tp, cp and ep beside HSDP,
+// several iterations and micro-batches; and layouts it must refuse (built rank by rank).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@ namespace clustersim::models {
 namespace {
 
 const std::string kStampScenarios = CLUSTERSIM_SCENARIOS_DIR "/";
+const std::string kStampValidation = "../validation/training/";
 
 void expect_same_ops(const engine::Schedule& a, const engine::Schedule& b) {
   ASSERT_EQ(a.ops.size(), b.ops.size());
@@ -57,6 +60,9 @@ void expect_same_schedule(const BuiltSchedule& stamped, const BuiltSchedule& bui
 struct StampCase {
   std::string file;
   std::vector<std::string> sets;
+  // HSDP: the shard groups per dp group (worked out by hand from the layout), each stamped from
+  // the first; 1 where the layout cannot be stamped and is built rank by rank.
+  int hsdp_shard_groups = 0;
 };
 
 void PrintTo(const StampCase& c, std::ostream* os) {
@@ -85,7 +91,39 @@ std::vector<StampCase> stamp_cases() {
   out.push_back({ddp, {"parallel.offload.optimizer=true", "parallel.data_parallel=zero2"}});
   out.push_back(
       {ddp, {"parallel.tp=2", "parallel.sequence_parallel=true", "parallel.tp_comm_overlap=true"}});
-  out.push_back({fsdp, {"parallel.data_parallel=hsdp"}});
+  // HSDP: shard groups are stamped from the first. 16 GPUs, a shard group per node: 2.
+  const std::string hsdp = "parallel.data_parallel=hsdp";
+  out.push_back({fsdp, {hsdp}, 2});
+  out.push_back({fsdp, {hsdp, "simulation.iterations=2"}, 2});
+  out.push_back({fsdp, {hsdp, "parallel.fsdp.shard_group=4"}, 4});  // two per node
+  out.push_back({fsdp, {hsdp, "parallel.tp=2"}, 2});                // dp 8, 4 per node
+  out.push_back({fsdp, {hsdp, "parallel.cp=2"}, 2});                // dp 8 × cp 2, a node each
+  // dp varies fastest: dp groups are ranks 0-7 and 8-15, in shard groups of 4.
+  out.push_back(
+      {fsdp,
+       {hsdp, "parallel.tp=2", "parallel.order=[dp, tp, ep, pp]", "parallel.fsdp.shard_group=4"},
+       2});
+  // Pipelines: 2 stages of 8 ranks, one per node, in shard groups of 4; tp 8 × dp 4 on 4 nodes
+  // and interleaved tp 8 × pp 4 × dp 2 on 8, a node holding one member of a dp group.
+  out.push_back({fsdp, {hsdp, "parallel.pp=2", "parallel.fsdp.shard_group=4"}, 2});
+  out.push_back({"llama3-70b-fsdp-tp8-4xdgx-h100.yaml", {hsdp}, 4});
+  out.push_back({"llama3-70b-8xdgx-h100-interleaved.yaml", {hsdp}, 2});
+  // 2 nodes of Mixtral, ep 8: a node's shard group holds all 8 expert ranks of one dp index.
+  const std::string mixtral = "mixtral-8x7b-ep8-dgx-h100.yaml";
+  out.push_back({mixtral, {"cluster.nodes=2", hsdp}, 2});
+  // Refused: a shard group of 4 splits the 8 expert ranks of a dp index; one of 1 splits cp.
+  out.push_back({mixtral, {"cluster.nodes=2", hsdp, "parallel.fsdp.shard_group=4"}, 1});
+  out.push_back({fsdp, {hsdp, "parallel.cp=2", "parallel.fsdp.shard_group=1"}, 1});
+  // Refused: cp varies slowest, so a node's shard group is a cp half; the first one's ranks
+  // hold another cp coordinate than the second's.
+  out.push_back({fsdp, {hsdp, "parallel.cp=2", "parallel.order=[tp, ep, dp, pp, cp]"}, 1});
+  // The shipped HSDP validation cases (16 nodes, a shard group of 8 GPUs each, the root unit kept
+  // gathered) unfolded: global batch 256 is one micro-batch of 2 per rank, 1024 four.
+  for (const char* size : {"7b", "13b"}) {
+    const std::string file = kStampValidation + "fms-fsdp-llama2-" + size + "-128xa100.yaml";
+    out.push_back({file, {"simulation.fold=none"}, 16});
+    out.push_back({file, {"simulation.fold=none", "training.global_batch=1024"}, 16});
+  }
   out.push_back({fsdp, {"parallel.offload.activations=true"}});
   out.push_back({"mixtral-8x7b-ep8-dgx-h100.yaml", {"parallel.ep=4"}});
   // DeepSpeed's pipeline engine: blocking sends, tensor-parallel gathers and the tied embedding's
@@ -104,14 +142,15 @@ TEST_P(StampedSchedule, EqualsTheScheduleBuiltRankByRank) {
   const BuiltSchedule built = build_schedule(sc, false, {}, /*stamp_replicas=*/false);
   const BuiltSchedule stamped = build_schedule(sc, false, {}, /*stamp_replicas=*/true);
   expect_same_schedule(stamped, built);
-  // Every rank outside the first of the dp / ep replicas is stamped, each iteration; HSDP's
-  // replicas are shard groups, built rank by rank.
-  const auto replicas = static_cast<std::size_t>(sc.parallel.dp / sc.parallel.ep);
+  // Every rank outside the first replica is stamped, each iteration: replicas are the dp / ep
+  // indices, HSDP's the shard groups.
+  const bool hsdp = sc.parallel.data_parallel == DataParallel::hsdp;
+  ASSERT_EQ(hsdp, GetParam().hsdp_shard_groups > 0) << "an HSDP case names its shard groups";
+  const auto replicas = static_cast<std::size_t>(hsdp ? GetParam().hsdp_shard_groups
+                                                      : sc.parallel.dp / sc.parallel.ep);
   const auto world = static_cast<std::size_t>(sc.world_size());
   const auto iterations = static_cast<std::size_t>(sc.simulation.iterations);
-  const std::size_t want =
-      sc.parallel.data_parallel == DataParallel::hsdp ? 0 : iterations * (world - world / replicas);
-  EXPECT_EQ(stamped.stamped_ranks, want);
+  EXPECT_EQ(stamped.stamped_ranks, iterations * (world - world / replicas));
 }
 
 INSTANTIATE_TEST_SUITE_P(ShippedAndVaried, StampedSchedule, ::testing::ValuesIn(stamp_cases()));
