@@ -56,7 +56,8 @@ TEST(Validation, AFolderWithoutCasesIsAnError) {
 // from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix: 39.7 -> 34.5 %, now MT-NLG;
 // to 29 % with DeepSpeed's pipeline engine: 28.7 %. The median is at issue 9's 5 % since 3 Dec
 // 2026: 4.3 %, once a second B200 case (NeMo 25.11's 405B on 128 B200) let Blackwell have its own
-// sustained-compute fit instead of H100's: the two B200 cases were -8 and -11 %.)
+// sustained-compute fit instead of H100's: the two B200 cases were -8 and -11 %; 4.9 % with NeMo
+// 25.11's Llama 3 70B on 64 H100 added the same day, at -10.5 %.)
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
   for (const auto& row : r.rows)
@@ -67,7 +68,7 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
       EXPECT_LT(std::fabs(row.error), 0.02) << row.file;
     }
   EXPECT_EQ(r.time.failed, 0);
-  EXPECT_GE(r.time.cases, 63);
+  EXPECT_GE(r.time.cases, 65);
   EXPECT_LE(r.time.median, 0.05);
   EXPECT_LE(r.time.worst, 0.29);
 }
