@@ -416,7 +416,12 @@ std::vector<Kernel> lm_head_kernels(const TransformerKernelConfig& c, Pass pass,
                                     engine::KernelTable& names) {
   const LayerDims x = layer_dims(c);
   if (c.vocab <= 0) throw std::invalid_argument("transformer kernels: vocab must be >= 1");
-  Emitter em = emitter(names, c);
+  // Under fp8 training the output layer stays bf16: Megatron-Core enters Transformer Engine's
+  // fp8 context per transformer layer and the output layer is its own ColumnParallelLinear
+  // outside them; torchtitan's float8 conversion leaves `output` out likewise.
+  TransformerKernelConfig head = c;
+  if (head.dtype == Precision::fp8) head.dtype = Precision::bf16;
+  Emitter em = emitter(names, head);
   const double v = static_cast<double>(c.vocab) / x.t;
   const double logits = x.T * v;  // elements
   if (c.loss_chunks > 1) {

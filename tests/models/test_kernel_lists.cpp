@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
 #include <stdexcept>
 #include <variant>
 
@@ -95,6 +96,34 @@ TEST(TransformerKernels, LlamaLayerFlopsMatchTheClosedForm) {
   check_layer_flops({"llama2-70b", 1, 8});  // GQA (8 kv heads), SwiGLU, no biases, rotary
   check_layer_flops({"llama3-8b", 2, 2});
   check_layer_flops({"llama2-7b", 1, 1});
+}
+
+// Under fp8 training the transformer layers' GEMMs run fp8 (each input cast by a kernel of its
+// own) and the LM head's stay bf16, uncast: Megatron-Core's output layer is a plain
+// ColumnParallelLinear outside Transformer Engine's fp8 context (gpt_model.py).
+TEST(TransformerKernels, UnderFp8OnlyTheLayersGemmsRunFp8NotTheLmHead) {
+  const auto& spec = std::get<TransformerSpec>(model("llama3-8b").body);
+  engine::KernelTable names;
+  TransformerKernelConfig c = kernel_config(spec, 1, 8192, 1);
+  c.dtype = Precision::fp8;
+  auto gemm_dtypes = [&](const std::vector<engine::Kernel>& ks, int& casts) {
+    std::set<int> dtypes;
+    casts = 0;
+    for (const auto& k : ks) {
+      const std::string& n = names.names()[k.name];
+      if (k.kind == engine::KernelKind::gemm) dtypes.insert(k.dtype);
+      if (n.find(".cast_") != std::string::npos) ++casts;
+    }
+    return dtypes;
+  };
+  const int fp8 = static_cast<int>(Precision::fp8), bf16 = static_cast<int>(Precision::bf16);
+  for (Pass pass : {Pass::forward, Pass::backward}) {
+    int casts = 0;
+    EXPECT_EQ(gemm_dtypes(mlp_block_kernels(c, pass, names), casts), std::set<int>{fp8});
+    EXPECT_GT(casts, 0);
+    EXPECT_EQ(gemm_dtypes(lm_head_kernels(c, pass, names), casts), std::set<int>{bf16});
+    EXPECT_EQ(casts, 0);
+  }
 }
 
 TEST(TransformerKernels, MoeFlopsMatchTheClosedFormWithAnEvenRouter) {
