@@ -89,6 +89,7 @@ class FlowModel final : public NetworkModel {
         reported_(topology.num_links(), 0.0),
         cap_(topology.num_links(), 0.0),
         cnt_(topology.num_links(), 0),
+        queued_(topology.num_links(), 0.0),
         demand_(topology.num_links(), 0.0) {}
 
   std::string_view name() const override { return "flow"; }
@@ -387,19 +388,36 @@ class FlowModel final : public NetworkModel {
 
   // Progressive filling: the smallest of the links' fair shares and the flows' caps is the
   // bottleneck; fix the flows it limits at that rate, take it off their links, repeat.
+  //
+  // A link's entry is pushed again only when its share falls below the key it was last pushed
+  // with (queued_), or when that entry pops with a share grown since: fixing a flow at the
+  // bottleneck's share mostly raises the shares of its other links, and pushing each of them
+  // anew was most of the heap's work. The invariant (every link with unfixed flows has an entry
+  // keyed at most its share, keyed queued_ <= share) makes a popped entry whose key is its link's
+  // share the smallest of all shares, ties by index: the same bottleneck, in the same order, as
+  // pushing at every change would give, so every rate is the same double.
   void fill() {
     const FillLater later;
     fill_heap_.clear();
     for (LinkId l : comp_links_) {
       cap_[l] = topology_.link(l).bandwidth.bytes_per_second();
       cnt_[l] = links_[l].size();
-      if (cnt_[l] > 0) fill_heap_.push_back({share(l), l, false});
+      if (cnt_[l] > 0) {
+        queued_[l] = share(l);
+        fill_heap_.push_back({queued_[l], l, false});
+      }
     }
+    // A cap no lower than the flow's narrowest link never binds: that link's share is at most
+    // its bandwidth, so its entry pops first (links before caps on ties) and fixes the flow.
     for (std::uint32_t i : comp_flows_) {
-      if (flows_[i].cap > 0.0) fill_heap_.push_back({flows_[i].cap, i, true});
+      const FlowState& f = flows_[i];
+      if (f.cap > 0.0 && f.cap < f.narrowest) fill_heap_.push_back({f.cap, i, true});
     }
     std::make_heap(fill_heap_.begin(), fill_heap_.end(), later);
-    while (!fill_heap_.empty()) {
+    // Once every flow is fixed, what is left in the heap is links without unfixed flows and
+    // fixed flows' caps, all of which would be skipped: stop there.
+    unfixed_ = comp_flows_.size();
+    while (unfixed_ > 0 && !fill_heap_.empty()) {
       std::pop_heap(fill_heap_.begin(), fill_heap_.end(), later);
       const FillEntry e = fill_heap_.back();
       fill_heap_.pop_back();
@@ -407,11 +425,25 @@ class FlowModel final : public NetworkModel {
         if (flows_[e.index].frozen != epoch_) freeze(e.index, e.share, kNoLink);
         continue;
       }
-      if (cnt_[e.index] == 0 || e.share != share(e.index)) continue;  // stale entry
-      for (std::uint32_t i : links_[e.index]) {
-        if (flows_[i].frozen != epoch_) freeze(i, e.share, e.index);
+      const LinkId l = e.index;
+      if (cnt_[l] == 0) continue;  // every flow on it is fixed
+      const double s = share(l);
+      if (e.share != s) {
+        // The link's latest entry, its share grown since: queue it at its share. An older
+        // entry (a smaller share was pushed after it) is dropped: the latest is still queued.
+        if (e.share == queued_[l]) push_link(l, s);
+        continue;
+      }
+      for (std::uint32_t i : links_[l]) {
+        if (flows_[i].frozen != epoch_) freeze(i, e.share, l);
       }
     }
+  }
+
+  void push_link(LinkId l, double s) {
+    queued_[l] = s;
+    fill_heap_.push_back({s, l, false});
+    std::push_heap(fill_heap_.begin(), fill_heap_.end(), FillLater{});
   }
 
   // Heap order: smallest share first; ties: links before caps, then by index (deterministic).
@@ -431,12 +463,13 @@ class FlowModel final : public NetworkModel {
     FlowState& f = flows_[i];
     f.frozen = epoch_;
     f.new_rate = rate;
+    --unfixed_;
     for (std::size_t h = 0; h < f.hops; ++h) {
       const LinkId l = f.links[h];
       cap_[l] -= rate;
       if (--cnt_[l] > 0 && l != bottleneck) {
-        fill_heap_.push_back({share(l), l, false});
-        std::push_heap(fill_heap_.begin(), fill_heap_.end(), FillLater{});
+        // A share only falls below its queued key by rounding (cap − rate over one flow fewer).
+        if (const double s = share(l); s < queued_[l]) push_link(l, s);
       }
     }
   }
@@ -460,10 +493,12 @@ class FlowModel final : public NetworkModel {
   // Reused work buffers: nothing below allocates once they have grown.
   std::vector<double> cap_;
   std::vector<std::uint32_t> cnt_;
+  std::vector<double> queued_;  // fill(): the key of each link's latest heap entry
   std::vector<LinkId> dirty_;
   std::vector<LinkId> comp_links_;
   std::vector<std::uint32_t> comp_flows_;
   std::vector<FillEntry> fill_heap_;
+  std::size_t unfixed_ = 0;     // fill(): flows of the component not yet fixed
   std::vector<double> demand_;  // start_profiled's per-link sum of capped rates
   PhaseRoutes routes_{topology_};
   std::vector<LinkId> demand_links_;
