@@ -402,19 +402,13 @@ class Run {
     timeline_.algorithm.assign(n, Algorithm::automatic);
     timeline_.protocol.assign(n, Protocol::simple);
     timeline_.channels.assign(n, 0);
-    const auto moved = sharing_->take_moved_ends();  // by OpId
     timeline_.sm_sharing_delay = sharing_->take_delays();
-    auto next_moved = moved.begin();
     for (std::size_t id = 0; id < n; ++id) {
       const OpState& op = state_[id];
       const Time start = timeline_.start[id];
       if (op.deps & kOnGpu) {
         timeline_.launch[id] = start;
-        if (next_moved != moved.end() && next_moved->first == id) {
-          timeline_.end[id] = (next_moved++)->second;
-        } else {
-          timeline_.end[id] = start + durations_[op.work];
-        }
+        timeline_.end[id] = start + durations_[op.work];  // unless SM sharing moved it (below)
         continue;
       }
       const InstanceState& a = instances_[op.work];
@@ -425,6 +419,9 @@ class Run {
       timeline_.protocol[id] = plan->protocol;
       timeline_.channels[id] = plan->channels;
     }
+    // One entry per op whose end moved, in the order they ended: written over, not sorted.
+    for (const auto& [id, end] : sharing_->take_moved_ends())
+      timeline_.end[id] = end;
   }
 
   [[noreturn]] void report_deadlock() const {

