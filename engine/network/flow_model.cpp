@@ -201,10 +201,13 @@ class FlowModel final : public NetworkModel {
       free_batch(queue_.pop().payload.target);
   }
 
+  // A link whose flow set changed joins the next recomputation's component: marked with that
+  // search's epoch and queued as its first links, so the search need not copy a dirty list.
   void mark_dirty(LinkId l) {
-    if (links_[l].dirty) return;
-    links_[l].dirty = true;
-    dirty_.push_back(l);
+    LinkFlows& link = links_[l];
+    if (link.seen == epoch_ + 1) return;
+    link.seen = epoch_ + 1;
+    comp_links_.push_back(l);
   }
 
   // The phase's latency has elapsed: its non-empty flows join the network (a profiled
@@ -298,10 +301,14 @@ class FlowModel final : public NetworkModel {
 
   // Max-min fair rates for every flow connected to a link whose flow set changed.
   void recompute(Time t) {
-    if (dirty_.empty()) return;
+    if (comp_links_.empty()) return;
     ++epoch_;
-    collect_component();
-    if (!fill_unshared()) fill();
+    const bool shared = collect_component();
+    if (shared) {
+      fill();
+    } else {
+      fill_unshared();
+    }
     // Completions due at one instant, pushed one after another, share one event (a batch):
     // with consecutive sequence numbers nothing could pop between them, so the batch pops
     // where the first would and runs them in order. A ring's flows all end together: one
@@ -337,20 +344,18 @@ class FlowModel final : public NetworkModel {
         reported_[l] = sum;
       }
     }
+    comp_links_.clear();
   }
 
-  // Breadth-first over link -> flows on it -> their links, from the dirty links.
-  void collect_component() {
-    comp_links_.clear();
+  // Breadth-first over link -> flows on it -> their links, from the dirty links (comp_links_'s
+  // first entries, marked by mark_dirty). Returns whether some link carries two flows or more.
+  bool collect_component() {
     comp_flows_.clear();
-    for (LinkId l : dirty_) {
-      links_[l].dirty = false;
-      links_[l].seen = epoch_;
-      comp_links_.push_back(l);
-    }
-    dirty_.clear();
+    bool shared = false;
     for (std::size_t q = 0; q < comp_links_.size(); ++q) {
-      for (std::uint32_t i : links_[comp_links_[q]]) {
+      const LinkFlows& link = links_[comp_links_[q]];
+      shared |= link.size() > 1;
+      for (std::uint32_t i : link) {
         FlowState& f = flows_[i];
         if (f.seen == epoch_) continue;
         f.seen = epoch_;
@@ -363,15 +368,14 @@ class FlowModel final : public NetworkModel {
         }
       }
     }
+    return shared;
   }
 
   // The fast path: when no link of the component carries two flows (a TP ring inside an
   // NVSwitch node, a lone send), each flow's max-min rate is simply its narrowest link or its
   // cap, whichever is smaller: exactly what progressive filling would fix it at, without the
-  // heap. Returns false, touching nothing, when some link is shared.
-  bool fill_unshared() {
-    for (LinkId l : comp_links_)
-      if (links_[l].size() > 1) return false;
+  // heap. For a component whose links carry one flow each (collect_component() says so).
+  void fill_unshared() {
     for (std::uint32_t i : comp_flows_) {
       FlowState& f = flows_[i];
       // The narrowest link was found with the route (the same minimum over the same links),
@@ -381,7 +385,6 @@ class FlowModel final : public NetworkModel {
       f.frozen = epoch_;
       f.new_rate = rate;
     }
-    return true;
   }
 
   double share(LinkId l) const { return std::max(cap_[l], 0.0) / static_cast<double>(cnt_[l]); }
@@ -493,9 +496,8 @@ class FlowModel final : public NetworkModel {
   // Reused work buffers: nothing below allocates once they have grown.
   std::vector<double> cap_;
   std::vector<std::uint32_t> cnt_;
-  std::vector<double> queued_;  // fill(): the key of each link's latest heap entry
-  std::vector<LinkId> dirty_;
-  std::vector<LinkId> comp_links_;
+  std::vector<double> queued_;      // fill(): the key of each link's latest heap entry
+  std::vector<LinkId> comp_links_;  // the dirty links, then the rest of their component
   std::vector<std::uint32_t> comp_flows_;
   std::vector<FillEntry> fill_heap_;
   std::size_t unfixed_ = 0;     // fill(): flows of the component not yet fixed
