@@ -70,7 +70,7 @@ class SmSharing {
   }
 
   // Communication on `rank` now holds `delta` more SMs (fewer when negative). Every GPU op
-  // running on the rank whose end moves is reported as moved(op, new end).
+  // running on the rank whose end moves is reported as moved(stream, op, new end).
   template <class Moved>
   void change(std::uint32_t rank, int delta, Time now, Moved moved) {
     held_[rank] = static_cast<std::uint32_t>(static_cast<std::int64_t>(held_[rank]) + delta);
@@ -82,7 +82,7 @@ class SmSharing {
       if (end != r.end) {
         r.end = end;
         r.moved = true;
-        moved(r.op, end);
+        moved(static_cast<std::uint32_t>(s), r.op, end);
       }
     }
   }
