@@ -290,7 +290,9 @@ class FlowModel final : public NetworkModel {
           if (m.links[k] == l) m.pos[k] = f.pos[h];
         }
       }
-      mark_dirty(l);
+      // A link left without flows has no rates to recompute (a ring's links as it ends): it
+      // joins the component only for the sink, which reports its rate falling to 0.
+      if (list.size() > 0 || sink_) mark_dirty(l);
     }
     f.active = false;
     ++f.version;
