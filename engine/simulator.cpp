@@ -399,33 +399,27 @@ class Run {
     release(rendezvous_.ops);
     release(rendezvous_.instances);
     const std::size_t n = s_.ops.size();
-    // Appended in OpId order into reserved arrays: sized with resize() or assign() they were
-    // zeroed (or filled) first and then written over, two passes over 0.7 GB at 16,384 GPUs.
-    Timeline& tl = timeline_;
-    tl.launch.reserve(n);
-    tl.end.reserve(n);
-    tl.algorithm.reserve(n);
-    tl.protocol.reserve(n);
-    tl.channels.reserve(n);
-    tl.sm_sharing_delay = sharing_->take_delays();
+    timeline_.launch.resize(n);
+    timeline_.end.resize(n);
+    timeline_.algorithm.assign(n, Algorithm::automatic);
+    timeline_.protocol.assign(n, Protocol::simple);
+    timeline_.channels.assign(n, 0);
+    timeline_.sm_sharing_delay = sharing_->take_delays();
     for (std::size_t id = 0; id < n; ++id) {
       const OpState& op = state_[id];
-      const Time start = tl.start[id];
+      const Time start = timeline_.start[id];
       if (op.deps & kOnGpu) {
-        tl.launch.push_back(start);
-        tl.end.push_back(start + durations_[op.work]);  // unless SM sharing moved it (below)
-        tl.algorithm.push_back(Algorithm::automatic);
-        tl.protocol.push_back(Protocol::simple);
-        tl.channels.push_back(0);
+        timeline_.launch[id] = start;
+        timeline_.end[id] = start + durations_[op.work];  // unless SM sharing moved it (below)
         continue;
       }
       const InstanceState& a = instances_[op.work];
-      tl.launch.push_back(a.launch);
-      tl.end.push_back(a.end);
+      timeline_.launch[id] = a.launch;
+      timeline_.end[id] = a.end;
       const auto [plan, algorithm] = resolved_[a.call];
-      tl.algorithm.push_back(algorithm);
-      tl.protocol.push_back(plan->protocol);
-      tl.channels.push_back(plan->channels);
+      timeline_.algorithm[id] = algorithm;
+      timeline_.protocol[id] = plan->protocol;
+      timeline_.channels[id] = plan->channels;
     }
     // One entry per op whose end moved, in the order they ended: written over, not sorted.
     for (const auto& [id, end] : sharing_->take_moved_ends())
