@@ -244,14 +244,17 @@ class FlowModel final : public NetworkModel {
     push(t + tr.plan->phases[tr.phase].latency_for(tr.payload), {Event::phase_start, slot});
   }
 
+  // Out of line and cold, so that add_flow (17.9 M calls at 16,384 GPUs) inlines into
+  // start_phase without the message's string code.
+  [[noreturn, gnu::cold, gnu::noinline]] static void route_too_long(std::size_t links) {
+    throw std::runtime_error("flow model: a route of " + std::to_string(links) +
+                             " links exceeds the supported maximum of " + std::to_string(kMaxHops));
+  }
+
   void add_flow(std::uint32_t transfer, const PhaseRoutes::Flow& path, double bytes,
                 double physical, double cap, Time t) {
     const std::span<const LinkId> route = path.route;
-    if (route.size() > kMaxHops) {
-      throw std::runtime_error("flow model: a route of " + std::to_string(route.size()) +
-                               " links exceeds the supported maximum of " +
-                               std::to_string(kMaxHops));
-    }
+    if (route.size() > kMaxHops) route_too_long(route.size());
     const std::uint32_t i = pool_alloc(flows_, free_flows_);
     FlowState& f = flows_[i];
     f.hops = static_cast<std::uint8_t>(route.size());
