@@ -410,10 +410,15 @@ class FlowModel final : public NetworkModel {
     for (LinkId l : comp_links_) {
       cap_[l] = topology_.link(l).bandwidth.bytes_per_second();
       cnt_[l] = links_[l].size();
-      if (cnt_[l] > 0) {
-        queued_[l] = share(l);
-        fill_heap_.push_back({queued_[l], l, false});
+      if (cnt_[l] == 0) continue;
+      if (cnt_[l] == 1) {
+        // A link of one flow can fix only that flow, at its bandwidth; a narrower link (whose
+        // share is at most its bandwidth) or a lower cap has a smaller key and fixes it first.
+        const FlowState& f = flows_[links_[l][0]];
+        if (cap_[l] > f.narrowest || (f.cap > 0.0 && cap_[l] > f.cap)) continue;
       }
+      queued_[l] = share(l);
+      fill_heap_.push_back({queued_[l], l, false});
     }
     // A cap no lower than the flow's narrowest link never binds: that link's share is at most
     // its bandwidth, so its entry pops first (links before caps on ties) and fixes the flow.
