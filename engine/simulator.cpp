@@ -136,7 +136,7 @@ class Run {
       ++timeline_.events;
       if (std::min(tn, te) >= Time::end_of_clock())
         clock_overflow(tn <= te ? "a transfer would end after the clock's last instant"
-                                : "'" + s_.label(s_.ops[events_.top().payload]) +
+                                : "'" + s_.label(s_.ops[events_.top().payload.op]) +
                                       "' would end after the clock's last instant");
       if (tn <= te) {
         now_ = tn;
@@ -150,7 +150,7 @@ class Run {
         const auto e = events_.top();
         now_ = e.time;
         top_done_ = true;
-        finish(e.payload);
+        finish(e.payload.op);
         if (top_done_) {
           events_.pop();
           top_done_ = false;
@@ -210,10 +210,10 @@ class Run {
     if (op.deps & kOnGpu) {
       const Time end = sharing_->start(rank_of(st), st, id, op.work, durations_[op.work], now_);
       if (top_done_) {
-        events_.replace_top(end, id);
+        events_.replace_top(end, {id, st});
         top_done_ = false;
       } else {
-        events_.push(end, id);
+        events_.push(end, {id, st});
       }
       return;
     }
@@ -246,7 +246,9 @@ class Run {
 
   // `sms` more SMs held (fewer if negative) on the GPU of every simulated member of `instance`.
   void hold_sms(const Rendezvous::Instance& instance, int sms, const Op& op) {
-    const auto moved = [this](OpId id, Time end) { push_moved_end(id, end); };
+    const auto moved = [this](std::uint32_t stream, OpId id, Time end) {
+      push_moved_end(stream, id, end);
+    };
     if (instance.group != kNone) {
       const GroupId g = instance.group;
       for (std::uint32_t i = members_begin_[g]; i < members_begin_[g + 1]; ++i)
@@ -259,12 +261,12 @@ class Run {
 
   // An op's new end: its previous one stays queued, to be dropped when it comes up. Out of line
   // (rare), so that the loop's own pop and push stay inlined.
-  [[gnu::noinline]] void push_moved_end(OpId id, Time end) {
+  [[gnu::noinline]] void push_moved_end(std::uint32_t stream, OpId id, Time end) {
     if (top_done_) {  // the event being processed is done with: make room at the top
       events_.pop();
       top_done_ = false;
     }
-    events_.push(end, id);
+    events_.push(end, {id, stream});
     ++stale_;
   }
 
@@ -272,7 +274,7 @@ class Run {
   [[gnu::noinline]] void drop_stale_events() {
     while (stale_ > 0 && !events_.empty()) {
       const auto& e = events_.top();
-      if (sharing_->current(state_[e.payload].stream, e.payload, e.time)) return;
+      if (sharing_->current(e.payload.stream, e.payload.op, e.time)) return;
       events_.pop();
       --stale_;
     }
@@ -402,19 +404,13 @@ class Run {
     timeline_.algorithm.assign(n, Algorithm::automatic);
     timeline_.protocol.assign(n, Protocol::simple);
     timeline_.channels.assign(n, 0);
-    const auto moved = sharing_->take_moved_ends();  // by OpId
     timeline_.sm_sharing_delay = sharing_->take_delays();
-    auto next_moved = moved.begin();
     for (std::size_t id = 0; id < n; ++id) {
       const OpState& op = state_[id];
       const Time start = timeline_.start[id];
       if (op.deps & kOnGpu) {
         timeline_.launch[id] = start;
-        if (next_moved != moved.end() && next_moved->first == id) {
-          timeline_.end[id] = (next_moved++)->second;
-        } else {
-          timeline_.end[id] = start + durations_[op.work];
-        }
+        timeline_.end[id] = start + durations_[op.work];  // unless SM sharing moved it (below)
         continue;
       }
       const InstanceState& a = instances_[op.work];
@@ -425,6 +421,9 @@ class Run {
       timeline_.protocol[id] = plan->protocol;
       timeline_.channels[id] = plan->channels;
     }
+    // One entry per op whose end moved, in the order they ended: written over, not sorted.
+    for (const auto& [id, end] : sharing_->take_moved_ends())
+      timeline_.end[id] = end;
   }
 
   [[noreturn]] void report_deadlock() const {
@@ -501,7 +500,13 @@ class Run {
   std::vector<std::uint32_t> members_begin_;  // into members_, per GroupId (+1 past the end)
   std::size_t stale_ = 0;                     // moved ends still queued
   std::uint64_t gpu_streams_ = 0;             // bit s: some rank runs GPU work on stream s
-  EventQueue<OpId> events_;
+  // A GPU op's end, with its stream: the stale-event check at each loop top reads the stream
+  // here instead of in the op's state (a cache miss for each stale event dropped).
+  struct OpEnd {
+    OpId op;
+    std::uint32_t stream;
+  };
+  EventQueue<OpEnd> events_;
   bool top_done_ = false;
   std::size_t finished_ops_ = 0;
   std::size_t reported_ = 0;

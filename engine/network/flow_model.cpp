@@ -89,6 +89,7 @@ class FlowModel final : public NetworkModel {
         reported_(topology.num_links(), 0.0),
         cap_(topology.num_links(), 0.0),
         cnt_(topology.num_links(), 0),
+        queued_(topology.num_links(), 0.0),
         demand_(topology.num_links(), 0.0) {}
 
   std::string_view name() const override { return "flow"; }
@@ -200,10 +201,13 @@ class FlowModel final : public NetworkModel {
       free_batch(queue_.pop().payload.target);
   }
 
+  // A link whose flow set changed joins the next recomputation's component: marked with that
+  // search's epoch and queued as its first links, so the search need not copy a dirty list.
   void mark_dirty(LinkId l) {
-    if (links_[l].dirty) return;
-    links_[l].dirty = true;
-    dirty_.push_back(l);
+    LinkFlows& link = links_[l];
+    if (link.seen == epoch_ + 1) return;
+    link.seen = epoch_ + 1;
+    comp_links_.push_back(l);
   }
 
   // The phase's latency has elapsed: its non-empty flows join the network (a profiled
@@ -240,14 +244,17 @@ class FlowModel final : public NetworkModel {
     push(t + tr.plan->phases[tr.phase].latency_for(tr.payload), {Event::phase_start, slot});
   }
 
+  // Out of line and cold, so that add_flow (17.9 M calls at 16,384 GPUs) inlines into
+  // start_phase without the message's string code.
+  [[noreturn, gnu::cold, gnu::noinline]] static void route_too_long(std::size_t links) {
+    throw std::runtime_error("flow model: a route of " + std::to_string(links) +
+                             " links exceeds the supported maximum of " + std::to_string(kMaxHops));
+  }
+
   void add_flow(std::uint32_t transfer, const PhaseRoutes::Flow& path, double bytes,
                 double physical, double cap, Time t) {
     const std::span<const LinkId> route = path.route;
-    if (route.size() > kMaxHops) {
-      throw std::runtime_error("flow model: a route of " + std::to_string(route.size()) +
-                               " links exceeds the supported maximum of " +
-                               std::to_string(kMaxHops));
-    }
+    if (route.size() > kMaxHops) route_too_long(route.size());
     const std::uint32_t i = pool_alloc(flows_, free_flows_);
     FlowState& f = flows_[i];
     f.hops = static_cast<std::uint8_t>(route.size());
@@ -286,7 +293,9 @@ class FlowModel final : public NetworkModel {
           if (m.links[k] == l) m.pos[k] = f.pos[h];
         }
       }
-      mark_dirty(l);
+      // A link left without flows has no rates to recompute (a ring's links as it ends): it
+      // joins the component only for the sink, which reports its rate falling to 0.
+      if (list.size() > 0 || sink_) mark_dirty(l);
     }
     f.active = false;
     ++f.version;
@@ -297,10 +306,14 @@ class FlowModel final : public NetworkModel {
 
   // Max-min fair rates for every flow connected to a link whose flow set changed.
   void recompute(Time t) {
-    if (dirty_.empty()) return;
+    if (comp_links_.empty()) return;
     ++epoch_;
-    collect_component();
-    if (!fill_unshared()) fill();
+    const bool shared = collect_component();
+    if (shared) {
+      fill();
+    } else {
+      fill_unshared();
+    }
     // Completions due at one instant, pushed one after another, share one event (a batch):
     // with consecutive sequence numbers nothing could pop between them, so the batch pops
     // where the first would and runs them in order. A ring's flows all end together: one
@@ -336,20 +349,18 @@ class FlowModel final : public NetworkModel {
         reported_[l] = sum;
       }
     }
+    comp_links_.clear();
   }
 
-  // Breadth-first over link -> flows on it -> their links, from the dirty links.
-  void collect_component() {
-    comp_links_.clear();
+  // Breadth-first over link -> flows on it -> their links, from the dirty links (comp_links_'s
+  // first entries, marked by mark_dirty). Returns whether some link carries two flows or more.
+  bool collect_component() {
     comp_flows_.clear();
-    for (LinkId l : dirty_) {
-      links_[l].dirty = false;
-      links_[l].seen = epoch_;
-      comp_links_.push_back(l);
-    }
-    dirty_.clear();
+    bool shared = false;
     for (std::size_t q = 0; q < comp_links_.size(); ++q) {
-      for (std::uint32_t i : links_[comp_links_[q]]) {
+      const LinkFlows& link = links_[comp_links_[q]];
+      shared |= link.size() > 1;
+      for (std::uint32_t i : link) {
         FlowState& f = flows_[i];
         if (f.seen == epoch_) continue;
         f.seen = epoch_;
@@ -362,15 +373,14 @@ class FlowModel final : public NetworkModel {
         }
       }
     }
+    return shared;
   }
 
   // The fast path: when no link of the component carries two flows (a TP ring inside an
   // NVSwitch node, a lone send), each flow's max-min rate is simply its narrowest link or its
   // cap, whichever is smaller: exactly what progressive filling would fix it at, without the
-  // heap. Returns false, touching nothing, when some link is shared.
-  bool fill_unshared() {
-    for (LinkId l : comp_links_)
-      if (links_[l].size() > 1) return false;
+  // heap. For a component whose links carry one flow each (collect_component() says so).
+  void fill_unshared() {
     for (std::uint32_t i : comp_flows_) {
       FlowState& f = flows_[i];
       // The narrowest link was found with the route (the same minimum over the same links),
@@ -380,26 +390,47 @@ class FlowModel final : public NetworkModel {
       f.frozen = epoch_;
       f.new_rate = rate;
     }
-    return true;
   }
 
   double share(LinkId l) const { return std::max(cap_[l], 0.0) / static_cast<double>(cnt_[l]); }
 
   // Progressive filling: the smallest of the links' fair shares and the flows' caps is the
   // bottleneck; fix the flows it limits at that rate, take it off their links, repeat.
+  //
+  // A link's entry is pushed again only when its share falls below the key it was last pushed
+  // with (queued_), or when that entry pops with a share grown since: fixing a flow at the
+  // bottleneck's share mostly raises the shares of its other links, and pushing each of them
+  // anew was most of the heap's work. The invariant (every link with unfixed flows has an entry
+  // keyed at most its share, keyed queued_ <= share) makes a popped entry whose key is its link's
+  // share the smallest of all shares, ties by index: the same bottleneck, in the same order, as
+  // pushing at every change would give, so every rate is the same double.
   void fill() {
     const FillLater later;
     fill_heap_.clear();
     for (LinkId l : comp_links_) {
       cap_[l] = topology_.link(l).bandwidth.bytes_per_second();
       cnt_[l] = links_[l].size();
-      if (cnt_[l] > 0) fill_heap_.push_back({share(l), l, false});
+      if (cnt_[l] == 0) continue;
+      if (cnt_[l] == 1) {
+        // A link of one flow can fix only that flow, at its bandwidth; a narrower link (whose
+        // share is at most its bandwidth) or a lower cap has a smaller key and fixes it first.
+        const FlowState& f = flows_[links_[l][0]];
+        if (cap_[l] > f.narrowest || (f.cap > 0.0 && cap_[l] > f.cap)) continue;
+      }
+      queued_[l] = share(l);
+      fill_heap_.push_back({queued_[l], l, false});
     }
+    // A cap no lower than the flow's narrowest link never binds: that link's share is at most
+    // its bandwidth, so its entry pops first (links before caps on ties) and fixes the flow.
     for (std::uint32_t i : comp_flows_) {
-      if (flows_[i].cap > 0.0) fill_heap_.push_back({flows_[i].cap, i, true});
+      const FlowState& f = flows_[i];
+      if (f.cap > 0.0 && f.cap < f.narrowest) fill_heap_.push_back({f.cap, i, true});
     }
     std::make_heap(fill_heap_.begin(), fill_heap_.end(), later);
-    while (!fill_heap_.empty()) {
+    // Once every flow is fixed, what is left in the heap is links without unfixed flows and
+    // fixed flows' caps, all of which would be skipped: stop there.
+    unfixed_ = comp_flows_.size();
+    while (unfixed_ > 0 && !fill_heap_.empty()) {
       std::pop_heap(fill_heap_.begin(), fill_heap_.end(), later);
       const FillEntry e = fill_heap_.back();
       fill_heap_.pop_back();
@@ -407,11 +438,25 @@ class FlowModel final : public NetworkModel {
         if (flows_[e.index].frozen != epoch_) freeze(e.index, e.share, kNoLink);
         continue;
       }
-      if (cnt_[e.index] == 0 || e.share != share(e.index)) continue;  // stale entry
-      for (std::uint32_t i : links_[e.index]) {
-        if (flows_[i].frozen != epoch_) freeze(i, e.share, e.index);
+      const LinkId l = e.index;
+      if (cnt_[l] == 0) continue;  // every flow on it is fixed
+      const double s = share(l);
+      if (e.share != s) {
+        // The link's latest entry, its share grown since: queue it at its share. An older
+        // entry (a smaller share was pushed after it) is dropped: the latest is still queued.
+        if (e.share == queued_[l]) push_link(l, s);
+        continue;
+      }
+      for (std::uint32_t i : links_[l]) {
+        if (flows_[i].frozen != epoch_) freeze(i, e.share, l);
       }
     }
+  }
+
+  void push_link(LinkId l, double s) {
+    queued_[l] = s;
+    fill_heap_.push_back({s, l, false});
+    std::push_heap(fill_heap_.begin(), fill_heap_.end(), FillLater{});
   }
 
   // Heap order: smallest share first; ties: links before caps, then by index (deterministic).
@@ -431,12 +476,13 @@ class FlowModel final : public NetworkModel {
     FlowState& f = flows_[i];
     f.frozen = epoch_;
     f.new_rate = rate;
+    --unfixed_;
     for (std::size_t h = 0; h < f.hops; ++h) {
       const LinkId l = f.links[h];
       cap_[l] -= rate;
       if (--cnt_[l] > 0 && l != bottleneck) {
-        fill_heap_.push_back({share(l), l, false});
-        std::push_heap(fill_heap_.begin(), fill_heap_.end(), FillLater{});
+        // A share only falls below its queued key by rounding (cap − rate over one flow fewer).
+        if (const double s = share(l); s < queued_[l]) push_link(l, s);
       }
     }
   }
@@ -460,10 +506,11 @@ class FlowModel final : public NetworkModel {
   // Reused work buffers: nothing below allocates once they have grown.
   std::vector<double> cap_;
   std::vector<std::uint32_t> cnt_;
-  std::vector<LinkId> dirty_;
-  std::vector<LinkId> comp_links_;
+  std::vector<double> queued_;      // fill(): the key of each link's latest heap entry
+  std::vector<LinkId> comp_links_;  // the dirty links, then the rest of their component
   std::vector<std::uint32_t> comp_flows_;
   std::vector<FillEntry> fill_heap_;
+  std::size_t unfixed_ = 0;     // fill(): flows of the component not yet fixed
   std::vector<double> demand_;  // start_profiled's per-link sum of capped rates
   PhaseRoutes routes_{topology_};
   std::vector<LinkId> demand_links_;

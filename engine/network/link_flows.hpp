@@ -34,9 +34,10 @@ class LinkFlows {
   }
   void pop_back() { --size_; }
 
-  // The flow model's per-link marks, beside the list so that a link's visit reads one record.
-  std::uint32_t seen = 0;  // epoch of the last component search that reached the link
-  bool dirty = false;      // its flow set changed since the last recomputation
+  // The flow model's per-link mark, beside the list so that a link's visit reads one record:
+  // the epoch of the last component search that reached the link (the next search's, once its
+  // flow set changed).
+  std::uint32_t seen = 0;
 
  private:
   static constexpr std::uint32_t kLocal = 4;

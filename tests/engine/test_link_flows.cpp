@@ -30,7 +30,6 @@ TEST(LinkFlows, KeepsAVectorsOrderUnderPushBackAndSwapRemove) {
   EXPECT_EQ(elements_of(l), (std::vector<std::uint32_t>{10, 15, 12, 13, 14}));
   EXPECT_EQ(l[1], 15u);
   EXPECT_EQ(l.back(), 14u);
-  EXPECT_FALSE(l.dirty);
   EXPECT_EQ(l.seen, 0u);
 }
 
