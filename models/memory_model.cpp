@@ -92,7 +92,7 @@ struct Parts {
   // What a rank of `stage` keeps in host memory (parallel.offload, docs/memory.md "Host memory").
   double host_bytes(int stage) const {
     if (!sc.parallel.offload.optimizer) return 0;
-    return optimizer_host_bytes(sc.training, data_parallel->memory(stage), ctx.gradient_bytes());
+    return optimizer_host_bytes(data_parallel->memory(stage), ctx.gradient_bytes());
   }
   // Parameters of layer `li` on its rank (÷ tp for a transformer but its replicated tensors,
   // routed experts ÷ ep).
@@ -137,13 +137,16 @@ struct Parts {
   }
   // The optimizer step's temporaries: torch's foreach implementation "uses ~ sizeof(params) more
   // peak memory" (torch.optim docs), in the dtype it steps (fp32 master, or the weights'); fused
-  // and per-tensor loops work in place.
+  // and per-tensor loops work in place. Counted per list torch allocates (torch/optim/adam.py and
+  // sgd.py, _multi_tensor_*): Adam's and AdamW's sqrt(v) list; sgd's and adam's L2 weight decay,
+  // `grads = torch._foreach_add(grads, params, alpha=weight_decay)`, out of place; AdamW decays
+  // the parameters in place, and SGD's momentum update works on its buffers in place.
   double optimizer_temporaries(const MemoryBreakdown& m) const {
-    if (sc.training.optimizer_impl != OptimizerImpl::foreach) return 0;
-    const double k = optimizer_state_bytes_per_param(sc.training);
-    if (k <= 0) return 0;
-    const double stepped = m.optimizer / k;
-    return stepped * (keeps_master_weights(sc.training) ? 4.0 : ctx.element_bytes());
+    const TrainingConfig& t = sc.training;
+    if (t.optimizer_impl != OptimizerImpl::foreach || sc.parallel.offload.optimizer) return 0;
+    const bool l2 = t.weight_decay > 0 && t.optimizer != Optimizer::adamw;
+    const double lists = (t.optimizer == Optimizer::sgd ? 0.0 : 1.0) + (l2 ? 1.0 : 0.0);
+    return lists * m.stepped_params * (keeps_master_weights(t) ? 4.0 : ctx.element_bytes());
   }
   MemoryOverheads overheads(engine::Rank rank) const {
     MemoryOverheads o;

@@ -7,8 +7,9 @@
 
 namespace clustersim::models {
 
-double optimizer_step_bytes_per_param(Optimizer optimizer) {
-  return optimizer == Optimizer::sgd ? 20.0 : 28.0;
+double optimizer_step_bytes_per_param(const TrainingConfig& training) {
+  if (training.optimizer != Optimizer::sgd) return 28.0;
+  return training.momentum > 0 ? 20.0 : 12.0;
 }
 
 OptimizerOffload optimizer_offload(const TrainingConfig& training, double params) {
@@ -18,15 +19,12 @@ OptimizerOffload optimizer_offload(const TrainingConfig& training, double params
   OptimizerOffload o;
   o.gradients_down = params * grad_bytes;
   o.params_up = params * param_bytes;
-  o.cpu_step_bytes = params * optimizer_step_bytes_per_param(training.optimizer);
+  o.cpu_step_bytes = params * optimizer_step_bytes_per_param(training);
   return o;
 }
 
-double optimizer_host_bytes(const TrainingConfig& training, const MemoryBreakdown& states,
-                            double gradient_bytes) {
-  const double k = optimizer_state_bytes_per_param(training);
-  const double stepped = k > 0 ? states.optimizer / k : 0.0;
-  return states.optimizer + stepped * gradient_bytes;
+double optimizer_host_bytes(const MemoryBreakdown& states, double gradient_bytes) {
+  return states.optimizer + states.stepped_params * gradient_bytes;
 }
 
 double host_bytes_per_node(const Scenario& sc, const std::vector<double>& host_per_stage) {

@@ -12,8 +12,9 @@ namespace clustersim::models {
 
 // Adam's update per parameter on the CPU (DeepSpeed's cpu_adam): reads the 16-bit gradient
 // (2 B), the fp32 master weight, m and v (12 B), writes master, m, v (12 B) and the updated 16-bit
-// weight for the upload (2 B): 28 B; momentum SGD 20 B. The same bytes as the GPU step.
-double optimizer_step_bytes_per_param(Optimizer optimizer);
+// weight for the upload (2 B): 28 B; momentum SGD 20 B, SGD without momentum 12 B. The same bytes
+// as the GPU step.
+double optimizer_step_bytes_per_param(const TrainingConfig& training);
 inline constexpr double kOptimizerFlopsPerParam = 10.0;
 
 // Optimizer offload of one rank stepping `params` parameters (its shard).
@@ -27,8 +28,7 @@ OptimizerOffload optimizer_offload(const TrainingConfig& training, double params
 // What a rank's host memory holds under optimizer offload, from its stage's device terms
 // (`states`: the data-parallel strategy's memory(); `gradient_bytes` per element): the
 // optimizer states (with the fp32 master) and the gradient shard they are stepped from.
-double optimizer_host_bytes(const TrainingConfig& training, const MemoryBreakdown& states,
-                            double gradient_bytes);
+double optimizer_host_bytes(const MemoryBreakdown& states, double gradient_bytes);
 
 // Host bytes of the node that holds the most, when each rank holds host_per_stage[its stage].
 double host_bytes_per_node(const Scenario& scenario, const std::vector<double>& host_per_stage);

@@ -183,6 +183,13 @@ struct TrainingConfig {
   bool recompute_method_given = false;
   bool recompute_num_layers_given = false;
   Optimizer optimizer = Optimizer::adam;
+  // training.momentum: SGD's momentum. torch.optim.SGD's default, 0, keeps no state; any other
+  // value keeps a momentum buffer per parameter. Only with `optimizer: sgd`.
+  double momentum = 0;
+  // training.weight_decay: sgd's and adam's L2 term, added to the gradients out of place by
+  // torch's foreach step (one more parameter-sized temporary); adamw's decoupled decay, a
+  // multiply of the parameters in place. 0 (torch's default but for adamw's 0.01): no term.
+  double weight_decay = 0;
   // training.attention; when the file does not say, default_attention(gpu, precision).
   Attention attention = Attention::flash;
   bool attention_given = false;

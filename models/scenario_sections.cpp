@@ -61,6 +61,14 @@ TrainingConfig read_training(const yaml::Value& value, const ModelSpec& model) {
     t.recompute_num_layers_given = true;
   }
   if (auto x = m.get("optimizer")) t.optimizer = x->choice(kOptimizerNames);
+  if (auto x = m.get("momentum")) {
+    if (t.optimizer != Optimizer::sgd)
+      x->fail("momentum is SGD's; this scenario's optimizer is " +
+              std::string(kOptimizerNames.name(t.optimizer)) + " (set training.optimizer: sgd)");
+    t.momentum = x->number(0.0);
+    if (!(t.momentum < 1.0)) x->fail("SGD's momentum is a share; allowed: 0 <= value < 1");
+  }
+  if (auto x = m.get("weight_decay")) t.weight_decay = x->number(0.0);
   if (auto x = m.get("attention")) {
     t.attention = x->choice(kAttentionNames);
     t.attention_given = true;

@@ -18,8 +18,10 @@ using detail::linear;
 using engine::Kernel;
 using engine::KernelKind;
 
-// apex multi_tensor_apply: tensors per launch at depth 4 (Adam: grad, param, m, v) and depth 2.
+// multi_tensor_apply (apex's and PyTorch's MultiTensorApply.cuh, depth_to_max_tensors): tensors
+// per launch at depth 4 (Adam: grad, param, m, v), 3 and 2.
 constexpr std::uint64_t kTensorsPerLaunchDepth4 = 36;
+constexpr std::uint64_t kTensorsPerLaunchDepth3 = 48;
 constexpr std::uint64_t kTensorsPerLaunchDepth2 = 64;
 
 // The emitter of a transformer's lists, with the config's gradient accumulation.
@@ -479,6 +481,8 @@ std::vector<Kernel> optimizer_kernels(const OptimizerKernelConfig& c, engine::Ke
   const double p = c.params;
   const std::uint64_t launches4 =
       (c.tensors + kTensorsPerLaunchDepth4 - 1) / kTensorsPerLaunchDepth4;
+  const std::uint64_t launches3 =
+      (c.tensors + kTensorsPerLaunchDepth3 - 1) / kTensorsPerLaunchDepth3;
   const std::uint64_t launches2 =
       (c.tensors + kTensorsPerLaunchDepth2 - 1) / kTensorsPerLaunchDepth2;
   auto pass = [&](const std::string& name, double bytes_per_param, std::uint64_t launches,
@@ -491,10 +495,15 @@ std::vector<Kernel> optimizer_kernels(const OptimizerKernelConfig& c, engine::Ke
     pass("optimizer.grad_norm", kFp32, launches2, 2);      // multi_tensor_l2norm: read grads
     pass("optimizer.grad_clip", 2 * kFp32, launches2, 1);  // multi_tensor_scale in place
   }
+  // torch's foreach steps (torch/optim/adam.py, sgd.py, _multi_tensor_*): L2 decay first makes
+  // a new gradient list, grads + wd * params; AdamW multiplies the parameters in place. A fused
+  // step folds either into its one pass.
+  if (!c.fused && c.l2_decay) pass("optimizer.foreach.weight_decay", 3 * kFp32, launches3, 2);
   if (c.optimizer == OptimizerKind::adam) {
     if (c.fused) {  // read grad, param, m, v; write param, m, v (fp32)
       pass("optimizer.adam", 7 * kFp32, launches4, 10);
     } else {  // torch foreach Adam: lerp m, mul v, addcmul v, sqrt, div, add eps, addcdiv param
+      if (c.decoupled_decay) pass("optimizer.foreach.decay", 2 * kFp32, launches2, 1);
       pass("optimizer.foreach.lerp_m", 3 * kFp32, launches4, 2);
       pass("optimizer.foreach.mul_v", 2 * kFp32, launches2, 1);
       pass("optimizer.foreach.addcmul_v", 3 * kFp32, launches4, 2);
@@ -503,8 +512,15 @@ std::vector<Kernel> optimizer_kernels(const OptimizerKernelConfig& c, engine::Ke
       pass("optimizer.foreach.add_eps", 2 * kFp32, launches2, 1);
       pass("optimizer.foreach.addcdiv", 4 * kFp32, launches4, 3);
     }
-  } else {  // momentum SGD: read grad, param, buffer; write param, buffer
-    pass(c.fused ? "optimizer.sgd" : "optimizer.foreach.sgd", 5 * kFp32, launches4, 3);
+  } else if (c.fused) {  // read grad, param (and buffer); write param (and buffer)
+    pass("optimizer.sgd", (c.momentum ? 5 : 3) * kFp32, c.momentum ? launches4 : launches3,
+         c.momentum ? 3 : 1);
+  } else {  // torch foreach SGD: buffer *= momentum, buffer += grad, then param -= lr * buffer
+    if (c.momentum) {
+      pass("optimizer.foreach.mul_buf", 2 * kFp32, launches2, 1);
+      pass("optimizer.foreach.add_buf", 3 * kFp32, launches3, 1);
+    }
+    pass("optimizer.foreach.sgd", 3 * kFp32, launches3, 1);
   }
   if (c.master_weights) pass("optimizer.cast_to_model", kFp32 + 2, launches2, 0);
   if (c.zero_grad) pass("optimizer.zero_grad", kFp32, 1, 0);

@@ -66,7 +66,8 @@ bool keeps_master_weights(const TrainingConfig& t) {
 
 double optimizer_state_bytes_per_param(const TrainingConfig& t) {
   const bool mixed = keeps_master_weights(t);
-  const double moments = t.optimizer == Optimizer::sgd ? 1.0 : 2.0;  // momentum, or m and v
+  // Adam's m and v; SGD's momentum buffer, which torch.optim.SGD keeps only with momentum != 0.
+  const double moments = t.optimizer != Optimizer::sgd ? 2.0 : t.momentum > 0 ? 1.0 : 0.0;
   // Autocast: the fp32 parameters are the master, the states fp32 (HF: "18 bytes per model
   // parameter": 6 for fp32 + 16-bit weights, 4 for fp32 gradients, 8 for AdamW's states).
   if (mixed && t.amp) return moments * 4.0;

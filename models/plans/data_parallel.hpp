@@ -24,6 +24,9 @@ struct MemoryBreakdown {
   double optimizer = 0;
   double activations = 0;
   double buffers = 0;
+  // Parameters whose update this rank's optimizer step computes (all it holds, or its ZeRO/FSDP
+  // shard): what sizes the step's temporaries. Not memory itself, so not in total().
+  double stepped_params = 0;
   double total() const { return weights + gradients + optimizer + activations + buffers; }
 };
 

@@ -124,6 +124,7 @@ MemoryBreakdown Ddp::memory(int stage) const {
   m.weights = elem * psi;
   m.gradients = grad * psi;
   m.optimizer = optimizer_state_bytes_per_param(ctx_.training) * psi;
+  m.stepped_params = psi;
   // PyTorch DDP copies gradients into flat buckets (gradient_as_bucket_view=False, its default:
   // one more gradient-sized buffer); with gradient_as_bucket_view the gradients are views into
   // the buckets, as in Megatron's DDP.

@@ -211,6 +211,10 @@ std::uint32_t LayerKernels::optimizer(double params, std::uint64_t tensors) {
                                                           : kernels::OptimizerKind::adam;
   c.fused = ctx_.training.optimizer_impl == OptimizerImpl::fused;
   c.master_weights = keeps_master_weights(ctx_.training);
+  c.momentum = ctx_.training.momentum > 0;
+  const bool decay = ctx_.training.weight_decay > 0;
+  c.l2_decay = decay && ctx_.training.optimizer != Optimizer::adamw;
+  c.decoupled_decay = decay && ctx_.training.optimizer == Optimizer::adamw;
   const std::uint32_t index = table_.intern(kernels::optimizer_kernels(c, table_));
   optimizer_.emplace(key, index);
   return index;

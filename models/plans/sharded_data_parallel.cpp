@@ -369,6 +369,7 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   const double grad = ctx_.gradient_bytes();
   MemoryBreakdown m;
   m.optimizer = sharded(K);
+  m.stepped_params = sharded(1.0);
   if (!full_) {
     m.weights = elem * psi;
     m.gradients = kind_ == DataParallel::zero1 ? grad * psi : sharded(grad);

@@ -470,13 +470,12 @@ class PlanComposer {
       emit_offloaded_optimizer(r, reduce_ops, params);
       return;
     }
-    const OpId step =
-        b_.compute({r, compute_, Category::optimizer, "optimizer step", engine::kNone, reduce_ops},
-                   params * kOptimizerFlopsPerParam,
-                   static_cast<std::uint64_t>(
-                       params * optimizer_step_bytes_per_param(ctx_.training.optimizer)),
-                   static_cast<std::uint8_t>(Precision::fp32),
-                   kernels_.optimizer(params, stage_tensors_[stage]));
+    const OpId step = b_.compute(
+        {r, compute_, Category::optimizer, "optimizer step", engine::kNone, reduce_ops},
+        params * kOptimizerFlopsPerParam,
+        static_cast<std::uint64_t>(params * optimizer_step_bytes_per_param(ctx_.training)),
+        static_cast<std::uint8_t>(Precision::fp32),
+        kernels_.optimizer(params, stage_tensors_[stage]));
     optimizer_[r] = step;
     data_parallel_->after_optimizer(step);
   }

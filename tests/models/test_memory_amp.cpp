@@ -40,6 +40,7 @@ TEST(MemoryAmp, OptimizerStatesAreTheMomentsOnly) {
   t.optimizer = Optimizer::adam;
   EXPECT_DOUBLE_EQ(optimizer_state_bytes_per_param(t), 8.0);  // m and v in fp32
   t.optimizer = Optimizer::sgd;
+  t.momentum = 0.9;
   EXPECT_DOUBLE_EQ(optimizer_state_bytes_per_param(t), 4.0);  // momentum in fp32
   t.amp = false;
   EXPECT_DOUBLE_EQ(optimizer_state_bytes_per_param(t), 8.0);  // fp32 master + momentum
