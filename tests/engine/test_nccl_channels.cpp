@@ -189,6 +189,25 @@ TEST(NcclChannels, NvlsOnOneH100NodeMatchesItsFormula) {
   EXPECT_NEAR(busbw, 476, 5);  // published: ~480 GB/s on 8 × H100 (validation/collectives)
 }
 
+TEST(NcclChannels, NvlsOnOneNodeFillsThreeStagesOfItsChunk) {
+  // One-node NVLS moves each chunk through three buffered stages (scatter into the NVLS buffers,
+  // reduce in the switch and multicast, gather into the output: NCCL's all_reduce.h), so the
+  // last chunk has two stages left when the bandwidth term ends. 8 × H100, 360 GB/s NVLink,
+  // 256 MiB: 16 channels × 8 heads = 128 pipelines; chunk 64 KiB (256 MiB < 64 · 128 · 128 KiB,
+  // >= 8 · 128 · 64 KiB); a link carries S·9/8, so a stage of 128 chunks takes
+  // 128 · 65536 · 9/8 / 360 GB/s = 26.2 us. time = 25 us + 2 · 26.2 us + S / (0.85 · 360 · 8/9).
+  const Topology t = build_cluster_topology(dgx(1, 360, 90));
+  const auto m = all_of(t);
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_reduce, Algorithm::nvls, m, 0, t, Protocol::simple);
+  const double s = 256.0 * 1024 * 1024;
+  EXPECT_EQ(p.phases[0].pipeline.fill_steps, 2.0);
+  EXPECT_EQ(p.phases[0].pipeline.chunk(s), 65536.0);
+  const double stage = 128.0 * 65536 * 9.0 / 8.0 / 360e9;
+  const double want = 25e-6 + 2.0 * stage + s / (0.85 * 360e9 * 8.0 / 9.0);
+  EXPECT_NEAR(run_one(t, p, s), want, 1e-4 * want);  // one stage fewer is 2.5 % off
+}
+
 TEST(NcclChannels, NvlsTreeOnTwoH100NodesRunsBelowTheTunersRate) {
   // Two nodes, NICs fast enough (100 GB/s) that NVLink binds: NVLSTree runs at
   // kNvlsTreeNvlinkShare (0.93) of one-node NVLS's rate, time = lat + S / (0.93 · 0.85 · B ·
@@ -292,7 +311,7 @@ TEST(NcclSteps, EveryChunkAcrossTheNetworkPaysOneStep) {
   EXPECT_NEAR(nvls.fill(g).seconds(), 2.0 * 128 * 131072 / 400e9, 1e-11);
   Pipeline node = nccl::pipeline_of(nccl::Row::nvls, Protocol::simple, {1, 8, 16.0, 90});
   node.seconds_per_byte = 1.0 / 400e9;
-  EXPECT_NEAR(node.fill(g).seconds(), 1.0 * 128 * 131072 / 400e9, 1e-11);
+  EXPECT_NEAR(node.fill(g).seconds(), 2.0 * 128 * 131072 / 400e9, 1e-11);
   EXPECT_EQ(nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {2, 8, 16.0, 90}).fill(g),
             Time::zero());
 }
