@@ -339,16 +339,16 @@ TEST(NcclSteps, ARingAcrossNodesTakesAtLeastItsStepsTimesTheNetworkStep) {
   // Simulated: the LL128 ring all-reduce of 1 MiB keeps all 16 channels (1 MiB ≥ 16 × 640 × 8 B),
   // 2 on each of the 8 NICs, so a step costs 2 × 1.5 µs: NCCL's LL128 base latency 14 µs + 30 × 3
   // µs = 104 µs, more than NCCL's L (14 + 28·1.9 + 2·4.0 = 75.2 µs). LL128 sends a chunk as one
-  // step, so the steps add to the transfer: 2·15/16 MiB of payload, × 128/120 on the wire, over 8
-  // NICs of 25 GB/s (a channel's 20.6 GB/s × 2 a NIC is more than a NIC's 25).
+  // step, so the steps add to the transfer: 2·15/16 MiB of payload at NCCL's 0.92 of the Simple
+  // ring's 8 NICs of 25 GB/s (a channel's 20.6 GB/s × 2 a NIC is more than a NIC's 25).
   const Topology t = build_cluster_topology(dgx(2, 900, 90));
   const auto m = all_of(t);
   const TransferPlan p =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::ll128);
   ASSERT_EQ(p.channels, 16);
   const double mib = 1024.0 * 1024;
-  const double wire_1mib = 2.0 * 15.0 / 16.0 * mib * 128.0 / 120.0;  // 2 MiB
-  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * 3e-6 + wire_1mib / (8 * 25e9), 1e-8);
+  const double bus_1mib = 2.0 * 15.0 / 16.0 * mib;
+  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * 3e-6 + bus_1mib / (0.92 * 8 * 25e9), 1e-8);
   // At 4 GiB (Simple) the 480 steps take 2.9 ms, far under the bandwidth term: no change.
   const TransferPlan q =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::simple);
@@ -400,8 +400,7 @@ TEST(NcclSteps, ARingStepCostsOneProxyActionPerChannelItsNicCarries) {
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t24, Protocol::ll128);
   ASSERT_EQ(ar.channels, 24);
   EXPECT_NEAR(run_one(t24, ar, 1024.0 * 1024),
-              14e-6 + 30 * 4.5e-6 + 2.0 * 15.0 / 16.0 * 1024 * 1024 * 128.0 / 120.0 / (8 * 25e9),
-              1e-8);
+              14e-6 + 30 * 4.5e-6 + 2.0 * 15.0 / 16.0 * 1024 * 1024 / (0.92 * 8 * 25e9), 1e-8);
 }
 
 // A ring across nodes moves at most 20.6 GB/s of wire bytes a channel over the network
@@ -438,7 +437,20 @@ TEST(NcclChannels, ARingChannelCarriesAtMostItsNetworkRate) {
   const double mib16 = 16.0 * 1024 * 1024;
   const TransferPlan ll128 =
       plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::ll128);
-  EXPECT_NEAR(run_one(t, ll128, mib16), 14e-6 + 15 * 3e-6 + 15.0 / 16.0 * mib16 / 309e9, 1e-8);
+  // LL128 runs at NCCL's 0.92 of the Simple ring (nccl::kRingLL128Share): busbw 0.92 × 329.6 =
+  // 303.2 GB/s (309 GB/s at the line's 120/128).
+  EXPECT_NEAR(run_one(t, ll128, mib16), 14e-6 + 15 * 3e-6 + 15.0 / 16.0 * mib16 / 303.232e9, 1e-8);
+}
+
+TEST(NcclChannels, AnLl128RingRunsAtNcclsShareOfTheSimpleRing) {
+  // One node of 8 H100 at 360 GB/s NVLink: the Simple ring all_gather's busbw is B = 360 GB/s,
+  // payload rate 360 / (7/8) = 411.4 GB/s. NCCL rates LL128 at 0.92 of it (ncclTopoTuneModel),
+  // below C × perChMaxRingLL128 = 18 × 36.7 GB/s busbw: 378.5 GB/s (385.7 at 120/128).
+  const Topology t = build_cluster_topology(dgx(1, 360, 90));
+  const TransferPlan p = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(t), 0,
+                                         t, Protocol::ll128);
+  const double simple = 360e9 / (7.0 / 8.0);
+  EXPECT_NEAR(p.phases[0].rate_cap, 0.92 * simple, 1e-6 * simple);
 }
 
 TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {
