@@ -330,12 +330,13 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
       // bytes (nccl_tuning.hpp): busbw <= C × that × the protocol's data share of a line.
       if (nodes > 1) cap = std::min(cap, busbw(ch * nccl::kNetChannelGBps / wire_factor(p)));
       // NCCL rates an LL128 ring at kRingLL128Share of its Simple bandwidth, below the line's
-      // 120/128 data share, and at most C × perChMaxRingLL128 (ncclTopoTuneModel).
+      // 120/128 data share, and at most C × perChMaxRingLL128 (ncclTopoTuneModel). Applied across
+      // nodes only, where the published LL128 rings are (docs/network.md "Protocols").
       if (p == Protocol::ll128) {
-        const double simple =
-            nodes > 1 ? std::min(link_rate, busbw(ch * nccl::kNetChannelGBps)) : link_rate;
-        cap = std::min(nccl::kRingLL128Share * simple,
-                       busbw(ch * nccl::per_channel(nccl::kPerChMaxRingLL128, arch, nodes)));
+        cap = busbw(ch * nccl::per_channel(nccl::kPerChMaxRingLL128, arch, nodes));
+        if (nodes > 1)
+          cap = std::min(
+              cap, nccl::kRingLL128Share * std::min(link_rate, busbw(ch * nccl::kNetChannelGBps)));
       }
       break;
     case Algorithm::tree:

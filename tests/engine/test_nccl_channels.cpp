@@ -443,14 +443,24 @@ TEST(NcclChannels, ARingChannelCarriesAtMostItsNetworkRate) {
 }
 
 TEST(NcclChannels, AnLl128RingRunsAtNcclsShareOfTheSimpleRing) {
-  // One node of 8 H100 at 360 GB/s NVLink: the Simple ring all_gather's busbw is B = 360 GB/s,
-  // payload rate 360 / (7/8) = 411.4 GB/s. NCCL rates LL128 at 0.92 of it (ncclTopoTuneModel),
-  // below C × perChMaxRingLL128 = 18 × 36.7 GB/s busbw: 378.5 GB/s (385.7 at 120/128).
-  const Topology t = build_cluster_topology(dgx(1, 360, 90));
+  // 2 nodes of 8 H100 (900 GB/s NVLink, 8 NICs of 50 GB/s), 16 channels: the Simple ring's busbw
+  // is its channels' 16 × 20.6 = 329.6 GB/s; NCCL rates LL128 at 0.92 of it (ncclTopoTuneModel),
+  // 303.2 GB/s busbw (309 at the line's 120/128), under 16 × perChMaxRingLL128 = 587 GB/s.
+  // All-gather: payload rate = busbw / (15/16).
+  ClusterTopologySpec spec = dgx(2, 900, 90);
+  spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(50.0);
+  const Topology t = build_cluster_topology(spec);
   const TransferPlan p = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(t), 0,
                                          t, Protocol::ll128);
-  const double simple = 360e9 / (7.0 / 8.0);
-  EXPECT_NEAR(p.phases[0].rate_cap, 0.92 * simple, 1e-6 * simple);
+  ASSERT_EQ(p.channels, 16);
+  EXPECT_NEAR(p.phases[0].rate_cap, 0.92 * 329.6e9 / (15.0 / 16.0), 1e3);
+  // One node keeps C × perChMaxRingLL128 alone (no published one-node LL128 ring to test 0.92
+  // against): 8 × H100 at 360 GB/s, 18 channels × 36.7 GB/s busbw over 7/8.
+  const Topology one = build_cluster_topology(dgx(1, 360, 90));
+  const TransferPlan q = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(one),
+                                         0, one, Protocol::ll128);
+  ASSERT_EQ(q.channels, 18);
+  EXPECT_NEAR(q.phases[0].rate_cap, 18 * 36.7e9 / (7.0 / 8.0), 1e3);
 }
 
 TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {
