@@ -61,8 +61,10 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
       break;
     }
     case Row::nvls:
-      // multimem reduce into the switch, then multicast out: two stages per chunk.
-      pl.fill_steps = 1.0;
+      // Three stages a chunk, each its own warps handing the chunk on through a Simple buffer
+      // (RunWorkColl<AllReduce, NVLS, SIMPLE>, one-node branch, src/device/all_reduce.h): scatter
+      // into the NVLS buffers, reduce in the switch and multicast out, gather into the output.
+      pl.fill_steps = 2.0;
       pl.pipelines = static_cast<double>(nvls_channels(s.gpu_arch, s.nodes)) * ppn;
       pl.chunk_bytes = kNvlsChunk;
       pl.rules[0] = {64.0, 65536.0, false};

@@ -159,6 +159,13 @@ inline constexpr double kRingStepPerChannelUs = 1.5;
 // the data cannot say. A cap per channel, like NCCL's perChMaxRingLL128 above.
 inline constexpr double kNetChannelGBps = 20.6;
 
+// An LL128 ring's bandwidth as a share of the Simple ring's on the same channels: NCCL's own
+// figure, busBw × 0.92 (commented "120.0/128.0", the line's data share, which is 0.9375), capped
+// at C × perChMaxRingLL128 (ncclTopoTuneModel, src/graph/tuning.cc, at 5067397c; v2.12-v2.21
+// take 0.7 when a node holds one GPU). The model runs LL128 rings at it, as it runs Simple trees
+// at NCCL's 0.92 of the ring: the tuner's figure, not a fit.
+inline constexpr double kRingLL128Share = 0.92;
+
 // The bytes a ring channel must have for NCCL to keep it (topoGetAlgoInfo, src/enqueue.cc: drop a
 // channel while S < channels × threads × threshold): threads LL 512, LL128 640, Simple 512
 // (NCCL_LL_MAX_NTHREADS, NCCL_LL128_MAX_NTHREADS, NCCL_SIMPLE_MAX_NTHREADS, src/include/device.h;

@@ -189,6 +189,25 @@ TEST(NcclChannels, NvlsOnOneH100NodeMatchesItsFormula) {
   EXPECT_NEAR(busbw, 476, 5);  // published: ~480 GB/s on 8 × H100 (validation/collectives)
 }
 
+TEST(NcclChannels, NvlsOnOneNodeFillsThreeStagesOfItsChunk) {
+  // One-node NVLS moves each chunk through three buffered stages (scatter into the NVLS buffers,
+  // reduce in the switch and multicast, gather into the output: NCCL's all_reduce.h), so the
+  // last chunk has two stages left when the bandwidth term ends. 8 × H100, 360 GB/s NVLink,
+  // 256 MiB: 16 channels × 8 heads = 128 pipelines; chunk 64 KiB (256 MiB < 64 · 128 · 128 KiB,
+  // >= 8 · 128 · 64 KiB); a link carries S·9/8, so a stage of 128 chunks takes
+  // 128 · 65536 · 9/8 / 360 GB/s = 26.2 us. time = 25 us + 2 · 26.2 us + S / (0.85 · 360 · 8/9).
+  const Topology t = build_cluster_topology(dgx(1, 360, 90));
+  const auto m = all_of(t);
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_reduce, Algorithm::nvls, m, 0, t, Protocol::simple);
+  const double s = 256.0 * 1024 * 1024;
+  EXPECT_EQ(p.phases[0].pipeline.fill_steps, 2.0);
+  EXPECT_EQ(p.phases[0].pipeline.chunk(s), 65536.0);
+  const double stage = 128.0 * 65536 * 9.0 / 8.0 / 360e9;
+  const double want = 25e-6 + 2.0 * stage + s / (0.85 * 360e9 * 8.0 / 9.0);
+  EXPECT_NEAR(run_one(t, p, s), want, 1e-4 * want);  // one stage fewer is 2.5 % off
+}
+
 TEST(NcclChannels, NvlsTreeOnTwoH100NodesRunsBelowTheTunersRate) {
   // Two nodes, NICs fast enough (100 GB/s) that NVLink binds: NVLSTree runs at
   // kNvlsTreeNvlinkShare (0.93) of one-node NVLS's rate, time = lat + S / (0.93 · 0.85 · B ·
@@ -292,7 +311,7 @@ TEST(NcclSteps, EveryChunkAcrossTheNetworkPaysOneStep) {
   EXPECT_NEAR(nvls.fill(g).seconds(), 2.0 * 128 * 131072 / 400e9, 1e-11);
   Pipeline node = nccl::pipeline_of(nccl::Row::nvls, Protocol::simple, {1, 8, 16.0, 90});
   node.seconds_per_byte = 1.0 / 400e9;
-  EXPECT_NEAR(node.fill(g).seconds(), 1.0 * 128 * 131072 / 400e9, 1e-11);
+  EXPECT_NEAR(node.fill(g).seconds(), 2.0 * 128 * 131072 / 400e9, 1e-11);
   EXPECT_EQ(nccl::pipeline_of(nccl::Row::ring, Protocol::ll128, {2, 8, 16.0, 90}).fill(g),
             Time::zero());
 }
@@ -320,16 +339,16 @@ TEST(NcclSteps, ARingAcrossNodesTakesAtLeastItsStepsTimesTheNetworkStep) {
   // Simulated: the LL128 ring all-reduce of 1 MiB keeps all 16 channels (1 MiB ≥ 16 × 640 × 8 B),
   // 2 on each of the 8 NICs, so a step costs 2 × 1.5 µs: NCCL's LL128 base latency 14 µs + 30 × 3
   // µs = 104 µs, more than NCCL's L (14 + 28·1.9 + 2·4.0 = 75.2 µs). LL128 sends a chunk as one
-  // step, so the steps add to the transfer: 2·15/16 MiB of payload, × 128/120 on the wire, over 8
-  // NICs of 25 GB/s (a channel's 20.6 GB/s × 2 a NIC is more than a NIC's 25).
+  // step, so the steps add to the transfer: 2·15/16 MiB of payload at NCCL's 0.92 of the Simple
+  // ring's 8 NICs of 25 GB/s (a channel's 20.6 GB/s × 2 a NIC is more than a NIC's 25).
   const Topology t = build_cluster_topology(dgx(2, 900, 90));
   const auto m = all_of(t);
   const TransferPlan p =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::ll128);
   ASSERT_EQ(p.channels, 16);
   const double mib = 1024.0 * 1024;
-  const double wire_1mib = 2.0 * 15.0 / 16.0 * mib * 128.0 / 120.0;  // 2 MiB
-  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * 3e-6 + wire_1mib / (8 * 25e9), 1e-8);
+  const double bus_1mib = 2.0 * 15.0 / 16.0 * mib;
+  EXPECT_NEAR(run_one(t, p, mib), 14e-6 + 30 * 3e-6 + bus_1mib / (0.92 * 8 * 25e9), 1e-8);
   // At 4 GiB (Simple) the 480 steps take 2.9 ms, far under the bandwidth term: no change.
   const TransferPlan q =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::simple);
@@ -381,8 +400,7 @@ TEST(NcclSteps, ARingStepCostsOneProxyActionPerChannelItsNicCarries) {
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t24, Protocol::ll128);
   ASSERT_EQ(ar.channels, 24);
   EXPECT_NEAR(run_one(t24, ar, 1024.0 * 1024),
-              14e-6 + 30 * 4.5e-6 + 2.0 * 15.0 / 16.0 * 1024 * 1024 * 128.0 / 120.0 / (8 * 25e9),
-              1e-8);
+              14e-6 + 30 * 4.5e-6 + 2.0 * 15.0 / 16.0 * 1024 * 1024 / (0.92 * 8 * 25e9), 1e-8);
 }
 
 // A ring across nodes moves at most 20.6 GB/s of wire bytes a channel over the network
@@ -419,7 +437,30 @@ TEST(NcclChannels, ARingChannelCarriesAtMostItsNetworkRate) {
   const double mib16 = 16.0 * 1024 * 1024;
   const TransferPlan ll128 =
       plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::ll128);
-  EXPECT_NEAR(run_one(t, ll128, mib16), 14e-6 + 15 * 3e-6 + 15.0 / 16.0 * mib16 / 309e9, 1e-8);
+  // LL128 runs at NCCL's 0.92 of the Simple ring (nccl::kRingLL128Share): busbw 0.92 × 329.6 =
+  // 303.2 GB/s (309 GB/s at the line's 120/128).
+  EXPECT_NEAR(run_one(t, ll128, mib16), 14e-6 + 15 * 3e-6 + 15.0 / 16.0 * mib16 / 303.232e9, 1e-8);
+}
+
+TEST(NcclChannels, AnLl128RingRunsAtNcclsShareOfTheSimpleRing) {
+  // 2 nodes of 8 H100 (900 GB/s NVLink, 8 NICs of 50 GB/s), 16 channels: the Simple ring's busbw
+  // is its channels' 16 × 20.6 = 329.6 GB/s; NCCL rates LL128 at 0.92 of it (ncclTopoTuneModel),
+  // 303.2 GB/s busbw (309 at the line's 120/128), under 16 × perChMaxRingLL128 = 587 GB/s.
+  // All-gather: payload rate = busbw / (15/16).
+  ClusterTopologySpec spec = dgx(2, 900, 90);
+  spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(50.0);
+  const Topology t = build_cluster_topology(spec);
+  const TransferPlan p = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(t), 0,
+                                         t, Protocol::ll128);
+  ASSERT_EQ(p.channels, 16);
+  EXPECT_NEAR(p.phases[0].rate_cap, 0.92 * 329.6e9 / (15.0 / 16.0), 1e3);
+  // One node keeps C × perChMaxRingLL128 alone (no published one-node LL128 ring to test 0.92
+  // against): 8 × H100 at 360 GB/s, 18 channels × 36.7 GB/s busbw over 7/8.
+  const Topology one = build_cluster_topology(dgx(1, 360, 90));
+  const TransferPlan q = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(one),
+                                         0, one, Protocol::ll128);
+  ASSERT_EQ(q.channels, 18);
+  EXPECT_NEAR(q.phases[0].rate_cap, 18 * 36.7e9 / (7.0 / 8.0), 1e3);
 }
 
 TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {
