@@ -157,13 +157,13 @@ struct OptimizerKernelConfig {
   double params = 0;          // parameters this rank updates
   std::uint64_t tensors = 1;  // parameter tensors (multi-tensor kernels batch them)
   OptimizerKind optimizer = OptimizerKind::adam;
-  bool fused = true;           // apex/Megatron FusedAdam (one pass) vs torch foreach (per op)
-  bool master_weights = true;  // mixed precision: fp32 master copy, 16-bit model weights
-  bool clip_grad = true;       // global grad norm + scale
-  bool momentum = true;        // SGD keeps (reads and writes) a momentum buffer
-  bool l2_decay = false;       // SGD's / Adam's weight decay added to the gradients
+  bool fused = true;             // apex/Megatron FusedAdam (one pass) vs torch foreach (per op)
+  bool master_weights = true;    // mixed precision: fp32 master copy, 16-bit model weights
+  bool clip_grad = true;         // global grad norm + scale
+  bool momentum = true;          // SGD keeps (reads and writes) a momentum buffer
+  bool l2_decay = false;         // SGD's / Adam's weight decay added to the gradients
   bool decoupled_decay = false;  // AdamW's weight decay, a multiply of the parameters
-  bool zero_grad = true;       // memset of the fp32 gradient buffer
+  bool zero_grad = true;         // memset of the fp32 gradient buffer
 };
 // Zero-grad, grad-norm/clip, the optimizer step and the master → 16-bit weight cast.
 std::vector<engine::Kernel> optimizer_kernels(const OptimizerKernelConfig& c,
