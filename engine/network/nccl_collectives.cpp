@@ -326,18 +326,18 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
   switch (a) {
     case Algorithm::ring:
       if (p == Protocol::ll) cap = busbw(nccl::ll_max_bw(arch, nodes));
-      // Across nodes each channel's network connection moves at most kNetChannelGBps of wire
-      // bytes (nccl_tuning.hpp): busbw <= C × that × the protocol's data share of a line.
-      if (nodes > 1) cap = std::min(cap, busbw(ch * nccl::kNetChannelGBps / wire_factor(p)));
-      // NCCL rates an LL128 ring at kRingLL128Share of its Simple bandwidth, below the line's
-      // 120/128 data share, and at most C × perChMaxRingLL128 (ncclTopoTuneModel). Applied across
-      // nodes only, where the published LL128 rings are (docs/network.md "Protocols").
-      if (p == Protocol::ll128) {
+      if (p == Protocol::ll128)
         cap = busbw(ch * nccl::per_channel(nccl::kPerChMaxRingLL128, arch, nodes));
-        if (nodes > 1)
-          cap = std::min(
-              cap, nccl::kRingLL128Share * std::min(link_rate, busbw(ch * nccl::kNetChannelGBps)));
-      }
+      // Across nodes each channel's network connection moves at most kNetChannelGBps of wire
+      // bytes (nccl_tuning.hpp): busbw <= C × that × the protocol's data share of a line. An
+      // LL128 ring instead runs at NCCL's kRingLL128Share of the Simple ring's rate, below the
+      // line's 120/128 (ncclTopoTuneModel); across nodes only, where the published LL128 rings
+      // are (docs/network.md "Protocols").
+      if (nodes > 1)
+        cap = std::min(cap, p == Protocol::ll128
+                                ? nccl::kRingLL128Share *
+                                      std::min(link_rate, busbw(ch * nccl::kNetChannelGBps))
+                                : busbw(ch * nccl::kNetChannelGBps / wire_factor(p)));
       break;
     case Algorithm::tree:
       // NCCL rates a tree at the same per-channel network bandwidth as the ring (nCh × bwInter),
