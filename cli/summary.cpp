@@ -125,6 +125,14 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
   row("", "CUDA context " + format_bytes(m.overheads.cuda_context) + ", cuBLAS " +
               format_bytes(m.overheads.workspaces) + ", NCCL " + format_bytes(m.overheads.nccl) +
               "; fragmentation allowance " + format_bytes(m.overheads.fragmentation));
+  if (m.startup_peak > 0)
+    row("", "start-up " + format_bytes(m.startup_total()) +
+                " (parallel.fsdp.init: device: the whole model built on the GPU, one unit "
+                "flattened, before FSDP shards it); cached after it " +
+                format_bytes(m.overheads.startup_cache) + " (in reserved, freed on demand)");
+  if (m.startup_total() > m.capacity)
+    out << "  ! start-up needs " << format_bytes(m.startup_total()) << ", more than the GPU's "
+        << format_bytes(m.capacity) << ": build the model sharded (parallel.fsdp.init: sharded)\n";
   if (verdict == models::MemoryVerdict::tight)
     out << "  ! " << format_bytes(m.headroom()) << " of headroom is less than the allocator's "
         << "fragmentation allowance (" << format_bytes(m.overheads.fragmentation)

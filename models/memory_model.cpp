@@ -298,6 +298,22 @@ StageResult walk_stage(const Parts& parts, int stage) {
   return r;
 }
 
+// Start-up's peak, and the segments it leaves cached that training's tensors cannot reuse:
+// training carves what fits (its tensors no larger than a parameter) from them and takes new
+// segments for the rest. Never more than the GPU gives the allocator: a failing cudaMalloc frees
+// the cached segments and retries.
+void account_startup(const StartupMemory& startup, MemoryEstimate& est) {
+  est.startup_peak = startup.peak;
+  if (startup.cached <= 0) return;
+  const MemoryBreakdown& m = est.peak;
+  const double large =
+      std::min(startup.uncarvable, m.weights + m.gradients + m.optimizer + m.buffers);
+  const double small = est.allocated() - large;
+  const double beyond = est.capacity - est.overheads.cuda_context - est.overheads.nccl -
+                        est.allocated() - est.overheads.fragmentation;
+  est.overheads.startup_cache = std::clamp(startup.cached - small, 0.0, std::max(0.0, beyond));
+}
+
 std::vector<LayerCost> layers_of(const Scenario& sc) {
   return expand_model(sc.model, std::max(1, sc.training.seq_len));
 }
@@ -330,6 +346,9 @@ MemoryEstimate estimate(const Scenario& sc, std::vector<LayerCost> layers,
   est.host_capacity = sc.cluster.host.memory_bytes;
   est.host_per_node = host_bytes_per_node(sc, est.host_per_stage);
   est.overheads.fragmentation = est.fragmentation_share * est.allocated();
+  account_startup(parts.data_parallel->startup_memory(est.peak_stage), est);
+  for (int stage = 0; stage < sc.parallel.pp; ++stage)  // start-up's own peak may be elsewhere
+    est.startup_peak = std::max(est.startup_peak, parts.data_parallel->startup_memory(stage).peak);
   return est;
 }
 
@@ -353,7 +372,10 @@ bool MemoryEstimate::host_fits() const {
 
 MemoryVerdict MemoryEstimate::verdict() const {
   if (!fits()) return MemoryVerdict::does_not_fit;
-  return total() + overheads.fragmentation <= capacity ? MemoryVerdict::fits : MemoryVerdict::tight;
+  return total() + overheads.fragmentation <= capacity &&
+                 startup_total() + fragmentation_share * startup_peak <= capacity
+             ? MemoryVerdict::fits
+             : MemoryVerdict::tight;
 }
 
 bool MemoryEstimate::a_change_alone_fits() const {

@@ -16,6 +16,7 @@
 // The peak is the largest total over the walk and the optimizer step, and says where it happens.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,9 @@ struct MemoryOverheads {
   double nccl = 0;           // NCCL's buffers for the rank's communicators (outside the allocator)
   double fragmentation = 0;  // the allocator's reserved-but-free share: the "tight" band, not
                              // part of the peak
+  // Segments start-up left in the allocator that training's tensors could not reuse
+  // (parallel.fsdp.init: device): reserved, not needed (a failing cudaMalloc frees them first).
+  double startup_cache = 0;
 };
 
 // A change to the plan that was re-estimated: `change` reads as --set flags.
@@ -85,6 +89,9 @@ struct MemoryEstimate {
   double host_per_node = 0;
   double host_capacity = 0;
   double fragmentation_share = 0;
+  // Tensors at start-up's peak on the peak rank (parallel.fsdp.init: device: the whole model built
+  // on the GPU and one unit flattened); 0 when the model arrives sharded.
+  double startup_peak = 0;
   std::vector<MemorySuggestion> suggestions;  // when it does not fit or is tight
   std::optional<MemoryCombination> combined;  // when no suggestion fits alone
   std::vector<MemoryPoint> timeline;          // the peak rank over the simulated iteration
@@ -92,13 +99,22 @@ struct MemoryEstimate {
   // Tensors in PyTorch's caching allocator (torch.cuda.max_memory_allocated).
   double allocated() const { return peak.total() + overheads.workspaces; }
   // Allocated plus what the allocator holds without using it (max_memory_reserved).
-  double reserved() const { return allocated() + overheads.fragmentation; }
+  double reserved() const {
+    return allocated() + overheads.fragmentation + overheads.startup_cache;
+  }
   // What the GPU must hold: allocated plus the context and NCCL (peak_bytes_per_gpu).
   double total() const { return allocated() + overheads.cuda_context + overheads.nccl; }
-  double headroom() const { return capacity - total(); }
+  // What start-up needs: its tensors and the CUDA context (NCCL's communicators come with the
+  // first collective).
+  double startup_total() const {
+    return startup_peak > 0 ? startup_peak + overheads.cuda_context : 0.0;
+  }
+  // The most the GPU must hold at any time: training's peak or start-up's.
+  double needed() const { return std::max(total(), startup_total()); }
+  double headroom() const { return capacity - needed(); }
   bool host_fits() const;  // nothing offloaded, or the node's host memory holds it
-  // The GPU holds the peak and the node's host memory what is offloaded.
-  bool fits() const { return total() <= capacity && host_fits(); }
+  // The GPU holds the peak (and start-up's) and the node's host memory what is offloaded.
+  bool fits() const { return total() <= capacity && startup_total() <= capacity && host_fits(); }
   // fits with the fragmentation band too; tight: only without it; does not fit.
   MemoryVerdict verdict() const;
   std::string largest_term() const;  // "optimizer", ...

@@ -27,6 +27,10 @@ std::vector<Axis> axes_of(const Scenario& sc) {
   std::vector<Axis> axes;
   const auto& t = sc.training;
   const auto& p = sc.parallel;
+  // Building the model sharded (meta device) costs nothing at run time: first.
+  if (p.fsdp.init == FsdpInit::device)
+    axes.push_back({{"parallel.fsdp.init=sharded",
+                     [](Scenario& s) { s.parallel.fsdp.init = FsdpInit::sharded; }}});
   const bool transformer = std::holds_alternative<TransformerSpec>(sc.model.body);
   // Recompute costs a share of the forward again: selective little, full about a third.
   Axis recompute;
@@ -130,7 +134,7 @@ std::optional<MemorySuggestion> suggest_along(const Scenario& sc, const std::vec
     chosen[axis] = static_cast<int>(k);
     const auto c = apply_steps(sc, axes, chosen);
     if (!c) continue;
-    MemorySuggestion s{axes[axis][k].change, c->memory.total(), c->memory.fits(),
+    MemorySuggestion s{axes[axis][k].change, c->memory.needed(), c->memory.fits(),
                        std::string(to_string(c->memory.verdict()))};
     if (s.fits) return s;
     if (!closest || s.peak_bytes < closest->peak_bytes) closest = s;
@@ -185,7 +189,7 @@ class CombinationSearch {
     for (std::size_t a = 0; a < axes_.size(); ++a)
       if (chosen_[a] >= 0)
         m.changes.push_back(axes_[a][static_cast<std::size_t>(chosen_[a])].change);
-    m.peak_bytes = c.memory.total();
+    m.peak_bytes = c.memory.needed();
     m.fits = c.memory.fits();
     m.verdict = std::string(to_string(c.memory.verdict()));
     m.estimated_time_ratio = base_time_ > 0 ? time / base_time_ : 0;

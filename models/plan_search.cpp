@@ -300,7 +300,7 @@ PlanSearchResult search_plans(const Scenario& base, const PlanSearchOptions& opt
   for (PlanCandidate& c : ranked) {
     if (static_cast<int>(result.top.size()) >= options.top) break;
     const MemoryEstimate memory = estimate_memory_only(c.scenario);
-    c.memory_bytes = memory.total();
+    c.memory_bytes = memory.needed();
     c.capacity_bytes = memory.capacity;
     if (!memory.fits()) {
       ++result.does_not_fit;

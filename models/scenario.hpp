@@ -235,6 +235,17 @@ struct TrainingConfig {
 // V100 (no FlashAttention-2 kernel) and for fp32/tf32 training (FlashAttention has no fp32 path).
 Attention default_attention(const GpuSpec& gpu, Precision precision);
 
+// parallel.fsdp.init: how the model reaches the GPUs before training (docs/memory.md "Start-up").
+enum class FsdpInit {
+  sharded,  // built on the meta device (or the CPU) and materialized shard by shard
+  device,   // built whole on every GPU, then wrapped by FSDP, which flattens and shards each unit
+};
+inline constexpr engine::NameTable kFsdpInitNames{
+    std::array<std::pair<FsdpInit, std::string_view>, 2>{{
+        {FsdpInit::sharded, "sharded"},
+        {FsdpInit::device, "device"},
+    }}};
+
 // PyTorch FSDP's knobs (parallel.fsdp); they apply to zero3, fsdp and hsdp.
 struct FsdpConfig {
   int unit_blocks = 1;  // transformer blocks per FSDP unit (fsdp.unit)
@@ -257,6 +268,7 @@ struct FsdpConfig {
   // false: each is a unit of its own, like a block (torchtitan).
   bool root_unit = false;
   int shard_group = 0;  // hsdp: ranks per sharding group; 0 = one node
+  FsdpInit init = FsdpInit::sharded;
 };
 
 // parallel.offload (docs/parallelism.md "Offload"): what lives in host memory instead of HBM.

@@ -157,6 +157,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
     if (auto y = f.get("no_sync")) p.fsdp.no_sync = y->boolean();
     if (auto y = f.get("root_unit")) p.fsdp.root_unit = y->boolean();
     if (auto y = f.get("shard_group")) p.fsdp.shard_group = y->count(1, limits::kParallel);
+    if (auto y = f.get("init")) p.fsdp.init = y->choice(kFsdpInitNames);
     f.finish();
   }
   if (auto x = m.get("offload")) {

@@ -210,6 +210,14 @@ void validate_fsdp_resharding(const Scenario& s) {
     s.fail("parallel.fsdp.no_sync",
            "true is not available with zero3 (DeepSpeed reduces partitioned gradients every "
            "micro-batch); use data_parallel: fsdp for PyTorch FSDP's no_sync()");
+  // Building the whole model on the GPU and then wrapping it is PyTorch FSDP's start-up;
+  // DeepSpeed's zero.Init partitions parameters as they are created.
+  const DataParallel d = s.parallel.data_parallel;
+  if (f.init == FsdpInit::device && d != DataParallel::fsdp && d != DataParallel::hsdp)
+    s.fail("parallel.fsdp.init",
+           std::string("device is PyTorch FSDP's start-up (the model built whole on each GPU, "
+                       "then wrapped); this scenario's data_parallel is ") +
+               std::string(kDataParallelNames.name(d)) + "; allowed with fsdp or hsdp");
   // The root unit holds the embedding and the head, which a pipeline puts on different stages.
   if (f.root_unit && s.parallel.pp > 1)
     s.fail("parallel.fsdp.root_unit",

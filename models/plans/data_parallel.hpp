@@ -30,6 +30,15 @@ struct MemoryBreakdown {
   double total() const { return weights + gradients + optimizer + activations + buffers; }
 };
 
+// What start-up leaves on one GPU before the first step (parallel.fsdp.init, docs/memory.md
+// "Start-up"), in bytes.
+struct StartupMemory {
+  double peak = 0;    // tensors at start-up's peak
+  double cached = 0;  // freed blocks start-up leaves in the caching allocator's segments
+  // Training's model-state tensors too large to be carved from those segments.
+  double uncarvable = 0;
+};
+
 // Parameters a rank of a pipeline stage holds before data-parallel sharding: its TP shard of the
 // stage's layers; routed experts (its E/ep of them) apart, as they are replicated over the
 // expert-data-parallel group only.
@@ -92,6 +101,9 @@ class DataParallelStrategy {
   // (FSDP's unit before its reduce-scatter; -1: the most at any layer); not part of
   // memory().buffers.
   virtual double backward_gradient_buffers(int /*stage*/, int /*layer*/) const { return 0; }
+  // Start-up's memory on a rank of stage `stage`: none unless the model is built whole on the
+  // GPU before it is sharded.
+  virtual StartupMemory startup_memory(int /*stage*/) const { return {}; }
 };
 
 // `sink` may be null when only memory() is asked for.

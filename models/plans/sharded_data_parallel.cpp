@@ -349,16 +349,24 @@ void ShardedDataParallel::after_optimizer(OpId step) {
              "zero expert params all_gather", engine::kNone, engine::kNone, after);
 }
 
+ShardedDataParallel::ShardSizes ShardedDataParallel::shard_sizes(int stage) const {
+  RankCoords first;
+  first.pp = stage;
+  ShardSizes s;
+  s.dense = kind_ == DataParallel::hsdp
+                ? static_cast<double>(shard_group(ctx_.layout.rank(first)).size())
+                : ctx_.parallel.replicas();
+  s.expert = std::max(1.0, s.dense / ctx_.parallel.ep);
+  return s;
+}
+
 MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   const auto& p = ctx_.parallel;
   const StageParameters params = stage_parameters(ctx_, stage);
   const double K = optimizer_state_bytes_per_param(ctx_.training);
-  RankCoords first;
-  first.pp = stage;
-  const double shard_dense = kind_ == DataParallel::hsdp
-                                 ? static_cast<double>(shard_group(ctx_.layout.rank(first)).size())
-                                 : p.replicas();
-  const double shard_expert = std::max(1.0, shard_dense / p.ep);
+  const ShardSizes shards = shard_sizes(stage);
+  const double shard_dense = shards.dense;
+  const double shard_expert = shards.expert;
   // ZeRO: with mixed-precision Adam (K = 12) stage 1 holds 4Ψ + KΨ/N, stage 2 2Ψ + (2+K)Ψ/N,
   // stage 3 (4+K)Ψ/N (Rajbhandari et al. 2020).
   auto sharded = [&](double bytes_per_param) {

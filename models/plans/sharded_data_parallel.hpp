@@ -48,6 +48,7 @@ class ShardedDataParallel final : public DataParallelStrategy {
   MemoryBreakdown memory(int stage) const override;
   double accumulated_gradients(int stage) const override;
   double backward_gradient_buffers(int stage, int layer) const override;
+  StartupMemory startup_memory(int stage) const override;  // fsdp_startup.cpp
 
  private:
   // One FSDP unit of a chunk: its layers in forward order and its local parameter count.
@@ -85,6 +86,11 @@ class ShardedDataParallel final : public DataParallelStrategy {
     int root_first = -1;
   };
   UnitSizes measure_units(int stage) const;
+  // Ranks a stage's dense parameters and its routed experts' are each sharded over.
+  struct ShardSizes {
+    double dense = 1, expert = 1;
+  };
+  ShardSizes shard_sizes(int stage) const;
 
   DataParallel kind_;
   const PlanContext& ctx_;

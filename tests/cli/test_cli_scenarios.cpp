@@ -35,12 +35,13 @@ void expect_design_keys(const json& j) {
                                    "critical_rank", "notes", "workload", "offload"}));
   EXPECT_EQ(keys_of(j["exposed_comm_s"]),
             (std::set<std::string>{"dp", "tp", "pp", "ep", "cp", "total"}));
-  EXPECT_EQ(keys_of(j["memory"]),
-            (std::set<std::string>{"peak_bytes_per_gpu", "capacity_bytes", "fits", "breakdown",
-                                   // extras (docs/memory.md)
-                                   "peak_rank", "overheads", "allocated_bytes", "reserved_bytes",
-                                   "phase", "headroom_bytes", "verdict", "suggestions",
-                                   "combined_suggestion", "timeline", "host"}));
+  EXPECT_EQ(
+      keys_of(j["memory"]),
+      (std::set<std::string>{"peak_bytes_per_gpu", "capacity_bytes", "fits", "breakdown",
+                             // extras (docs/memory.md)
+                             "peak_rank", "overheads", "allocated_bytes", "reserved_bytes", "phase",
+                             "headroom_bytes", "verdict", "suggestions", "combined_suggestion",
+                             "timeline", "host", "startup_peak_bytes"}));
   EXPECT_EQ(keys_of(j["memory"]["breakdown"]),
             (std::set<std::string>{"weights", "gradients", "optimizer", "activations", "buffers"}));
   EXPECT_EQ(keys_of(j["breakdown_s"]),
@@ -98,17 +99,19 @@ void expect_consistent(const json& j, const models::Scenario& sc) {
   const double peak = sc.cluster.gpu.peak_flops[static_cast<std::size_t>(sc.training.precision)];
   EXPECT_LE(mfu * peak, j["tflops_per_gpu"].get<double>() * 1e12 * (1 + rel));
   // Memory: the peak is the sum of its terms and of the overheads but the fragmentation
-  // allowance, and fits means it is within capacity.
+  // allowance and start-up's cache (reserved, not needed), and fits means it and start-up's
+  // peak are within capacity.
   const auto& m = j["memory"];
   double terms = 0;
   for (const auto& [k, v] : m["breakdown"].items())
     terms += v.get<double>();
   for (const auto& [k, v] : m["overheads"].items())
-    if (k != "fragmentation") terms += v.get<double>();
+    if (k != "fragmentation" && k != "startup_cache") terms += v.get<double>();
   EXPECT_NEAR(m["peak_bytes_per_gpu"].get<double>(), terms, rel * terms);
   EXPECT_EQ(m["capacity_bytes"].get<double>(), sc.cluster.gpu.memory_bytes);
   EXPECT_EQ(m["fits"].get<bool>(),
             m["peak_bytes_per_gpu"].get<double>() <= m["capacity_bytes"].get<double>() &&
+                m["startup_peak_bytes"].get<double>() <= m["capacity_bytes"].get<double>() &&
                 m["host"]["fits"].get<bool>());
   EXPECT_EQ(m["host"]["fits"].get<bool>(),
             m["host"]["bytes_per_node"].get<double>() <= m["host"]["capacity_bytes"].get<double>());

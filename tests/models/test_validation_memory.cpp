@@ -22,9 +22,6 @@ const std::string kValidation = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/../val
 const std::map<std::string, std::string> kOutside = {
     {"torchtune-llama2-7b-4x4090-fsdp",
      "which statistic is published is unknown (reserved under FSDP's all-gather churn?)"},
-    {"torchtune-llama2-7b-2xa100-fsdp-fp32-sgd",
-     "the recipe built the whole fp32 model on every GPU before FSDP sharded it; the caching "
-     "allocator's reserved pool of that start-up is not modelled"},
 };
 
 TEST(ValidationMemory, PublishedPeaksWithinTenPercent) {
