@@ -127,8 +127,13 @@ System read_system(const YAML::Node& doc) {
       }
     }
   }
-  if (std::regex_search(env, m, std::regex(R"(NCCL_MIN_CTAS=(\d+))")))
-    s.spec.channels = std::stoi(m[1]);
+  // NCCL runs max(NCCL_MIN_NCHANNELS (legacy NCCL_MIN_NRINGS), NCCL_MIN_CTAS) ring and tree
+  // channels (ncclMinNchannels and config.minCTAs in setupChannels, src/graph/connect.cc).
+  int channels = 0;
+  for (const char* key : {"NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS"})
+    if (std::regex_search(env, m, std::regex(std::string(key) + R"(=(\d+))")))
+      channels = std::max(channels, std::stoi(m[1]));
+  if (channels > 0) s.spec.channels = channels;
   return s;
 }
 

@@ -326,18 +326,19 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
   switch (a) {
     case Algorithm::ring:
       if (p == Protocol::ll) cap = busbw(nccl::ll_max_bw(arch, nodes));
-      if (p == Protocol::ll128)
-        cap = busbw(ch * nccl::per_channel(nccl::kPerChMaxRingLL128, arch, nodes));
       // Across nodes each channel's network connection moves at most kNetChannelGBps of wire
-      // bytes (nccl_tuning.hpp): busbw <= C × that × the protocol's data share of a line. An
-      // LL128 ring instead runs at NCCL's kRingLL128Share of the Simple ring's rate, below the
-      // line's 120/128 (ncclTopoTuneModel); across nodes only, where the published LL128 rings
-      // are (docs/network.md "Protocols").
-      if (nodes > 1)
-        cap = std::min(cap, p == Protocol::ll128
-                                ? nccl::kRingLL128Share *
-                                      std::min(link_rate, busbw(ch * nccl::kNetChannelGBps))
-                                : busbw(ch * nccl::kNetChannelGBps / wire_factor(p)));
+      // bytes (nccl_tuning.hpp): busbw <= C × that × the protocol's data share of a line.
+      if (nodes > 1 && p != Protocol::ll128)
+        cap = std::min(cap, busbw(ch * nccl::kNetChannelGBps / wire_factor(p)));
+      // An LL128 ring runs at NCCL's kRingLL128Share of the Simple ring's rate (its link rate,
+      // across nodes at most its channels' network limit), below the line's 120/128, and at most
+      // C × perChMaxRingLL128 (ncclTopoTuneModel), on one node as across nodes.
+      if (p == Protocol::ll128) {
+        double simple = link_rate > 0.0 ? link_rate : std::numeric_limits<double>::infinity();
+        if (nodes > 1) simple = std::min(simple, busbw(ch * nccl::kNetChannelGBps));
+        cap = std::min(nccl::kRingLL128Share * simple,
+                       busbw(ch * nccl::per_channel(nccl::kPerChMaxRingLL128, arch, nodes)));
+      }
       break;
     case Algorithm::tree:
       // NCCL rates a tree at the same per-channel network bandwidth as the ring (nCh × bwInter),

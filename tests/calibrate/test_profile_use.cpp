@@ -78,19 +78,22 @@ TEST(ProfileUse, CollectivesTakeTheProfilesTimeInBothModels) {
 TEST(ProfileUse, WithoutTheProfileTheTopologyDecides) {
   // Flow model, NCCL's tuner on the DGX A100's NVSwitch (docs/network.md), NVLink 300 GB/s
   // derated by the default 0.8 (simulation.link_efficiency) = 240 GB/s, n = 8, LL128:
-  //   ring: 14 us + 14 steps × 1.9 us + 1.75·S·(128/120) / 240 GB/s
+  //   ring: 14 us + 14 steps × 1.9 us + 1.75·S / (0.92 · 240 GB/s): NCCL rates an LL128 ring
+  //   at 0.92 of the Simple ring's bus bandwidth (the link's 240 GB/s; ncclTopoTuneModel), which
+  //   is under LL128's wire bytes (120/128 = 0.9375) and 12 channels × perChMaxRingLL128 20 GB/s
   //   tree (a chain on one node): 14 us + 2·7 × 1.25 us + S / (7/9 · 240/1.75 GB/s), its
   //   bandwidth derated by NCCL's treeCorrectionFactor for LL128: 0.6 at 2e6 B (log2(S/64) = 14),
   //   0.8 at 6e6 B (16)
-  // and the fastest estimate wins: 2e6 B: ring 56.16 us against tree 31.5 + 18.75/0.6 = 62.75;
-  // 6e6 B: ring 87.27 us against tree 31.5 + 56.25/0.8 = 101.8. Simple and LL are slower at
-  // both sizes; a ring has no pipeline fill, so the simulated time is the ring's formula.
+  // and the fastest estimate wins: 2e6 B: ring 40.6 + 15.85 = 56.45 us against tree 31.5 +
+  // 18.75/0.6 = 62.75; 6e6 B: ring 40.6 + 47.55 = 88.15 us against tree 31.5 + 56.25/0.8 =
+  // 101.8. Simple and LL are slower at both sizes; a ring has no pipeline fill, so the simulated
+  // time is the ring's formula.
   const auto with = all_reduce_times(run("flow"));
   const auto without = all_reduce_times(run("flow", {}, /*calibrated=*/false));
   ASSERT_EQ(without.size(), kBuckets.size());
   for (std::size_t i = 0; i < without.size(); ++i) {
     const double s = kBuckets[i];
-    const double ring = 40.6e-6 + 1.75 * s * (128.0 / 120.0) / (0.8 * 300e9);
+    const double ring = 40.6e-6 + 1.75 * s / (0.92 * 0.8 * 300e9);
     const double topology = ring;
     EXPECT_NEAR(without[i].second, topology, 1e-11);
     EXPECT_NEAR(with[i].second - without[i].second, profile_time(s) - topology, 2e-11);

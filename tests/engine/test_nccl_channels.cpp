@@ -454,13 +454,24 @@ TEST(NcclChannels, AnLl128RingRunsAtNcclsShareOfTheSimpleRing) {
                                          t, Protocol::ll128);
   ASSERT_EQ(p.channels, 16);
   EXPECT_NEAR(p.phases[0].rate_cap, 0.92 * 329.6e9 / (15.0 / 16.0), 1e3);
-  // One node keeps C × perChMaxRingLL128 alone (no published one-node LL128 ring to test 0.92
-  // against): 8 × H100 at 360 GB/s, 18 channels × 36.7 GB/s busbw over 7/8.
+  // One node, as NCCL's tuner does it too: 8 × H100 at 360 GB/s NVLink, the Simple ring
+  // all_gather's busbw is the link's B = 360 GB/s (payload rate 360 / (7/8) = 411.4 GB/s); LL128
+  // at 0.92 of it, 331.2 GB/s busbw, under 18 channels × perChMaxRingLL128 36.7 = 660.6 GB/s
+  // and under the line's 120/128 (337.5 GB/s).
   const Topology one = build_cluster_topology(dgx(1, 360, 90));
   const TransferPlan q = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(one),
                                          0, one, Protocol::ll128);
   ASSERT_EQ(q.channels, 18);
-  EXPECT_NEAR(q.phases[0].rate_cap, 18 * 36.7e9 / (7.0 / 8.0), 1e3);
+  EXPECT_NEAR(q.phases[0].rate_cap, 0.92 * 360e9 / (7.0 / 8.0), 1e3);
+  // With few channels the per-channel cap binds instead: 4 channels × 36.7 GB/s = 146.8 GB/s
+  // busbw, under 0.92 × 360 = 331.2 GB/s.
+  ClusterTopologySpec four = dgx(1, 360, 90);
+  four.channels = 4;
+  const Topology t4 = build_cluster_topology(four);
+  const TransferPlan r = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(t4), 0,
+                                         t4, Protocol::ll128);
+  ASSERT_EQ(r.channels, 4);
+  EXPECT_NEAR(r.phases[0].rate_cap, 4 * 36.7e9 / (7.0 / 8.0), 1e3);
 }
 
 TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {

@@ -25,11 +25,15 @@
 //
 // All-reduce over n = 4 as NCCL's tuner picks it (docs/network.md): ring + LL128 for all three
 // buckets. Latency: LL128 base 14 us + 2(n−1) = 6 steps of max(1.9 us NVLink hop, the 2 us
-// GPU→NVSwitch→GPU route) = 26 us; bandwidth: 2(n−1)/n · S · 128/120 (LL128's wire bytes) / B,
-// B = 1e11 B/s (Simple would take 28.8 us + 1.5·S/B, LL 18.6 us + 3·S/B: both slower here):
-//   bucket 0: 26 us + 1.6 × 1.6e6 / 1e11 = 26 + 25.6 = 51.6 us
-//   bucket 1: 26 us + 1.6 × 0.8e6 / 1e11 = 26 + 12.8 = 38.8 us
-//   bucket 2: 26 us + 1.6 × 0.6e6 / 1e11 = 26 +  9.6 = 35.6 us
+// GPU→NVSwitch→GPU route) = 26 us. Bandwidth: the Simple ring's payload rate is B / (2(n−1)/n) =
+// 1e11 / 1.5 B/s (each GPU's uplink carries 1.5·S), and NCCL rates an LL128 ring at 0.92 of it
+// (kRingLL128Share, ncclTopoTuneModel: busBw × 0.92), under LL128's own wire bytes (128/120 of
+// the payload: 1/1.0667 = 0.9375 of the line) and under C × perChMaxRingLL128 (5 channels × 20
+// GB/s busbw = 100 GB/s against 0.92 × 100 = 92): so 1.5·S / (0.92 · 1e11). (Simple would take
+// 28.8 us + 1.5·S/B, LL 18.6 us + 3·S/B: both slower here.)
+//   bucket 0: 26 us + 1.5 × 1.6e6 / 9.2e10 = 26 + 26.0870 = 52.0870 us
+//   bucket 1: 26 us + 1.5 × 0.8e6 / 9.2e10 = 26 + 13.0435 = 39.0435 us
+//   bucket 2: 26 us + 1.5 × 0.6e6 / 9.2e10 = 26 +  9.7826 = 35.7826 us
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,6 +76,12 @@ parallel: {data_parallel: ddp, bucket_mb: 0.5, overlap: true}
 simulation: {network_model: analytical, link_efficiency: {nvlink: 1}, fold: none}
 )";
 
+// The three bucket all-reduces (us), from the header: 26 us + 1.5·S / (0.92 × 1e11 B/s).
+constexpr double kBucketUs[3] = {26.0 + 1.5 * 1.6e6 / 0.92e11 / kUs,
+                                 26.0 + 1.5 * 0.8e6 / 0.92e11 / kUs,
+                                 26.0 + 1.5 * 0.6e6 / 0.92e11 / kUs};
+constexpr double kAdamUs = 42.0;
+
 RunOutput run(const std::vector<std::string>& overrides) {
   return run_scenario(parse_scenario(kScenario, "ddp-by-hand.yaml", overrides));
 }
@@ -100,50 +110,57 @@ TEST(Ddp, BucketsFollowPyTorchReverseOrderWithA1MiBFirstBucket) {
 }
 
 // Overlap on. Compute stream: forward 0–80; backward L3 80–100, L2 100–140, L1 140–160,
-// L0 160–240. Comm stream (FIFO): bucket 0 ready at 140 (L2's backward) → 140–191.6; bucket 1
-// ready at 160 but the stream is busy → 191.6–230.4; bucket 2 ready at 240 → 240–275.6.
-// Optimizer after the last bucket: 275.6–317.6 us.
+// L0 160–240. Comm stream (FIFO), with b0, b1, b2 the bucket times of the header: bucket 0 ready
+// at 140 (L2's backward) → 140–(140 + b0) = 192.087; bucket 1 ready at 160 but the stream is busy
+// → 192.087–(140 + b0 + b1) = 231.130; bucket 2 ready at 240 → 240–(240 + b2) = 275.783.
+// Optimizer after the last bucket: 275.783–317.783 us.
 void expect_overlapped_timeline(const RunOutput& out) {
+  const double b0 = kBucketUs[0], b1 = kBucketUs[1], b2 = kBucketUs[2];
   for (engine::Rank r = 0; r < 4; ++r) {
     const auto spans = all_reduces(out, r);
     ASSERT_EQ(spans.size(), 3u);
-    const double expected[3][2] = {{140, 191.6}, {191.6, 230.4}, {240, 275.6}};
+    const double expected[3][2] = {{140, 140 + b0}, {140 + b0, 140 + b0 + b1}, {240, 240 + b2}};
     for (std::size_t k = 0; k < 3; ++k) {
       EXPECT_NEAR(spans[k].first, expected[k][0] * kUs, kTol) << "rank " << r << " bucket " << k;
       EXPECT_NEAR(spans[k].second, expected[k][1] * kUs, kTol) << "rank " << r << " bucket " << k;
     }
   }
-  EXPECT_NEAR(out.result.iteration_time_s, 317.6 * kUs, kTol);
+  EXPECT_NEAR(out.result.iteration_time_s, (240 + b2 + kAdamUs) * kUs, kTol);
 }
 
 TEST(Ddp, OverlapStartsEachBucketWhenItsLastGradientIsReady) {
   const RunOutput out = run({});
   expect_overlapped_timeline(out);
   const Result& r = out.result;
-  // Exposed: only bucket 2 (240–275.6); in flight 140–230.4 and 240–275.6 = 126 us.
-  EXPECT_NEAR(r.exposed_comm_s.dp, 35.6 * kUs, kTol);
-  EXPECT_NEAR(r.exposed_comm_s.total, 35.6 * kUs, kTol);
-  EXPECT_NEAR(r.breakdown_s.compute, (240 + 42) * kUs, kTol);
+  const double b2 = kBucketUs[2];
+  const double in_flight = kBucketUs[0] + kBucketUs[1] + kBucketUs[2];  // 126.913 us
+  const double iteration = 240 + b2 + kAdamUs;                          // 317.783 us
+  // Exposed: only bucket 2 (240–275.783); in flight 140–231.130 and 240–275.783 = 126.913 us.
+  EXPECT_NEAR(r.exposed_comm_s.dp, b2 * kUs, kTol);
+  EXPECT_NEAR(r.exposed_comm_s.total, b2 * kUs, kTol);
+  EXPECT_NEAR(r.breakdown_s.compute, (240 + kAdamUs) * kUs, kTol);
   EXPECT_NEAR(r.breakdown_s.idle, 0.0, kTol);
-  EXPECT_NEAR(r.comm_overlap_fraction, 1.0 - 35.6 / 126.0, 1e-6);
-  // Model FLOPs per GPU: 3 × 8e9 = 2.4e10 at 1e14 FLOP/s is 240 us of the 317.6.
-  EXPECT_NEAR(r.mfu, 240.0 / 317.6, 1e-6);
-  EXPECT_NEAR(r.samples_per_s, 4 / (317.6 * kUs), 1e-3);
+  EXPECT_NEAR(r.comm_overlap_fraction, 1.0 - b2 / in_flight, 1e-6);
+  // Model FLOPs per GPU: 3 × 8e9 = 2.4e10 at 1e14 FLOP/s is 240 us of the 317.783.
+  EXPECT_NEAR(r.mfu, 240.0 / iteration, 1e-6);
+  EXPECT_NEAR(r.samples_per_s, 4 / (iteration * kUs), 1e-3);
 }
 
 // Overlap off: every bucket waits for the end of backward (240 us) and they run back to back:
-// 240–291.6, 291.6–330.4, 330.4–366; optimizer 366–408 us.
+// 240–292.087, 292.087–331.130, 331.130–366.913; optimizer 366.913–408.913 us.
 TEST(Ddp, WithoutOverlapAllReducesRunAfterBackward) {
   const RunOutput out = run({"parallel.overlap=false"});
   const auto spans = all_reduces(out, 0);
   ASSERT_EQ(spans.size(), 3u);
-  const double expected[3][2] = {{240, 291.6}, {291.6, 330.4}, {330.4, 366}};
+  const double b0 = kBucketUs[0], b1 = kBucketUs[1], b2 = kBucketUs[2];
+  const double expected[3][2] = {
+      {240, 240 + b0}, {240 + b0, 240 + b0 + b1}, {240 + b0 + b1, 240 + b0 + b1 + b2}};
   for (std::size_t k = 0; k < 3; ++k) {
     EXPECT_NEAR(spans[k].first, expected[k][0] * kUs, kTol) << "bucket " << k;
     EXPECT_NEAR(spans[k].second, expected[k][1] * kUs, kTol) << "bucket " << k;
   }
-  EXPECT_NEAR(out.result.iteration_time_s, 408 * kUs, kTol);
-  EXPECT_NEAR(out.result.exposed_comm_s.dp, 126 * kUs, kTol);
+  EXPECT_NEAR(out.result.iteration_time_s, (240 + b0 + b1 + b2 + kAdamUs) * kUs, kTol);
+  EXPECT_NEAR(out.result.exposed_comm_s.dp, (b0 + b1 + b2) * kUs, kTol);
   EXPECT_NEAR(out.result.comm_overlap_fraction, 0.0, 1e-9);
 }
 
@@ -156,17 +173,18 @@ TEST(Ddp, FlowModelMatchesTheHandTimelineWithoutContention) {
 // Gradient accumulation, m = 2 micro-batches (global batch 8 over 4 GPUs): PyTorch's no_sync()
 // on the first, so all-reduces only follow the second backward. Compute: fwd mb0 0–80, bwd mb0
 // 80–240, fwd mb1 240–320, bwd mb1 L3 320–340, L2 340–380, L1 380–400, L0 400–480. Buckets:
-// 380–431.6, 431.6–470.4, 480–515.6; optimizer 515.6–557.6 us.
+// 380–432.087, 432.087–471.130, 480–515.783; optimizer 515.783–557.783 us.
 TEST(Ddp, GradientAccumulationReducesOnlyAfterTheLastMicroBatch) {
   const RunOutput out = run({"training.global_batch=8"});
   const auto spans = all_reduces(out, 0);
   ASSERT_EQ(spans.size(), 3u);  // one per bucket, not per micro-batch
-  const double expected[3][2] = {{380, 431.6}, {431.6, 470.4}, {480, 515.6}};
+  const double b0 = kBucketUs[0], b1 = kBucketUs[1], b2 = kBucketUs[2];
+  const double expected[3][2] = {{380, 380 + b0}, {380 + b0, 380 + b0 + b1}, {480, 480 + b2}};
   for (std::size_t k = 0; k < 3; ++k) {
     EXPECT_NEAR(spans[k].first, expected[k][0] * kUs, kTol) << "bucket " << k;
     EXPECT_NEAR(spans[k].second, expected[k][1] * kUs, kTol) << "bucket " << k;
   }
-  EXPECT_NEAR(out.result.iteration_time_s, 557.6 * kUs, kTol);
+  EXPECT_NEAR(out.result.iteration_time_s, (480 + b2 + kAdamUs) * kUs, kTol);
 }
 
 // Ideal network: communication is free, so nothing is exposed and the iteration is compute only:

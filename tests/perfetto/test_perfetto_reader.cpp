@@ -8,6 +8,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -141,8 +142,15 @@ TEST(PerfettoReader, EveryOpComesBackAsTheSimulatorRanIt) {
 }
 
 // The DDP run worked out by hand (tests/models/test_ddp.cpp): 4 ranks × 12 ops in 8 lanes, rank
-// 2's last bucket all-reduce over [240, 275.6) us on all four ranks, the makespan 317.6 us.
+// 2's last bucket all-reduce over [240, 240 + b2) us on all four ranks, b2 = 26 us + 1.5 × 0.6e6 B
+// / (0.92 × 1e11 B/s) = 35.7826 us (NCCL's LL128 ring at 0.92 of the Simple ring's rate), the
+// makespan 240 + b2 + 42 us (Adam) = 317.7826 us. Perfetto keeps whole nanoseconds (the writer
+// drops the picoseconds): 275.782 and 317.782 us.
 TEST(PerfettoReader, TheHandComputedDdpRunReadsBack) {
+  const double b2_us = 26.0 + 1.5 * 0.6e6 / 0.92e11 * 1e6;
+  const auto whole_ns_ps = [](double us) {
+    return static_cast<std::int64_t>(std::floor(us * 1e3)) * 1000;
+  };
   const Prediction p = run(kDdp, {});
   const TempFile file("ddp.pftrace");
   write_trace(p, file.path);
@@ -151,7 +159,7 @@ TEST(PerfettoReader, TheHandComputedDdpRunReadsBack) {
   ASSERT_EQ(s.ops.size(), 48u);
   EXPECT_EQ(s.num_ranks, 4u);
   EXPECT_EQ(s.stream_names, (std::vector<std::string>{"compute", "comm"}));
-  EXPECT_EQ(back.timeline.makespan.ps(), 317'600'000);
+  EXPECT_EQ(back.timeline.makespan.ps(), whole_ns_ps(240 + b2_us + 42));
   std::vector<engine::OpId> buckets;
   for (engine::OpId id = 0; id < s.ops.size(); ++id)
     if (s.ops[id].rank == 2 && s.ops[id].kind == OpKind::collective) buckets.push_back(id);
@@ -162,7 +170,7 @@ TEST(PerfettoReader, TheHandComputedDdpRunReadsBack) {
   EXPECT_EQ(s.ops[last].collective, engine::CollectiveType::all_reduce);
   EXPECT_EQ(s.groups[s.ops[last].group_or_peer].ranks, (std::vector<engine::Rank>{0, 1, 2, 3}));
   EXPECT_EQ(back.timeline.start[last].ps(), 240'000'000);
-  EXPECT_EQ(back.timeline.end[last].ps(), 275'600'000);
+  EXPECT_EQ(back.timeline.end[last].ps(), whole_ns_ps(240 + b2_us));
 }
 
 // Tags reorder the pairs: rank 0 sends "a" (tag 1) then "b" (tag 0), rank 1 receives "b" then
