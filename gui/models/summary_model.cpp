@@ -31,6 +31,10 @@ void SummaryModel::set_prediction(const PredictionPtr& prediction) {
         {"network model", QString::fromStdString(r.network_model)},
         {"events", QString::number(r.events)},
     };
+    // Start-up's own peak when the model is built whole on the GPU (docs/memory.md "Start-up").
+    if (!r.from_traces && r.memory.startup_peak > 0)
+      rows_.push_back({"memory at start-up", format_si(r.memory.startup_total(), "B") + " of " +
+                                                 format_si(r.memory.capacity, "B")});
     // What would make a plan fit (docs/memory.md "Verdict and suggestions"), as --set flags.
     if (!r.from_traces) {
       const auto fix = [](const std::string& flags, double bytes, const std::string& verdict) {

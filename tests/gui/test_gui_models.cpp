@@ -412,6 +412,26 @@ class GuiModelsTest : public QObject {
       QVERIFY2(together.contains(QString::fromStdString("--set " + change)), qPrintable(together));
     QVERIFY(together.endsWith("(fits)"));
     QVERIFY(summary.value("to fit, alone").startsWith("--set "));
+    QVERIFY(summary.value("memory at start-up").isEmpty());  // the model arrives sharded
+  }
+
+  void summary_shows_start_ups_peak_when_the_model_is_built_on_the_gpu() {
+    // Llama 2 7B (6,738,415,616 parameters, a layer 202,383,360) built whole in fp32 on each GPU
+    // before FSDP shards it: 4 B × (the model + one layer) before the CUDA context.
+    QString error;
+    const auto p = run_prediction(
+        {kScenarios + "/llama2-7b-ddp-2xdgx-a100.yaml",
+         {},
+         {"parallel.data_parallel=fsdp", "parallel.fsdp.init=device", "training.precision=fp32"}},
+        nullptr, {}, &error, nullptr);
+    QVERIFY2(p, qPrintable(error));
+    const auto& m = p->output.result.memory;
+    QCOMPARE(m.startup_peak, 4.0 * (6738415616.0 + 202383360.0));
+    SummaryModel summary;
+    summary.set_prediction(p);
+    QCOMPARE(summary.value("memory at start-up"),
+             format_si(m.startup_peak + m.overheads.cuda_context, "B") + " of " +
+                 format_si(m.capacity, "B"));
   }
 
   void topology_lays_out_by_tier_and_pairs_directions() {
