@@ -87,6 +87,10 @@ std::vector<Scenario> enumerate_plans(const Scenario& base, int world) {
                     p.dp = dp;
                     p.ep = ep;
                     p.data_parallel = strategy;
+                    // Building the model whole on the GPU is PyTorch FSDP's start-up; the
+                    // other strategies' plans start as they train.
+                    if (strategy != DataParallel::fsdp && strategy != DataParallel::hsdp)
+                      p.fsdp.init = FsdpInit::sharded;
                     p.schedule = schedule;
                     p.virtual_stages = v;
                     p.sequence_parallel = sp;

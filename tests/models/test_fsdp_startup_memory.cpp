@@ -9,6 +9,7 @@
 
 #include "models/memory_model.hpp"
 #include "models/memory_suggestions.hpp"
+#include "models/plan_search.hpp"
 #include "models/scenario.hpp"
 #include "tests/models/scenario_error_check.hpp"
 
@@ -118,6 +119,18 @@ TEST(FsdpStartupMemory, AStartUpThatDoesNotFitIsTheVerdictAndShardedInitTheFirst
   EXPECT_EQ(changes.front().change, "parallel.fsdp.init=sharded");
   EXPECT_TRUE(changes.front().fits);
   EXPECT_DOUBLE_EQ(changes.front().peak_bytes, m.total());
+}
+
+TEST(FsdpStartupMemory, ThePlanSearchKeepsTheOtherStrategiesPlans) {
+  // fsdp.init: device is refused with ddp or zero (it is FSDP's start-up): the search's DDP and
+  // ZeRO candidates start sharded instead of being dropped as invalid, so a base that builds its
+  // model on the GPU ranks as many plans as one that does not.
+  PlanSearchOptions options;
+  options.top = 1;
+  const auto device = search_plans(parse_scenario(torchtune_7b("device", 2), "t"), options);
+  const auto sharded = search_plans(parse_scenario(torchtune_7b("sharded", 2), "t"), options);
+  EXPECT_EQ(device.invalid, sharded.invalid);
+  EXPECT_EQ(device.ranked, sharded.ranked);
 }
 
 TEST(FsdpStartupMemory, InitIsPyTorchFsdpsAndOneOfTwoValues) {
