@@ -298,10 +298,10 @@ StageResult walk_stage(const Parts& parts, int stage) {
   return r;
 }
 
-// Start-up's peak, and the segments it leaves cached that training's tensors cannot reuse:
-// training carves what fits (its tensors no larger than a parameter) from them and takes new
-// segments for the rest. Never more than the GPU gives the allocator: a failing cudaMalloc frees
-// the cached segments and retries.
+// Start-up's peak, and the segments it leaves cached that training's tensors cannot reuse: the
+// flat tensors that found no room in them (`uncarvable`) take new segments, everything else
+// (the placed flat tensors, activations, workspaces) is carved from them. Never more than the
+// GPU gives the allocator: a failing cudaMalloc frees the cached segments and retries.
 void account_startup(const StartupMemory& startup, MemoryEstimate& est) {
   est.startup_peak = startup.peak;
   if (startup.cached <= 0) return;
