@@ -426,9 +426,12 @@ TransferPlan nccl_plan(CollectiveType type, Algorithm a, Protocol p, const Shape
   const Loads l = loads_of(type, a, sh, flows, topology);
   const double capped = seconds_per_byte(type, a, p, sh, l, topology, RateAs::run, phase.rate_cap);
   // A chunk crosses each stage at the link rate of the plan's own flows, not at its end-to-end
-  // cap (LL's llMaxBw, for one, limits the whole collective, not one hop).
-  phase.pipeline = nccl_pipeline(type, a, p, sh, topology, l.own * wire_factor(p), capped,
-                                 phase.latency.seconds());
+  // cap (LL's llMaxBw, for one, limits the whole collective, not one hop). NVLS is the exception:
+  // its cap is the rate at which the NVLS warps move a chunk through the switch (nvlsEfficiency,
+  // and NVLSTree's NVLink share), so where it binds, every stage of a chunk crosses at it.
+  const double stage_per_byte = a == Algorithm::nvls ? capped : l.own * wire_factor(p);
+  phase.pipeline =
+      nccl_pipeline(type, a, p, sh, topology, stage_per_byte, capped, phase.latency.seconds());
   for (FlowSpec& f : flows)
     f.bytes_per_payload_byte *= wire_factor(p);
   phase.flows = std::move(flows);

@@ -194,8 +194,10 @@ TEST(NcclChannels, NvlsOnOneNodeFillsThreeStagesOfItsChunk) {
   // reduce in the switch and multicast, gather into the output: NCCL's all_reduce.h), so the
   // last chunk has two stages left when the bandwidth term ends. 8 × H100, 360 GB/s NVLink,
   // 256 MiB: 16 channels × 8 heads = 128 pipelines; chunk 64 KiB (256 MiB < 64 · 128 · 128 KiB,
-  // >= 8 · 128 · 64 KiB); a link carries S·9/8, so a stage of 128 chunks takes
-  // 128 · 65536 · 9/8 / 360 GB/s = 26.2 us. time = 25 us + 2 · 26.2 us + S / (0.85 · 360 · 8/9).
+  // >= 8 · 128 · 64 KiB). A chunk crosses each stage at the NVLS rate, not the raw link rate: the
+  // NVLS warps move it through the switch at nvlsEfficiency (0.85) of the link's S·9/8 per payload
+  // byte, so a stage of 128 chunks takes 128 · 65536 / (0.85 · 360 GB/s · 8/9) = 30.8 us (26.2 us
+  // at the raw link rate). time = 25 us + 2 · 30.8 us + S / (0.85 · 360 · 8/9).
   const Topology t = build_cluster_topology(dgx(1, 360, 90));
   const auto m = all_of(t);
   const TransferPlan p =
@@ -203,9 +205,33 @@ TEST(NcclChannels, NvlsOnOneNodeFillsThreeStagesOfItsChunk) {
   const double s = 256.0 * 1024 * 1024;
   EXPECT_EQ(p.phases[0].pipeline.fill_steps, 2.0);
   EXPECT_EQ(p.phases[0].pipeline.chunk(s), 65536.0);
-  const double stage = 128.0 * 65536 * 9.0 / 8.0 / 360e9;
-  const double want = 25e-6 + 2.0 * stage + s / (0.85 * 360e9 * 8.0 / 9.0);
-  EXPECT_NEAR(run_one(t, p, s), want, 1e-4 * want);  // one stage fewer is 2.5 % off
+  const double nvls_rate = 0.85 * 360e9 * 8.0 / 9.0;
+  const double stage = 128.0 * 65536 / nvls_rate;
+  const double want = 25e-6 + 2.0 * stage + s / nvls_rate;
+  EXPECT_NEAR(run_one(t, p, s), want, 1e-4 * want);  // stages at the link rate: 0.9 % off
+}
+
+TEST(NcclChannels, NvlsTreeStagesCrossAtTheNvlsRate) {
+  // Two nodes whose NICs (100 GB/s) leave NVLink binding: NVLSTree runs at R = 0.93 · 0.85 ·
+  // 360 GB/s · 8/9 = 253.0 GB/s of payload (kNvlsTreeNvlinkShare × nvlsEfficiency × the link's
+  // S·9/8), and a chunk crosses each of its 2·log2 2 = 2 network stages at R too. 64 MiB: 16
+  // channels × 8 heads = 128 pipelines; chunk 128 KiB (64 MiB is not < 4 · 128 · 128 KiB, NCCL's
+  // calcCollChunking for NVLS_TREE), so a stage takes 128 · 131072 / R = 66.3 us.
+  // latency = 25 us (NVLink hop) + 2 · log2 2 · 20.9 us (NVLSTree network hop) = 66.8 us.
+  // time = 66.8 + 2 · 66.3 + S / R = 66.8 + 132.6 + 265.3 = 464.7 us (published, nccl-tests #309,
+  // 2 × 8 H100: 466.1 us); the stages at the raw link rate (360 · 8/9 GB/s) would give 436.9 us.
+  auto spec = dgx(2, 360, 90);
+  spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(100);
+  const Topology t = build_cluster_topology(spec);
+  const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::nvls, all_of(t), 0,
+                                         t, Protocol::simple);
+  const double s = 64.0 * 1024 * 1024;
+  const double rate = 0.93 * 0.85 * 360e9 * 8.0 / 9.0;
+  EXPECT_NEAR(p.phases[0].latency.seconds(), 66.8e-6, 1e-9);
+  EXPECT_EQ(p.phases[0].pipeline.fill_steps, 2.0);
+  EXPECT_EQ(p.phases[0].pipeline.chunk(s), 131072.0);
+  const double want = 66.8e-6 + 2.0 * 128.0 * 131072 / rate + s / rate;
+  EXPECT_NEAR(run_one(t, p, s), want, 1e-3 * want);  // stages at the link rate: 6 % off
 }
 
 TEST(NcclChannels, NvlsTreeOnTwoH100NodesRunsBelowTheTunersRate) {
