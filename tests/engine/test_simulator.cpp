@@ -324,6 +324,34 @@ TEST(ScheduleBuilder, AnOpNamesAtMost65535DependenciesAndOneMoreIsRefusedByName)
   EXPECT_EQ(kept.back(), deps[65'534]);
 }
 
+// The loop keeps an op's unfinished dependencies in the word that holds its stream's index. With
+// 32,769 ranks of 2 streams (65,538 streams: a 17-bit index) and one bit for GPU work, 14 bits
+// are left: 2^14 - 1 = 16,383 dependencies. One more is an error naming the op.
+TEST(Simulator, MoreDependenciesThanTheLoopCountsBesideTheStreamNameTheOp) {
+  const auto joined_after = [](int n) {
+    ScheduleBuilder b(32'769);
+    const auto s0 = b.stream("compute");
+    b.stream("comm");
+    std::vector<OpId> deps;
+    for (int i = 0; i < n; ++i)
+      deps.push_back(b.compute({0, s0, Category::forward, "w"}, 1e9, 0));  // 1 ms each
+    b.compute({0, s0, Category::forward, "join", kNone, deps}, 1e12, 0);   // 1 s
+    return std::move(b).finish();
+  };
+  const Topology topology = gpus_on_a_switch(32'769);
+  FixedRateNetwork network;
+  const OneTeraflop compute;
+  EXPECT_NEAR(sec(simulate(joined_after(16'383), topology, network, compute).makespan),
+              16'383 * 1e-3 + 1.0, 1e-9);
+  try {
+    simulate(joined_after(16'384), topology, network, compute);
+    FAIL() << "an op with 16,384 dependencies ran";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("'join'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("16383"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Fixture, OpsWithAKernelListTakeItsCostedDuration) {
   ScheduleBuilder b(1);
   const auto s0 = b.stream("compute");
