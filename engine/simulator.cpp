@@ -432,7 +432,13 @@ class Run {
     for (std::size_t id = 0; id < n; ++id)
       work[id] = state_[id].work | ((state_[id].packed & gpu_bit_) != 0 ? kOnGpu : 0u);
     release(state_);
+    // Then into the launch array, each word in the slot its op's launch will take (written over
+    // below), so that the stream list's buffer too is freed before the end and plan arrays are
+    // allocated: 4 bytes per op less at this pass's peak (0.06 GB on GPT-3).
     timeline_.launch.resize(n);
+    for (std::size_t id = 0; id < n; ++id)
+      timeline_.launch[id] = Time::from_ps(work[id]);
+    release(stream_ops_);
     timeline_.end.resize(n);
     timeline_.algorithm.assign(n, Algorithm::automatic);
     timeline_.protocol.assign(n, Protocol::simple);
@@ -440,13 +446,14 @@ class Run {
     timeline_.sm_sharing_delay = sharing_->take_delays();
     for (std::size_t id = 0; id < n; ++id) {
       const Time start = timeline_.start[id];
-      if (work[id] & kOnGpu) {
+      const auto w = static_cast<std::uint32_t>(timeline_.launch[id].ps());
+      if (w & kOnGpu) {
         timeline_.launch[id] = start;
         // unless SM sharing moved it (below)
-        timeline_.end[id] = start + durations_[work[id] & ~kOnGpu];
+        timeline_.end[id] = start + durations_[w & ~kOnGpu];
         continue;
       }
-      const InstanceState& a = instances_[work[id]];
+      const InstanceState& a = instances_[w];
       timeline_.launch[id] = a.launch;
       timeline_.end[id] = a.end;
       const auto [plan, algorithm] = resolved_[a.call];
@@ -457,7 +464,6 @@ class Run {
     // One entry per op whose end moved, in the order they ended: written over, not sorted.
     for (const auto& [id, end] : sharing_->take_moved_ends())
       timeline_.end[id] = end;
-    release(stream_ops_);
   }
 
   [[noreturn]] void report_deadlock() const {
