@@ -28,9 +28,9 @@ std::vector<std::vector<OpId>> matching_sets(const engine::Schedule& s) {
     if (op.kind == OpKind::collective)
       by_group.at(op.group_or_peer)[op.rank].push_back(id);
     else if (op.kind == OpKind::send)
-      sends[{op.rank, op.group_or_peer, op.tag}].push_back(id);
+      sends[{op.rank, op.group_or_peer, op.tag()}].push_back(id);
     else if (op.kind == OpKind::recv)
-      recvs[{op.group_or_peer, op.rank, op.tag}].push_back(id);
+      recvs[{op.group_or_peer, op.rank, op.tag()}].push_back(id);
   }
   for (const auto& members : by_group) {
     std::size_t most = 0;
@@ -152,7 +152,7 @@ nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
     o["end_s"] = m.end[id].seconds();
     o["bytes"] = op.bytes;
     // What `calibrate from-execution` fits: FLOPs of compute, the shape of a collective.
-    if (op.kind == OpKind::compute) o["flops"] = op.flops;
+    if (op.kind == OpKind::compute) o["flops"] = op.flops();
     if (op.kind == OpKind::collective) {
       const auto& ranks = s.groups.at(op.group_or_peer).ranks;
       std::set<engine::Rank> nodes;

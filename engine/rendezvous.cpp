@@ -81,10 +81,10 @@ Scanned scan(const Schedule& s, const ScanProgress& progress) {
         break;
       }
       case OpKind::send:
-        out.sends.push_back({op.rank, op.group_or_peer, op.tag, id});
+        out.sends.push_back({op.rank, op.group_or_peer, op.tag(), id});
         break;
       case OpKind::recv:
-        out.recvs.push_back({op.group_or_peer, op.rank, op.tag, id});
+        out.recvs.push_back({op.group_or_peer, op.rank, op.tag(), id});
         break;
       default:
         if (is_host_copy(op)) out.host_copies.push_back(id);
@@ -124,8 +124,8 @@ void match_collectives(const Schedule& s, Rendezvous& r,
       for (const auto& member : members) {
         const OpId id = member[call];
         const Op& op = s.ops[id];
-        if (op.collective != first.collective || op.bytes != first.bytes || op.tag != first.tag ||
-            op.algorithm != first.algorithm)
+        if (op.collective != first.collective || op.bytes != first.bytes ||
+            op.tag() != first.tag() || op.algorithm != first.algorithm)
           throw SimulationError(
               "schedule: collective call " + std::to_string(call) + " on group '" +
               s.groups[g].name + "' does not match: " + describe(s, members[0][call]) + " is " +

@@ -6,7 +6,7 @@
 
 namespace clustersim::engine {
 
-static_assert(sizeof(Op) == 56, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
+static_assert(sizeof(Op) == 48, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
 
 std::string_view to_string(OpKind k) {
   return kOpKindNames.name(k);
@@ -125,8 +125,12 @@ OpId ScheduleBuilder::push(const Common& c, Op op) {
   op.name = intern(c.name);
   op.microbatch = c.microbatch;
   op.chunk = c.chunk;
+  if (c.deps.size() > Op::kMaxDeps)
+    throw std::invalid_argument("schedule: op '" + std::string(c.name) + "' on rank " +
+                                std::to_string(c.rank) + " has " + std::to_string(c.deps.size()) +
+                                " dependencies; an op has at most " + std::to_string(Op::kMaxDeps));
   op.deps_begin = static_cast<std::uint32_t>(schedule_.deps.size());
-  op.deps_count = static_cast<std::uint32_t>(c.deps.size());
+  op.deps_count = static_cast<std::uint16_t>(c.deps.size());
   for (OpId d : c.deps) {
     if (d >= id || schedule_.ops[d].rank != c.rank)
       throw std::invalid_argument("schedule: op '" + std::string(c.name) +
@@ -146,9 +150,9 @@ OpId ScheduleBuilder::compute(const Common& c, double flops, std::uint64_t bytes
                                 std::to_string(schedule_.kernels.size()));
   Op op;
   op.kind = OpKind::compute;
-  op.flops = flops;
+  op.set_flops(flops);
   op.bytes = bytes;
-  op.precision = precision;
+  op.set_precision(precision);
   op.kernels = kernels;
   return push(c, op);
 }
@@ -157,7 +161,7 @@ OpId ScheduleBuilder::copy(const Common& c, std::uint64_t bytes, CopyDirection d
   Op op;
   op.kind = OpKind::copy;
   op.bytes = bytes;
-  op.tag = static_cast<std::uint32_t>(direction);
+  op.set_tag(static_cast<std::uint32_t>(direction));
   return push(c, op);
 }
 
@@ -175,7 +179,7 @@ OpId ScheduleBuilder::collective(const Common& c, CollectiveType type, GroupId g
   op.group_or_peer = group;
   op.bytes = bytes;
   op.algorithm = algorithm;
-  op.tag = root;
+  op.set_tag(root);
   return push(c, op);
 }
 
@@ -188,7 +192,7 @@ OpId ScheduleBuilder::send(const Common& c, Rank peer, std::uint64_t bytes, std:
   op.collective = CollectiveType::send_recv;
   op.group_or_peer = peer;
   op.bytes = bytes;
-  op.tag = tag;
+  op.set_tag(tag);
   return push(c, op);
 }
 
@@ -201,7 +205,7 @@ OpId ScheduleBuilder::recv(const Common& c, Rank peer, std::uint64_t bytes, std:
   op.collective = CollectiveType::send_recv;
   op.group_or_peer = peer;
   op.bytes = bytes;
-  op.tag = tag;
+  op.set_tag(tag);
   return push(c, op);
 }
 

@@ -58,7 +58,7 @@ void write_metadata(Writer& w, const Schedule& s, std::uint32_t network_pid,
 ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
   const Op& op = s.ops[id];
   ordered_json args = {{"op", id}, {"kind", to_string(op.kind)}};
-  if (op.kind == OpKind::compute) args["flops"] = op.flops;
+  if (op.kind == OpKind::compute) args["flops"] = op.flops();
   args["bytes"] = op.bytes;
   if (op.kind == OpKind::collective) {
     args["collective"] = to_string(op.collective);
@@ -70,9 +70,9 @@ ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
     }
   } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
     args[op.kind == OpKind::send ? "to" : "from"] = op.group_or_peer;
-    args["tag"] = op.tag;
+    args["tag"] = op.tag();
   } else if (op.kind == OpKind::copy) {
-    args["direction"] = kCopyDirectionNames.name(static_cast<CopyDirection>(op.tag));
+    args["direction"] = kCopyDirectionNames.name(static_cast<CopyDirection>(op.tag()));
   }
   if (op.microbatch != kNone) args["microbatch"] = op.microbatch;
   if (op.chunk != kNone) args["chunk"] = op.chunk;

@@ -91,7 +91,7 @@ std::size_t TraceAssembly::add(const Read& r) {
   op.name = r.name;
   op.category = r.category;
   op.kind = r.kind;
-  op.flops = r.kind == OpKind::compute ? r.flops : 0.0;
+  op.set_flops(r.kind == OpKind::compute ? r.flops : 0.0);
   op.bytes = r.bytes;
   op.microbatch = r.microbatch;
   op.chunk = r.chunk;
@@ -109,7 +109,7 @@ std::size_t TraceAssembly::add(const Read& r) {
     case OpKind::recv:
       op.collective = CollectiveType::send_recv;
       op.group_or_peer = r.group_or_peer;
-      op.tag = r.tag;
+      op.set_tag(r.tag);
       break;
   }
   const std::size_t index = ops_.size();

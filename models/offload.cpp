@@ -56,7 +56,7 @@ OffloadActivity offload_activity(const engine::Schedule& s, const engine::Timeli
     if (op.rank != rank) continue;
     const double seconds = (tl.end[id] - tl.start[id]).seconds();
     if (engine::is_host_copy(op)) {
-      const bool down = op.tag == static_cast<std::uint32_t>(engine::CopyDirection::to_host);
+      const bool down = op.tag() == static_cast<std::uint32_t>(engine::CopyDirection::to_host);
       (down ? a.to_host_bytes : a.from_host_bytes) += static_cast<double>(op.bytes);
       (down ? a.to_host_s : a.from_host_s) += seconds;
     } else if (op.kind == engine::OpKind::compute && op.kernels < s.kernels.size()) {

@@ -39,10 +39,10 @@ int peer_tag(const engine::Op& op, engine::OpId id) {
   int found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
   const std::uint32_t limit = found != 0 && ub != nullptr ? static_cast<std::uint32_t>(*ub) : 32767;
-  if (op.tag > limit)
-    throw std::runtime_error("op " + std::to_string(id) + ": tag " + std::to_string(op.tag) +
+  if (op.tag() > limit)
+    throw std::runtime_error("op " + std::to_string(id) + ": tag " + std::to_string(op.tag()) +
                              " is above this MPI's MPI_TAG_UB " + std::to_string(limit));
-  return static_cast<int>(op.tag);
+  return static_cast<int>(op.tag());
 }
 
 }  // namespace
@@ -75,7 +75,7 @@ CommOp post_comm(const engine::Op& op, engine::OpId id, MPI_Comm comm, int membe
               "MPI_Irecv", id);
     return c;
   }
-  const int root = static_cast<int>(op.tag);
+  const int root = static_cast<int>(op.tag());
   if (root >= n) throw std::runtime_error("op " + std::to_string(id) + ": root outside its group");
   switch (op.collective) {
     case CollectiveType::all_reduce:
@@ -151,7 +151,7 @@ std::uint64_t count_wrong(const std::vector<float>& got, int count, Want want) {
 }  // namespace
 
 std::uint64_t checked_values(const engine::Op& op, const CommOp& c) {
-  const int n = c.group_size, root = static_cast<int>(op.tag);
+  const int n = c.group_size, root = static_cast<int>(op.tag());
   if (op.kind == engine::OpKind::send) return 0;
   if (op.kind == engine::OpKind::recv) return static_cast<std::uint64_t>(c.count);
   switch (op.collective) {
@@ -168,7 +168,7 @@ std::uint64_t checked_values(const engine::Op& op, const CommOp& c) {
 
 std::uint64_t wrong_values(const engine::Op& op, const CommOp& c) {
   const int n = c.group_size, me = c.member, chunk = c.count / n;
-  const int root = static_cast<int>(op.tag);
+  const int root = static_cast<int>(op.tag());
   if (op.kind == engine::OpKind::send) return 0;
   if (op.kind == engine::OpKind::recv)
     return count_wrong(c.out, c.count,

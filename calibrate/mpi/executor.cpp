@@ -71,11 +71,11 @@ std::string describe(const engine::Schedule& s, OpId id) {
     }
     case OpKind::send:
       d += "send of " + size + " to rank " + std::to_string(op.group_or_peer) + ", tag " +
-           std::to_string(op.tag);
+           std::to_string(op.tag());
       break;
     case OpKind::recv:
       d += "recv of " + size + " from rank " + std::to_string(op.group_or_peer) + ", tag " +
-           std::to_string(op.tag);
+           std::to_string(op.tag());
       break;
     default:
       d += std::string(engine::to_string(op.kind));
@@ -96,7 +96,7 @@ std::uint64_t fingerprint(const engine::Schedule& s) {
     mix(static_cast<std::uint64_t>(op.kind));
     mix(op.bytes);
     mix(op.kind == OpKind::compute ? 0 : op.group_or_peer);
-    mix(op.tag);
+    mix(op.tag());
     mix(static_cast<std::uint64_t>(op.collective));
     mix(op.stream);
   }

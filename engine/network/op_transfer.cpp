@@ -10,7 +10,7 @@ TransferCall transfer_call(const Schedule& schedule, const Op& op, const Topolog
   TransferCall call;
   if (is_host_copy(op)) {
     const EndpointId host = topology.host_endpoint(op.rank);
-    if (op.tag == static_cast<std::uint32_t>(CopyDirection::to_host))
+    if (op.tag() == static_cast<std::uint32_t>(CopyDirection::to_host))
       call.members = {op.rank, host};
     else
       call.members = {host, op.rank};
@@ -18,7 +18,7 @@ TransferCall transfer_call(const Schedule& schedule, const Op& op, const Topolog
     const auto& ranks = schedule.groups[op.group_or_peer].ranks;
     call.members.assign(ranks.begin(), ranks.end());
     call.type = op.collective;
-    call.root = op.tag;
+    call.root = op.tag();
   } else if (op.kind == OpKind::send) {
     call.members = {op.rank, op.group_or_peer};
   } else {  // a recv: its peer is the sender

@@ -56,11 +56,11 @@ OpList transfers_over(const engine::Schedule& schedule, const engine::Timeline& 
       const auto algorithm = timeline.algorithm[id];
       const auto protocol = timeline.protocol[id];
       auto it = std::find_if(calls.begin(), calls.end(), [&](const CallOnGroup& c) {
-        return c.type == op.collective && c.root == op.tag && c.algorithm == algorithm &&
+        return c.type == op.collective && c.root == op.tag() && c.algorithm == algorithm &&
                c.protocol == protocol;
       });
       if (it == calls.end())
-        it = calls.insert(calls.end(), {op.collective, op.tag, algorithm, protocol, crosses(id)});
+        it = calls.insert(calls.end(), {op.collective, op.tag(), algorithm, protocol, crosses(id)});
       hit = it->crosses;
     }
     if (hit) out.push_back(id);

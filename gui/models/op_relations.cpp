@@ -39,7 +39,7 @@ std::optional<engine::OpId> point_to_point_partner(const engine::Schedule& s, en
   auto same_channel = [&](const engine::Op& other, OpKind kind, engine::Rank rank,
                           engine::Rank peer) {
     return other.kind == kind && other.rank == rank && other.group_or_peer == peer &&
-           other.tag == op.tag;
+           other.tag() == op.tag();
   };
   std::uint32_t position = 0;
   for (engine::OpId i = 0; i < id; ++i)

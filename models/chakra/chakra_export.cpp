@@ -109,7 +109,7 @@ void write_rank(const Prediction& p, engine::Rank rank, const std::vector<engine
         case engine::OpKind::copy:
           node.set_type(pb::COMP_NODE);
           add_attr(node, "num_ops")
-              .set_int64_val(op.kind == engine::OpKind::compute ? std::llround(op.flops) : 0);
+              .set_int64_val(op.kind == engine::OpKind::compute ? std::llround(op.flops()) : 0);
           add_attr(node, "tensor_size").set_uint64_val(op.bytes);
           // The exact time, for import: duration_micros rounds it.
           add_attr(node, "duration_ps").set_int64_val(duration.ps());
@@ -128,7 +128,7 @@ void write_rank(const Prediction& p, engine::Rank rank, const std::vector<engine
               op.collective == engine::CollectiveType::reduce ||
               op.collective == engine::CollectiveType::scatter ||
               op.collective == engine::CollectiveType::gather)
-            add_attr(node, "root").set_int32_val(static_cast<std::int32_t>(op.tag));
+            add_attr(node, "root").set_int32_val(static_cast<std::int32_t>(op.tag()));
           break;
         case engine::OpKind::send:
         case engine::OpKind::recv: {
@@ -138,7 +138,7 @@ void write_rank(const Prediction& p, engine::Rank rank, const std::vector<engine
               .set_int32_val(static_cast<std::int32_t>(send ? rank : op.group_or_peer));
           add_attr(node, "comm_dst")
               .set_int32_val(static_cast<std::int32_t>(send ? op.group_or_peer : rank));
-          add_attr(node, "comm_tag").set_int32_val(static_cast<std::int32_t>(op.tag));
+          add_attr(node, "comm_tag").set_int32_val(static_cast<std::int32_t>(op.tag()));
           add_attr(node, "comm_size").set_int64_val(static_cast<std::int64_t>(op.bytes));
           break;
         }

@@ -25,7 +25,7 @@ class OneTeraflop : public ComputeModel {
   Time duration(const Op& op) const override {
     return Time::from_seconds(op.kind == OpKind::copy
                                   ? static_cast<double>(op.bytes) / kBytesPerSecond
-                                  : op.flops / kFlopsPerSecond);
+                                  : op.flops() / kFlopsPerSecond);
   }
 };
 

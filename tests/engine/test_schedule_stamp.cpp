@@ -45,7 +45,7 @@ TEST(ScheduleStamp, CopiesEveryFieldButTheRankGroupPeerAndDependencies) {
   const Op& x = s.ops[4];
   EXPECT_EQ(x.rank, 2u);
   EXPECT_EQ(x.kind, OpKind::compute);
-  EXPECT_EQ(x.flops, 5.0);
+  EXPECT_EQ(x.flops(), 5.0);
   EXPECT_EQ(x.bytes, 7u);
   EXPECT_EQ(x.microbatch, 3u);
   EXPECT_EQ(x.chunk, 2u);
@@ -57,7 +57,7 @@ TEST(ScheduleStamp, CopiesEveryFieldButTheRankGroupPeerAndDependencies) {
   EXPECT_EQ(gather.group_or_peer, 1u);  // {2, 3}
   EXPECT_EQ(gather.collective, CollectiveType::all_gather);
   EXPECT_EQ(gather.algorithm, Algorithm::ring);
-  EXPECT_EQ(gather.tag, 1u);  // the root's index stays
+  EXPECT_EQ(gather.tag(), 1u);  // the root's index stays
   EXPECT_EQ(gather.bytes, 100u);
   EXPECT_EQ(gather.category, Category::tp_comm);
   EXPECT_EQ(std::vector<OpId>(s.dependencies(gather).begin(), s.dependencies(gather).end()),
@@ -65,7 +65,7 @@ TEST(ScheduleStamp, CopiesEveryFieldButTheRankGroupPeerAndDependencies) {
   const Op& send = s.ops[6];
   EXPECT_EQ(send.kind, OpKind::send);
   EXPECT_EQ(send.group_or_peer, 3u);
-  EXPECT_EQ(send.tag, 4u);
+  EXPECT_EQ(send.tag(), 4u);
   EXPECT_EQ(send.stream, 1u);
   EXPECT_EQ(std::vector<OpId>(s.dependencies(send).begin(), s.dependencies(send).end()),
             std::vector<OpId>{5});

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <map>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "engine/simulator.hpp"
 #include "tests/engine/fake_models.hpp"
@@ -294,7 +296,60 @@ TEST(ScheduleBuilder, ComputeOpsNameKernelListsOfTheSchedulesTable) {
   EXPECT_EQ(s.ops[without].kernels, kNone);
   EXPECT_EQ(s.kernels.size(), 1u);
   EXPECT_EQ(s.kernels.list(list).front().bytes, 1e6);
-  static_assert(sizeof(Op) == 56, "kernels share their four bytes with group_or_peer");
+  static_assert(sizeof(Op) == 48, "kernels share their four bytes with group_or_peer");
+}
+
+// Op::deps_count is 16 bits: an op may name 2^16 - 1 = 65,535 dependencies. One more is refused,
+// with the op named, and nothing is added: never a count cut short.
+TEST(ScheduleBuilder, AnOpNamesAtMost65535DependenciesAndOneMoreIsRefusedByName) {
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("compute");
+  std::vector<OpId> deps;
+  for (int i = 0; i < 65'536; ++i)
+    deps.push_back(b.compute({0, s0, Category::forward, "w"}, 1, 0));
+  const std::span<const OpId> all(deps);
+  const OpId widest = b.compute({0, s0, Category::forward, "join", kNone, all.first(65'535)}, 1, 0);
+  try {
+    b.compute({0, s0, Category::forward, "too wide", kNone, all}, 1, 0);
+    FAIL() << "an op with 65,536 dependencies was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'too wide'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("65536"), std::string::npos) << e.what();
+  }
+  const Schedule s = std::move(b).finish();
+  EXPECT_EQ(s.ops.size(), 65'537u);
+  const auto kept = s.dependencies(s.ops[widest]);
+  ASSERT_EQ(kept.size(), 65'535u);
+  EXPECT_EQ(kept.front(), deps.front());
+  EXPECT_EQ(kept.back(), deps[65'534]);
+}
+
+// The loop keeps an op's unfinished dependencies in the word that holds its stream's index. With
+// 32,769 ranks of 2 streams (65,538 streams: a 17-bit index) and one bit for GPU work, 14 bits
+// are left: 2^14 - 1 = 16,383 dependencies. One more is an error naming the op.
+TEST(Simulator, MoreDependenciesThanTheLoopCountsBesideTheStreamNameTheOp) {
+  const auto joined_after = [](int n) {
+    ScheduleBuilder b(32'769);
+    const auto s0 = b.stream("compute");
+    b.stream("comm");
+    std::vector<OpId> deps;
+    for (int i = 0; i < n; ++i)
+      deps.push_back(b.compute({0, s0, Category::forward, "w"}, 1e9, 0));  // 1 ms each
+    b.compute({0, s0, Category::forward, "join", kNone, deps}, 1e12, 0);   // 1 s
+    return std::move(b).finish();
+  };
+  const Topology topology = gpus_on_a_switch(32'769);
+  FixedRateNetwork network;
+  const OneTeraflop compute;
+  EXPECT_NEAR(sec(simulate(joined_after(16'383), topology, network, compute).makespan),
+              16'383 * 1e-3 + 1.0, 1e-9);
+  try {
+    simulate(joined_after(16'384), topology, network, compute);
+    FAIL() << "an op with 16,384 dependencies ran";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("'join'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("16383"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(Fixture, OpsWithAKernelListTakeItsCostedDuration) {

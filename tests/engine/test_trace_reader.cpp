@@ -79,7 +79,7 @@ TEST(TraceReader, ReadsBackWhatWriteTraceWrote) {
   EXPECT_EQ(fwd.microbatch, 3u);
   EXPECT_EQ(fwd.kind, OpKind::compute);
   EXPECT_EQ(fwd.category, Category::forward);
-  EXPECT_EQ(fwd.flops, 2e9);
+  EXPECT_EQ(fwd.flops(), 2e9);
   EXPECT_EQ(fwd.bytes, 512u);
   EXPECT_EQ(back.timeline.start[0].ps(), 0);
   EXPECT_EQ(back.timeline.end[0].ps(), 1'500'000);
@@ -105,7 +105,7 @@ TEST(TraceReader, ReadsBackWhatWriteTraceWrote) {
   }
   EXPECT_EQ(r.ops[3].kind, OpKind::send);
   EXPECT_EQ(r.ops[3].group_or_peer, 1u);
-  EXPECT_EQ(r.ops[3].tag, 7u);
+  EXPECT_EQ(r.ops[3].tag(), 7u);
   EXPECT_EQ(r.ops[4].kind, OpKind::recv);
   EXPECT_EQ(r.ops[4].group_or_peer, 0u);
   EXPECT_EQ(r.ops[4].category, Category::pp_comm);

@@ -110,7 +110,7 @@ void execute_and_check(const std::string& name, int np) {
     EXPECT_EQ(op.at("rank").get<engine::Rank>(), s.ops[id].rank);
     EXPECT_EQ(op.at("label").get<std::string>(), s.label(s.ops[id]));
     EXPECT_LE(op.at("start_s").get<double>(), op.at("end_s").get<double>()) << id;
-    if (s.ops[id].kind == engine::OpKind::compute && s.ops[id].flops > 0) {
+    if (s.ops[id].kind == engine::OpKind::compute && s.ops[id].flops() > 0) {
       EXPECT_GT(op.at("end_s").get<double>(), op.at("start_s").get<double>()) << id;
     }
   }
@@ -123,7 +123,7 @@ void execute_and_check(const std::string& name, int np) {
     if (op.kind != engine::OpKind::recv) continue;
     for (std::size_t j = 0; j < s.ops.size(); ++j)
       if (s.ops[j].kind == engine::OpKind::send && s.ops[j].rank == op.group_or_peer &&
-          s.ops[j].group_or_peer == op.rank && s.ops[j].tag == op.tag) {
+          s.ops[j].group_or_peer == op.rank && s.ops[j].tag() == op.tag()) {
         EXPECT_GE(ops[id].at("end_s").get<double>() + 1e-4, ops[j].at("start_s").get<double>());
       }
   }

@@ -82,8 +82,8 @@ TEST(Offload, CopiesTheGradientShardDownAndTheParameterShardUp) {
     ASSERT_NE(down, nullptr);
     ASSERT_NE(up, nullptr);
     EXPECT_EQ(down->kind, engine::OpKind::copy);
-    EXPECT_EQ(down->tag, static_cast<std::uint32_t>(engine::CopyDirection::to_host));
-    EXPECT_EQ(up->tag, static_cast<std::uint32_t>(engine::CopyDirection::from_host));
+    EXPECT_EQ(down->tag(), static_cast<std::uint32_t>(engine::CopyDirection::to_host));
+    EXPECT_EQ(up->tag(), static_cast<std::uint32_t>(engine::CopyDirection::from_host));
     const auto downs = ops_named(out, r, "offload grads d2h");
     ASSERT_EQ(downs.size(), 2u);
     EXPECT_EQ(out.built.schedule.ops[downs[0]].bytes, 1'000'000u);
@@ -219,7 +219,7 @@ TEST(Offload, ActivationsGoDownAfterForwardAndComeBackBeforeBackward) {
     const engine::Op& op = s.ops[id];
     if (op.rank != 0 || !engine::is_host_copy(op)) continue;
     EXPECT_EQ(op.bytes, 1'000'000u) << s.name_of(op);
-    const bool d2h = op.tag == static_cast<std::uint32_t>(engine::CopyDirection::to_host);
+    const bool d2h = op.tag() == static_cast<std::uint32_t>(engine::CopyDirection::to_host);
     (d2h ? down : up) += 1;
     EXPECT_EQ(s.name_of(op), "block[" + std::to_string(d2h ? down - 1 : 8 - up) + "]" +
                                  (d2h ? " act d2h" : " act h2d"));
