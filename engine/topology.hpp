@@ -75,6 +75,9 @@ struct CollectiveHardware {
   bool nvls = false;   // NVSwitch gen 3+ with multicast/reduction (H100, H200, B200)
   bool sharp = false;  // in-network reduction in the fabric's switches (CollNet)
   int channels = 0;    // simulation.nccl.channels; 0 = NCCL's rule from the topology
+  // simulation.nccl.min_ctas (NCCL_MIN_CTAS): NCCL clamps its ring/tree channels and its NVLS
+  // channels to at least this many (setupChannels; nvls.cc); 0 = no floor.
+  int min_ctas = 0;
   double nic_latency_us = 0.0;  // the network plugin's reported latency (NCCL graph latencyInter)
 };
 

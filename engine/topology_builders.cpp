@@ -218,6 +218,10 @@ Topology build_cluster_topology(const ClusterTopologySpec& spec) {
   hw.nvls = spec.node.nvls && spec.node.fabric == IntraNodeFabric::nvswitch;
   hw.sharp = spec.fabric.sharp && spec.nodes > 1;
   hw.channels = spec.channels;
+  if (spec.min_ctas < 0)
+    reject("min_ctas",
+           "= " + std::to_string(spec.min_ctas) + " (allowed: 0 for none, or a count >= 1)");
+  hw.min_ctas = spec.min_ctas;
   topo.set_collective_hardware(hw);
   return topo;
 }

@@ -51,6 +51,7 @@ struct ClusterTopologySpec {
   NodeTopologySpec node;
   FabricSpec fabric;  // ignored for a single node
   int channels = 0;   // simulation.nccl.channels: collective channels; 0 = NCCL's rule
+  int min_ctas = 0;   // simulation.nccl.min_ctas (NCCL_MIN_CTAS): at least this many, NVLS too
 };
 
 // Throws std::invalid_argument on impossible specs (naming the field).

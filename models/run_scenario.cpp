@@ -26,6 +26,7 @@ engine::Topology build_topology(const Scenario& sc) {
   auto spec = sc.cluster.topology;
   spec.nodes = sc.cluster.nodes;
   spec.channels = sc.simulation.nccl_channels;
+  spec.min_ctas = sc.simulation.nccl_min_ctas;
   try {
     engine::Topology topology = engine::build_cluster_topology(spec);
     for (std::size_t k = 0; k < sc.simulation.link_efficiency.size(); ++k)

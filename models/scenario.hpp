@@ -358,6 +358,9 @@ struct SimulationConfig {
   // simulation.nccl.channels: collective channels for every group; 0 = NCCL's rule
   // (engine::collective_channels). build_topology passes it as ClusterTopologySpec::channels.
   int nccl_channels = 0;
+  // simulation.nccl.min_ctas (NCCL_MIN_CTAS): every collective's channels, NVLS's included, at
+  // least this many; 0 = no floor. ClusterTopologySpec::min_ctas.
+  int nccl_min_ctas = 0;
   // simulation.nccl.version: the NCCL the cluster runs ("2.21.5"); empty = not stated. Compared
   // with a calibration profile's (a note, or with --strict an error, when MAJOR.MINOR differ).
   std::string nccl_version;

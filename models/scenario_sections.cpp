@@ -233,6 +233,8 @@ SimulationConfig read_simulation(const std::optional<yaml::Value>& value,
     yaml::MapReader nccl = x->map();
     // Collective channels (NCCL_MIN/MAX_NCHANNELS); unset: NCCL's rule from the topology.
     if (auto c = nccl.get("channels")) s.nccl_channels = c->count(1, 64);
+    // NCCL_MIN_CTAS: a floor on every collective's channels, NVLS's included.
+    if (auto c = nccl.get("min_ctas")) s.nccl_min_ctas = c->count(1, 64);
     // The NCCL the cluster runs, to compare with a calibration profile's.
     if (auto v = nccl.get("version")) {
       s.nccl_version = v->text();

@@ -128,12 +128,15 @@ System read_system(const YAML::Node& doc) {
     }
   }
   // NCCL runs max(NCCL_MIN_NCHANNELS (legacy NCCL_MIN_NRINGS), NCCL_MIN_CTAS) ring and tree
-  // channels (ncclMinNchannels and config.minCTAs in setupChannels, src/graph/connect.cc).
+  // channels (ncclMinNchannels and config.minCTAs in setupChannels, src/graph/connect.cc), and at
+  // least NCCL_MIN_CTAS NVLS channels (src/transport/nvls.cc).
   int channels = 0;
-  for (const char* key : {"NCCL_MIN_CTAS", "NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS"})
+  for (const char* key : {"NCCL_MIN_NCHANNELS", "NCCL_MIN_NRINGS"})
     if (std::regex_search(env, m, std::regex(std::string(key) + R"(=(\d+))")))
       channels = std::max(channels, std::stoi(m[1]));
   if (channels > 0) s.spec.channels = channels;
+  if (std::regex_search(env, m, std::regex(R"(NCCL_MIN_CTAS=(\d+))")))
+    s.spec.min_ctas = std::stoi(m[1]);
   return s;
 }
 

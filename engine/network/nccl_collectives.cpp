@@ -146,6 +146,9 @@ struct Shape {
   std::size_t ppn = 0;    // members on the first node
   bool nvlink = false;
   int channels = 1;
+  // NVLS channels: NCCL's per-architecture count, at least NCCL_MIN_CTAS (src/transport/nvls.cc
+  // clamps nvlsChannels to [minCTAs, maxCTAs], v2.19.3 on).
+  int nvls_channels = 16;
 };
 
 Shape shape_of(std::span<const EndpointId> m, const Topology& topology) {
@@ -156,6 +159,9 @@ Shape shape_of(std::span<const EndpointId> m, const Topology& topology) {
   s.ppn = s.groups.front().size();
   s.nvlink = nvlink_inside(s.groups, topology);
   s.channels = collective_channels(m, topology);
+  const auto& hw = topology.collective_hardware();
+  s.nvls_channels =
+      std::max(nccl::nvls_channels(hw.gpu_arch, static_cast<int>(s.nodes)), hw.min_ctas);
   return s;
 }
 
@@ -357,8 +363,8 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
       cap = nccl::nvls_efficiency(arch) * nvlink_rate;
       if (nodes > 1 && as == RateAs::run) cap *= nccl::kNvlsTreeNvlinkShare;
       if (nodes > 1)
-        cap = std::min(cap, busbw(nccl::nvls_channels(arch, nodes) *
-                                  nccl::per_channel(nccl::kPerChMaxNvlsTree, arch, nodes)));
+        cap = std::min(
+            cap, busbw(sh.nvls_channels * nccl::per_channel(nccl::kPerChMaxNvlsTree, arch, nodes)));
       break;
     default:
       break;
@@ -408,7 +414,8 @@ Pipeline nccl_pipeline(CollectiveType type, Algorithm a, Protocol p, const Shape
                                topology.collective_hardware().gpu_arch,
                                sh.n,
                                (type == CollectiveType::all_reduce ? 2.0 : 1.0) * (n - 1.0),
-                               static_cast<double>(rails_of(sh.groups.front(), topology))};
+                               static_cast<double>(rails_of(sh.groups.front(), topology)),
+                               static_cast<double>(sh.nvls_channels)};
   Pipeline pl = nccl::pipeline_of(row_of(a, sh.nodes), p, ps);
   pl.seconds_per_byte = per_byte;
   if (pl.step_floor.on) {
@@ -441,10 +448,7 @@ TransferPlan nccl_plan(CollectiveType type, Algorithm a, Protocol p, const Shape
   TransferPlan plan;
   plan.phases.push_back(std::move(phase));
   plan.protocol = p;
-  plan.channels = static_cast<std::uint16_t>(
-      a == Algorithm::nvls
-          ? nccl::nvls_channels(topology.collective_hardware().gpu_arch, static_cast<int>(sh.nodes))
-          : sh.channels);
+  plan.channels = static_cast<std::uint16_t>(a == Algorithm::nvls ? sh.nvls_channels : sh.channels);
   return plan;
 }
 
@@ -491,10 +495,10 @@ TransferPlan nccl_transfer_plan(CollectiveType type, Algorithm algorithm,
 
 using namespace detail;
 
-int collective_channels(std::span<const EndpointId> members, const Topology& topology) {
-  const auto& hw = topology.collective_hardware();
-  if (hw.channels > 0) return hw.channels;
-  if (members.size() < 2) return 1;
+namespace {
+
+// NCCL's channel rule from the topology (docs/network.md "Channels").
+int rule_channels(std::span<const EndpointId> members, const Topology& topology) {
   const auto groups = group_by_node(members, topology);
   const bool nvlink = nvlink_inside(groups, topology);
   if (groups.size() > 1) {
@@ -504,6 +508,15 @@ int collective_channels(std::span<const EndpointId> members, const Topology& top
   if (!nvlink) return 2;
   const double gbps = topology.route_bandwidth(members[0], members[1]).bytes_per_second() / 1e9;
   return std::clamp(static_cast<int>(std::lround(gbps / 20.0)), 2, 32);
+}
+
+}  // namespace
+
+int collective_channels(std::span<const EndpointId> members, const Topology& topology) {
+  const auto& hw = topology.collective_hardware();
+  if (members.size() < 2) return 1;
+  const int channels = hw.channels > 0 ? hw.channels : rule_channels(members, topology);
+  return std::max(channels, hw.min_ctas);  // NCCL_MIN_CTAS raises every count to its floor
 }
 
 CollectiveChoice choose_collective(CollectiveType type, double payload_bytes,
@@ -552,10 +565,7 @@ CollectiveChoice choose_collective(CollectiveType type, double payload_bytes,
         eff = nccl::tree_correction(p, payload_bytes);
       const double t = lat + payload_bytes * per_byte / eff;
       if (t < best.estimate_s) {
-        best = {a, p,
-                a == Algorithm::nvls ? nccl::nvls_channels(hw.gpu_arch, static_cast<int>(sh.nodes))
-                                     : sh.channels,
-                t};
+        best = {a, p, a == Algorithm::nvls ? sh.nvls_channels : sh.channels, t};
       }
     }
   }

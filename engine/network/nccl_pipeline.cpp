@@ -65,7 +65,7 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
       // (RunWorkColl<AllReduce, NVLS, SIMPLE>, one-node branch, src/device/all_reduce.h): scatter
       // into the NVLS buffers, reduce in the switch and multicast out, gather into the output.
       pl.fill_steps = 2.0;
-      pl.pipelines = static_cast<double>(nvls_channels(s.gpu_arch, s.nodes)) * ppn;
+      pl.pipelines = s.nvls_channels * ppn;
       pl.chunk_bytes = kNvlsChunk;
       pl.rules[0] = {64.0, 65536.0, false};
       pl.rules[1] = {8.0, 32768.0, false};
@@ -76,7 +76,7 @@ Pipeline pipeline_of(Row row, Protocol p, const PipelineShape& s) {
       // The NVLS reduce before the first hop and the multicast after the last move a chunk over
       // NVLink while the network hops do, so they add no step of their own.
       pl.fill_steps = 2.0 * log_nodes;
-      pl.pipelines = static_cast<double>(nvls_channels(s.gpu_arch, s.nodes)) * ppn;
+      pl.pipelines = s.nvls_channels * ppn;
       pl.chunk_bytes = s.nodes >= 4 ? 65536.0 : kNvlsChunk;  // nvlsTreeMaxChunkSize
       pl.rules[0] = {32.0, 262144.0, false};
       pl.rules[1] = {16.0, 131072.0, false};

@@ -193,6 +193,7 @@ struct PipelineShape {
   std::size_t ranks = 0;       // the ring's n (0: nodes · ppn)
   double ring_loop_steps = 0;  // a ring loop's steps: 2(n−1) all-reduce, n−1 otherwise
   double rails = 1.0;          // the NICs a node's channels cross (a ring's step cost)
+  double nvls_channels = 16;   // NVLS channels (NVLS and NVLSTree rows)
 };
 // The chunked pipeline of algorithm row `row` with protocol `p` (docs/network.md "Pipeline
 // fill"); its seconds_per_byte is left for the caller.

@@ -258,6 +258,26 @@ TEST(NcclChannels, NvlsTreeOnTwoH100NodesRunsBelowTheTunersRate) {
   EXPECT_NEAR(2.0 * 15 / 16 * s / got / 1e9, 474, 5);
 }
 
+TEST(NcclChannels, MinCtasIsAFloorOnEveryCollectivesChannelsNvlsIncluded) {
+  // NCCL clamps its ring/tree channels (setupChannels) and its NVLS channels (nvls.cc) to at
+  // least NCCL_MIN_CTAS. Two DGX nodes: the ring rule gives 2 × 8 NICs = 16, Hopper NVLS 16.
+  auto spec = dgx(2, 360, 90);
+  const auto m = all_of(build_cluster_topology(spec));
+  spec.min_ctas = 8;  // below both: nothing changes
+  Topology t = build_cluster_topology(spec);
+  EXPECT_EQ(collective_channels(m, t), 16);
+  EXPECT_EQ(plan_collective(CollectiveType::all_reduce, Algorithm::nvls, m, 0, t).channels, 16);
+  spec.min_ctas = 24;  // above both: 24 each
+  t = build_cluster_topology(spec);
+  EXPECT_EQ(collective_channels(m, t), 24);
+  EXPECT_EQ(plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t).channels, 24);
+  EXPECT_EQ(plan_collective(CollectiveType::all_reduce, Algorithm::nvls, m, 0, t).channels, 24);
+  spec.channels = 32;  // an explicit count above the floor stays
+  EXPECT_EQ(collective_channels(m, build_cluster_topology(spec)), 32);
+  spec.min_ctas = -1;
+  EXPECT_THROW(build_cluster_topology(spec), std::invalid_argument);
+}
+
 TEST(NcclChannels, NvlsNeedsHopperNvswitch) {
   const Topology t = build_cluster_topology(dgx(1, 300, 80));
   EXPECT_THROW(plan_collective(CollectiveType::all_reduce, Algorithm::nvls, all_of(t), 0, t),

@@ -161,9 +161,10 @@ void expect_within(const Stats& s, const Bounds& b) {
 // moved the medians to 7.2 % and 15.9 %; NVLSTree's NVLink share (nccl::kNvlsTreeNvlinkShare,
 // the two-node H100/H200 all_reduce rows) moved the first to 5.7 %; NCCL's 0.92 for the LL128
 // ring (nccl::kRingLL128Share, 3 Dec 2026) to 5.6 % (5.63); NVLS's stages at the NVLS rate (the
-// two-node NVLSTree rows, 3 Dec 2026, third stop) to 5.05 %; the bounds follow.
+// two-node NVLSTree rows, 3 Dec 2026, third stop) to 5.05 %; NCCL_MIN_CTAS as a floor on the NVLS
+// channels too (the 8-node NCCL_MIN_CTAS=24 run) to 5.04 %; the bounds follow.
 TEST(CollectiveValidation, AllSizesDoNotRegress) {
-  expect_within(validate(1024.0 * 1024.0), {0.0506, 2.15, 0.160, 0.645});
+  expect_within(validate(1024.0 * 1024.0), {0.0505, 2.15, 0.160, 0.645});
 }
 
 // Issue 17's targets over every size: not met yet (the ratchet above holds today's figures).
