@@ -13,7 +13,8 @@ namespace {
 
 // Two DGX H100 nodes, data parallel only, a ring all-reduce of the gradients across both nodes
 // (algorithms: ring forces it), NICs of `nic` each, eight a node.
-std::vector<std::string> notes_with_nics(const std::string& nic) {
+std::vector<std::string> notes_with_nics(const std::string& nic,
+                                         const std::string& nccl = "channels: 16") {
   const Scenario sc = parse_scenario(R"(
 cluster:
   nodes: 2
@@ -23,7 +24,8 @@ model:
   layers: [{name: block, params: 5e8, forward_flops: 1e12, repeat: 4}]
 training: {global_batch: 16, micro_batch: 1, precision: bf16, optimizer: adam}
 parallel: {data_parallel: ddp}
-simulation: {algorithms: {all_reduce: ring}, nccl: {channels: 16}}
+simulation: {algorithms: {all_reduce: ring}, nccl: {)" +
+                                         nccl + R"(}}
 )",
                                      "nic-notes.yaml");
   return run_scenario(sc).result.notes;
@@ -49,6 +51,16 @@ TEST(CollectiveNotes, A400GbNicRingHasNoCaveat) {
   const auto notes = notes_with_nics("400Gb/s");
   EXPECT_TRUE(any_contains(notes, "ring / "));
   EXPECT_FALSE(any_contains(notes, "unverified"));
+}
+
+// simulation.nccl.min_ctas (NCCL_MIN_CTAS) is a floor on the channels: 24 channels × 20.6 GB/s =
+// 494.4 GB/s, still below the 800 GB/s of the NICs; a floor under the count changes nothing.
+TEST(CollectiveNotes, MinCtasRaisesTheRingsChannelsToItsFloor) {
+  EXPECT_TRUE(any_contains(notes_with_nics("800Gb/s", "channels: 16, min_ctas: 24"),
+                           "its 24 channels carry at most 494.4 GB/s"));
+  EXPECT_TRUE(any_contains(notes_with_nics("800Gb/s", "channels: 16, min_ctas: 8"),
+                           "its 16 channels carry at most 329.6 GB/s"));
+  EXPECT_THROW(notes_with_nics("800Gb/s", "min_ctas: 0"), ScenarioError);
 }
 
 }  // namespace
