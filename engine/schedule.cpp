@@ -6,7 +6,11 @@
 
 namespace clustersim::engine {
 
-static_assert(sizeof(Op) == 48, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
+std::string index_text(std::uint32_t i) {
+  return i == kNone ? std::string("none") : std::to_string(i);
+}
+
+static_assert(sizeof(Op) == 44, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
 
 std::string_view to_string(OpKind k) {
   return kOpKindNames.name(k);
@@ -28,7 +32,7 @@ bool is_communication(Category c) {
 
 std::string Schedule::label(const Op& op) const {
   std::string s = names[op.name];
-  if (op.microbatch != kNone) s += " mb" + std::to_string(op.microbatch);
+  if (op.microbatch() != kNone) s += " mb" + std::to_string(op.microbatch());
   return s;
 }
 
@@ -123,8 +127,13 @@ OpId ScheduleBuilder::push(const Common& c, Op op) {
   op.stream = c.stream;
   op.category = c.category;
   op.name = intern(c.name);
-  op.microbatch = c.microbatch;
-  op.chunk = c.chunk;
+  if (!Op::fits_index(c.microbatch) || !Op::fits_index(c.chunk))
+    throw std::invalid_argument(
+        "schedule: op '" + std::string(c.name) + "' on rank " + std::to_string(c.rank) +
+        " has micro-batch " + index_text(c.microbatch) + " and chunk " + index_text(c.chunk) +
+        "; an op's micro-batch and chunk are at most " + std::to_string(Op::kMaxIndex));
+  op.set_microbatch(c.microbatch);
+  op.set_chunk(c.chunk);
   if (c.deps.size() > Op::kMaxDeps)
     throw std::invalid_argument("schedule: op '" + std::string(c.name) + "' on rank " +
                                 std::to_string(c.rank) + " has " + std::to_string(c.deps.size()) +

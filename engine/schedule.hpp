@@ -119,23 +119,31 @@ std::string_view to_string(Category);
 std::string_view to_string(CollectiveType);
 std::string_view to_string(Algorithm);
 bool is_communication(Category);
+// A micro-batch or chunk index for messages: its number, or "none" for kNone.
+std::string index_text(std::uint32_t);
 
-// 48 bytes (56 until 3 Dec 2026: 0.12 GB less on GPT-3 175B's 15 M ops). Fields that apply to
-// one kind of op only share storage with another kind's: the FLOPs (compute) with the tag
-// (everything else), the kernel list (compute) with the group or peer (communication), the
+// 44 bytes (56 until 3 Dec 2026, then 48: 0.18 GB less on GPT-3 175B's 15 M ops). Fields that
+// apply to one kind of op only share storage with another kind's: the FLOPs (compute) with the
+// tag (everything else), the kernel list (compute) with the group or peer (communication), the
 // precision (compute) with the collective type (communication). The shared ones are read
 // through accessors that give a kind's unused field its old default (0 FLOPs, tag 0, precision
-// 0), so no reader sees another kind's bits.
+// 0), so no reader sees another kind's bits. The micro-batch and the chunk are 16 bits each,
+// read through microbatch() and chunk() (kNone where they do not apply), and the record is
+// packed to 4-byte alignment: its two 8-byte fields would otherwise pad 44 bytes to 48.
+#pragma pack(push, 4)
 struct Op {
   // Most dependencies one op may have (Op::deps_count is 16 bits): ScheduleBuilder rejects an
   // op with more, naming it.
   static constexpr std::uint32_t kMaxDeps = 0xffff;
+  // Most a micro-batch or chunk index may be (16 bits each, 0xffff standing for kNone):
+  // ScheduleBuilder and trace assembly reject an op with a larger one, naming it.
+  static constexpr std::uint32_t kMaxIndex = 0xfffe;
+  static constexpr bool fits_index(std::uint32_t i) { return i == kNone || i <= kMaxIndex; }
 
   std::uint64_t bytes = 0;  // compute/copy: bytes read + written; communication: payload bytes
   Rank rank = 0;
   std::uint32_t deps_begin = 0;  // index into Schedule::deps
   std::uint32_t name = 0;        // index into Schedule::names
-  std::uint32_t microbatch = kNone;
   // The two never apply to one op, so they share four bytes:
   union {
     // collective: process group; send/recv: the peer rank
@@ -144,9 +152,6 @@ struct Op {
     // engine stores and passes it; the compute model costs the list (ComputeModel).
     std::uint32_t kernels;
   };
-  // Which chunk of a larger buffer the op works on (a gradient bucket, a sharded unit); traces
-  // show it. kNone when it does not apply.
-  std::uint32_t chunk = kNone;
   std::uint16_t deps_count = 0;  // at most kMaxDeps
   StreamId stream = 0;
   OpKind kind = OpKind::compute;
@@ -170,10 +175,27 @@ struct Op {
     return kind == OpKind::compute ? static_cast<std::uint8_t>(collective) : std::uint8_t{0};
   }
   void set_precision(std::uint8_t p) { collective = static_cast<CollectiveType>(p); }
+  // The micro-batch the op belongs to, kNone when it does not apply.
+  std::uint32_t microbatch() const { return widen(microbatch_); }
+  // Which chunk of a larger buffer the op works on (a gradient bucket, a sharded unit); traces
+  // show it. kNone when it does not apply.
+  std::uint32_t chunk() const { return widen(chunk_); }
+  // Both require fits_index(i): the callers check it and name the op that does not fit.
+  void set_microbatch(std::uint32_t i) { microbatch_ = narrow(i); }
+  void set_chunk(std::uint32_t i) { chunk_ = narrow(i); }
 
  private:
+  static constexpr std::uint16_t kNone16 = 0xffff;
+  static std::uint32_t widen(std::uint16_t i) { return i == kNone16 ? kNone : i; }
+  static std::uint16_t narrow(std::uint32_t i) {
+    return i == kNone ? kNone16 : static_cast<std::uint16_t>(i);
+  }
+
+  std::uint16_t microbatch_ = kNone16;
+  std::uint16_t chunk_ = kNone16;
   std::uint64_t payload_ = 0;  // compute: the FLOPs' bits (flops()); other kinds: tag()
 };
+#pragma pack(pop)
 
 // A copy to or from host memory: a transfer the network model carries, not GPU work.
 inline bool is_host_copy(const Op& op) {

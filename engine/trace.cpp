@@ -74,8 +74,8 @@ ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
   } else if (op.kind == OpKind::copy) {
     args["direction"] = kCopyDirectionNames.name(static_cast<CopyDirection>(op.tag()));
   }
-  if (op.microbatch != kNone) args["microbatch"] = op.microbatch;
-  if (op.chunk != kNone) args["chunk"] = op.chunk;
+  if (op.microbatch() != kNone) args["microbatch"] = op.microbatch();
+  if (op.chunk() != kNone) args["chunk"] = op.chunk();
   return args;
 }
 

@@ -93,8 +93,13 @@ std::size_t TraceAssembly::add(const Read& r) {
   op.kind = r.kind;
   op.set_flops(r.kind == OpKind::compute ? r.flops : 0.0);
   op.bytes = r.bytes;
-  op.microbatch = r.microbatch;
-  op.chunk = r.chunk;
+  if (!Op::fits_index(r.microbatch) || !Op::fits_index(r.chunk))
+    throw TraceError(source_ + ": op '" + name(r.name) + "' on rank " + std::to_string(r.rank) +
+                     " has micro-batch " + index_text(r.microbatch) + " and chunk " +
+                     index_text(r.chunk) + "; an op's micro-batch and chunk are at most " +
+                     std::to_string(Op::kMaxIndex));
+  op.set_microbatch(r.microbatch);
+  op.set_chunk(r.chunk);
   switch (r.kind) {
     case OpKind::compute:
     case OpKind::copy:

@@ -473,7 +473,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     if (it == layer_of.end()) continue;
     const int li = it->second;
     const LayerActivation& a = parts.activations.at(li);
-    int& st = state[std::pair{li, op.microbatch}];
+    int& st = state[std::pair{li, op.microbatch()}];
     switch (op.category) {
       case engine::Category::forward:
         if (st != 1) changes.push_back({timeline.end[id], a.kept + parts.weight_copy(li)});

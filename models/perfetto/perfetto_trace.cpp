@@ -154,7 +154,7 @@ class Writer {
   // The interned id of an op's label (name, micro-batch); a new one travels in the packet that
   // first uses it.
   std::uint64_t name_iid(const Op& op, pb::InternedData*& interned) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(op.name) << 32) | op.microbatch;
+    const std::uint64_t key = (static_cast<std::uint64_t>(op.name) << 32) | op.microbatch();
     auto [it, inserted] = names_.try_emplace(key, names_.size() + 1);
     if (inserted) {
       if (interned == nullptr) interned = packet_.mutable_interned_data();

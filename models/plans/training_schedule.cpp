@@ -532,7 +532,8 @@ class PlanComposer {
     const engine::Schedule& s = b_.peek();
     std::uint32_t last_mb = 0;
     for (const OpId id : reduce_ops)
-      if (s.ops[id].microbatch != engine::kNone) last_mb = std::max(last_mb, s.ops[id].microbatch);
+      if (s.ops[id].microbatch() != engine::kNone)
+        last_mb = std::max(last_mb, s.ops[id].microbatch());
     // A reduction another one continues (HSDP's shard reduce-scatter, all-reduced across the
     // replicas next) is not final: the copy follows the continuation.
     std::set<OpId> continued;
@@ -542,7 +543,7 @@ class PlanComposer {
     std::vector<OpId> last;
     double reduced = 0;
     for (const OpId id : reduce_ops)
-      if ((s.ops[id].microbatch == engine::kNone || s.ops[id].microbatch == last_mb) &&
+      if ((s.ops[id].microbatch() == engine::kNone || s.ops[id].microbatch() == last_mb) &&
           continued.count(id) == 0) {
         last.push_back(id);
         reduced += static_cast<double>(s.ops[id].bytes);

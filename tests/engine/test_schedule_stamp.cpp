@@ -47,8 +47,8 @@ TEST(ScheduleStamp, CopiesEveryFieldButTheRankGroupPeerAndDependencies) {
   EXPECT_EQ(x.kind, OpKind::compute);
   EXPECT_EQ(x.flops(), 5.0);
   EXPECT_EQ(x.bytes, 7u);
-  EXPECT_EQ(x.microbatch, 3u);
-  EXPECT_EQ(x.chunk, 2u);
+  EXPECT_EQ(x.microbatch(), 3u);
+  EXPECT_EQ(x.chunk(), 2u);
   EXPECT_EQ(s.name_of(x), "x");
   EXPECT_EQ(x.kernels, kNone);
   EXPECT_EQ(x.deps_count, 0u);

@@ -296,7 +296,7 @@ TEST(ScheduleBuilder, ComputeOpsNameKernelListsOfTheSchedulesTable) {
   EXPECT_EQ(s.ops[without].kernels, kNone);
   EXPECT_EQ(s.kernels.size(), 1u);
   EXPECT_EQ(s.kernels.list(list).front().bytes, 1e6);
-  static_assert(sizeof(Op) == 48, "kernels share their four bytes with group_or_peer");
+  static_assert(sizeof(Op) == 44, "kernels share their four bytes with group_or_peer");
 }
 
 // Op::deps_count is 16 bits: an op may name 2^16 - 1 = 65,535 dependencies. One more is refused,
@@ -322,6 +322,37 @@ TEST(ScheduleBuilder, AnOpNamesAtMost65535DependenciesAndOneMoreIsRefusedByName)
   ASSERT_EQ(kept.size(), 65'535u);
   EXPECT_EQ(kept.front(), deps.front());
   EXPECT_EQ(kept.back(), deps[65'534]);
+}
+
+// An op keeps its micro-batch and its chunk in 16 bits each, one value of which stands for "none":
+// 2^16 - 2 = 65,534 is the largest index either may be. It comes back exactly; one more is an
+// error naming the op, never a cut index.
+TEST(ScheduleBuilder, AnOpsMicroBatchAndChunkAreAtMost65534AndOneMoreIsRefusedByName) {
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("compute");
+  const OpId last = b.compute(
+      {.rank = 0, .stream = s0, .name = "last", .microbatch = 65'534, .chunk = 65'534}, 1, 0);
+  const OpId none = b.compute({.rank = 0, .stream = s0, .name = "none"}, 1, 0);
+  for (const bool chunk : {false, true}) {
+    try {
+      ScheduleBuilder::Common c{.rank = 0, .stream = s0, .name = "one more"};
+      (chunk ? c.chunk : c.microbatch) = 65'535;
+      b.compute(c, 1, 0);
+      FAIL() << (chunk ? "chunk" : "micro-batch") << " 65,535 was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("'one more'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(chunk ? "chunk 65535" : "micro-batch 65535"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  const Schedule s = std::move(b).finish();
+  ASSERT_EQ(s.ops.size(), 2u);
+  EXPECT_EQ(s.ops[last].microbatch(), 65'534u);
+  EXPECT_EQ(s.ops[last].chunk(), 65'534u);
+  EXPECT_EQ(s.ops[none].microbatch(), kNone);
+  EXPECT_EQ(s.ops[none].chunk(), kNone);
+  EXPECT_EQ(s.label(s.ops[last]), "last mb65534");
 }
 
 // The loop keeps an op's unfinished dependencies in the word that holds its stream's index. With

@@ -76,7 +76,7 @@ TEST(TraceReader, ReadsBackWhatWriteTraceWrote) {
   const Op& fwd = r.ops[0];
   EXPECT_EQ(r.label(fwd), "L0 fwd mb3");
   EXPECT_EQ(r.name_of(fwd), "L0 fwd");
-  EXPECT_EQ(fwd.microbatch, 3u);
+  EXPECT_EQ(fwd.microbatch(), 3u);
   EXPECT_EQ(fwd.kind, OpKind::compute);
   EXPECT_EQ(fwd.category, Category::forward);
   EXPECT_EQ(fwd.flops(), 2e9);
@@ -96,7 +96,7 @@ TEST(TraceReader, ReadsBackWhatWriteTraceWrote) {
     EXPECT_EQ(ar.collective, CollectiveType::all_reduce);
     EXPECT_EQ(ar.group_or_peer, 0u);
     EXPECT_EQ(ar.bytes, 1000u);
-    EXPECT_EQ(ar.chunk, 2u);
+    EXPECT_EQ(ar.chunk(), 2u);
     EXPECT_EQ(back.timeline.algorithm[id], Algorithm::ring);
     EXPECT_EQ(back.timeline.protocol[id], Protocol::ll128);
     EXPECT_EQ(back.timeline.channels[id], 2u);
@@ -146,12 +146,26 @@ TEST(TraceReader, RefusesWhatIsNotSuchATrace) {
                 op_event(1, "{}")),
        "an op on pid 1, which is not below the \"network\" process's pid 1"},
       {trace_of(R"({"name":"process_name","ph":"M","pid":0,"args":{"name":"rank 0"}})"), "no ops"},
+      // An op's micro-batch and chunk are 16 bits, one value of which is "none" (Op::kMaxIndex).
+      {trace_of(op_event(0, R"({"microbatch":65535})")),
+       "op 'op' on rank 0 has micro-batch 65535 and chunk none; an op's micro-batch and chunk "
+       "are at most 65534"},
+      {trace_of(op_event(0, R"({"chunk":65535})")),
+       "op 'op' on rank 0 has micro-batch none and chunk 65535"},
   };
   for (const Case& c : cases) {
     const std::string message = error_of(c.text);
     EXPECT_EQ(message.rfind("t.json: ", 0), 0u) << c.text << " -> " << message;
     EXPECT_NE(message.find(c.message), std::string::npos) << c.text << " -> " << message;
   }
+}
+
+// The largest micro-batch and chunk an op holds (65,534 each) read back exactly.
+TEST(TraceReader, ReadsTheLargestMicroBatchAndChunk) {
+  const TraceContents t = read_text(trace_of(op_event(0, R"({"microbatch":65534,"chunk":65534})")));
+  ASSERT_EQ(t.schedule.ops.size(), 1u);
+  EXPECT_EQ(t.schedule.ops[0].microbatch(), 65'534u);
+  EXPECT_EQ(t.schedule.ops[0].chunk(), 65'534u);
 }
 
 }  // namespace

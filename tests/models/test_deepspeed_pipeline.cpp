@@ -65,13 +65,13 @@ TEST(DeepSpeedPipeline, BlockingSendsInTrainScheduleOrderTimeTwoStagesByHand) {
                        : op.kind == OpKind::recv                  ? "R"
                        : op.category == engine::Category::forward ? "F"
                                                                   : "B";
-    order[op.rank] += what + std::to_string(op.microbatch) + " ";
+    order[op.rank] += what + std::to_string(op.microbatch()) + " ";
   }
   EXPECT_EQ(order[0], "F0 S0 F1 S1 R0 B0 R1 B1 ");
   EXPECT_EQ(order[1], "R0 F0 B0 R1 S0 F1 B1 S1 ");
   // The grad0 transfer: 64–76 us on both ends.
   for (engine::OpId id = 0; id < s.ops.size(); ++id)
-    if (s.ops[id].kind == OpKind::recv && s.ops[id].rank == 0 && s.ops[id].microbatch == 0) {
+    if (s.ops[id].kind == OpKind::recv && s.ops[id].rank == 0 && s.ops[id].microbatch() == 0) {
       EXPECT_NEAR(out.timeline.launch[id].seconds(), 64 * kStepUs, kTimeTol);
       EXPECT_NEAR(out.timeline.end[id].seconds(), 76 * kStepUs, kTimeTol);
     }

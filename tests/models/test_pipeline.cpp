@@ -113,8 +113,8 @@ TEST(Pipeline, UnevenTransformerStagesFromStageLayers) {
     const auto& op = s.ops[i];
     if (op.kind != OpKind::compute) continue;
     const double d = (tl.end[i] - tl.start[i]).seconds();
-    if (op.microbatch == 0 && op.category == engine::Category::forward) f[op.rank] += d;
-    if (op.microbatch == 0 &&
+    if (op.microbatch() == 0 && op.category == engine::Category::forward) f[op.rank] += d;
+    if (op.microbatch() == 0 &&
         (op.category == engine::Category::backward || op.category == engine::Category::recompute))
       b[op.rank] += d;
     if (op.rank == 0 && op.category == engine::Category::backward)

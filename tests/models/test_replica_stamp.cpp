@@ -29,9 +29,9 @@ void expect_same_ops(const engine::Schedule& a, const engine::Schedule& b) {
     const engine::Op& y = b.ops[i];
     const bool same = x.flops() == y.flops() && x.bytes == y.bytes && x.rank == y.rank &&
                       x.deps_begin == y.deps_begin && x.deps_count == y.deps_count &&
-                      x.name == y.name && x.microbatch == y.microbatch &&
+                      x.name == y.name && x.microbatch() == y.microbatch() &&
                       x.group_or_peer == y.group_or_peer && x.tag() == y.tag() &&
-                      x.chunk == y.chunk && x.stream == y.stream && x.kind == y.kind &&
+                      x.chunk() == y.chunk() && x.stream == y.stream && x.kind == y.kind &&
                       x.category == y.category && x.collective == y.collective &&
                       x.algorithm == y.algorithm && x.precision() == y.precision();
     ASSERT_TRUE(same) << "op " << i << " (rank " << y.rank << ", " << b.label(y) << ")";

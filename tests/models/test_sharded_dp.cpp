@@ -118,7 +118,7 @@ TEST(ShardedDp, GradientAccumulationReducesEveryMicroBatchUnlessNoSync) {
   for (const auto& op : no_sync.schedule.ops) {
     if (op.rank == 0 && op.kind == OpKind::collective &&
         op.collective == CollectiveType::reduce_scatter) {
-      EXPECT_EQ(op.microbatch, 3u);
+      EXPECT_EQ(op.microbatch(), 3u);
     }
   }
   EXPECT_NEAR(ring_bytes_sent(every.schedule, 0) - ring_bytes_sent(no_sync.schedule, 0),

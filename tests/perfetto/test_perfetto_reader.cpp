@@ -101,8 +101,8 @@ void expect_round_trip(const Prediction& p, const std::string& name, bool compre
     if (!perfetto) {  // the arguments only the JSON keeps
       ASSERT_EQ(got.flops(), want.flops());
       ASSERT_EQ(got.bytes, want.bytes);
-      ASSERT_EQ(got.microbatch, want.microbatch);
-      ASSERT_EQ(got.chunk, want.chunk);
+      ASSERT_EQ(got.microbatch(), want.microbatch());
+      ASSERT_EQ(got.chunk(), want.chunk());
       ASSERT_EQ(back.timeline.algorithm[id], tl.algorithm[id]);
     }
   }
