@@ -140,10 +140,10 @@ TEST(FsdpStartupMemory, InitIsPyTorchFsdpsAndOneOfTwoValues) {
       "model: llama2-7b\n"
       "training: {global_batch: 8, micro_batch: 1, seq_len: 512}\n"
       "parallel:\n";
-  expect_error(head + "  data_parallel: zero3\n  fsdp: {init: device}\n", "bad.yaml:7",
-               "parallel.fsdp.init", "this scenario's data_parallel is zero3");
-  expect_error(head + "  data_parallel: fsdp\n  fsdp: {init: cpu}\n", "bad.yaml:7",
-               "parallel.fsdp.init", "sharded");
+  models::expect_error(head + "  data_parallel: zero3\n  fsdp: {init: device}\n", "bad.yaml:7",
+                       "parallel.fsdp.init", "this scenario's data_parallel is zero3");
+  models::expect_error(head + "  data_parallel: fsdp\n  fsdp: {init: cpu}\n", "bad.yaml:7",
+                       "parallel.fsdp.init", "sharded");
 }
 
 }  // namespace
