@@ -10,7 +10,7 @@ std::string index_text(std::uint32_t i) {
   return i == kNone ? std::string("none") : std::to_string(i);
 }
 
-static_assert(sizeof(Op) == 44, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
+static_assert(sizeof(Op) == 48, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
 
 std::string_view to_string(OpKind k) {
   return kOpKindNames.name(k);

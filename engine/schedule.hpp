@@ -122,15 +122,16 @@ bool is_communication(Category);
 // A micro-batch or chunk index for messages: its number, or "none" for kNone.
 std::string index_text(std::uint32_t);
 
-// 44 bytes (56 until 3 Dec 2026, then 48: 0.18 GB less on GPT-3 175B's 15 M ops). Fields that
+// 48 bytes (56 until 3 Dec 2026: 0.12 GB less on GPT-3 175B's 15 M ops). Fields that
 // apply to one kind of op only share storage with another kind's: the FLOPs (compute) with the
 // tag (everything else), the kernel list (compute) with the group or peer (communication), the
 // precision (compute) with the collective type (communication). The shared ones are read
 // through accessors that give a kind's unused field its old default (0 FLOPs, tag 0, precision
 // 0), so no reader sees another kind's bits. The micro-batch and the chunk are 16 bits each,
-// read through microbatch() and chunk() (kNone where they do not apply), and the record is
-// packed to 4-byte alignment: its two 8-byte fields would otherwise pad 44 bytes to 48.
-#pragma pack(push, 4)
+// read through microbatch() and chunk() (kNone where they do not apply). 44 bytes of fields,
+// padded to 48 by the two 8-byte ones: packing the record to 4-byte alignment (44 bytes, −0.06 GB
+// more) was tried and undone, since every reference bound to a packed 8-byte field (JSON writers,
+// std::bit_cast, std::max) is a misaligned reference, undefined behaviour that UBSan reports.
 struct Op {
   // Most dependencies one op may have (Op::deps_count is 16 bits): ScheduleBuilder rejects an
   // op with more, naming it.
@@ -195,7 +196,6 @@ struct Op {
   std::uint16_t chunk_ = kNone16;
   std::uint64_t payload_ = 0;  // compute: the FLOPs' bits (flops()); other kinds: tag()
 };
-#pragma pack(pop)
 
 // A copy to or from host memory: a transfer the network model carries, not GPU work.
 inline bool is_host_copy(const Op& op) {

@@ -296,7 +296,7 @@ TEST(ScheduleBuilder, ComputeOpsNameKernelListsOfTheSchedulesTable) {
   EXPECT_EQ(s.ops[without].kernels, kNone);
   EXPECT_EQ(s.kernels.size(), 1u);
   EXPECT_EQ(s.kernels.list(list).front().bytes, 1e6);
-  static_assert(sizeof(Op) == 44, "kernels share their four bytes with group_or_peer");
+  static_assert(sizeof(Op) == 48, "kernels share their four bytes with group_or_peer");
 }
 
 // Op::deps_count is 16 bits: an op may name 2^16 - 1 = 65,535 dependencies. One more is refused,
