@@ -346,9 +346,14 @@ MemoryEstimate estimate(const Scenario& sc, std::vector<LayerCost> layers,
   est.host_capacity = sc.cluster.host.memory_bytes;
   est.host_per_node = host_bytes_per_node(sc, est.host_per_stage);
   est.overheads.fragmentation = est.fragmentation_share * est.allocated();
-  account_startup(parts.data_parallel->startup_memory(est.peak_stage), est);
-  for (int stage = 0; stage < sc.parallel.pp; ++stage)  // start-up's own peak may be elsewhere
-    est.startup_peak = std::max(est.startup_peak, parts.data_parallel->startup_memory(stage).peak);
+  // Start-up's cache is the peak stage's; its own peak may be on another stage.
+  double startup_peak = 0;
+  for (int stage = 0; stage < sc.parallel.pp; ++stage) {
+    const StartupMemory startup = parts.data_parallel->startup_memory(stage);
+    if (stage == est.peak_stage) account_startup(startup, est);
+    startup_peak = std::max(startup_peak, startup.peak);
+  }
+  est.startup_peak = startup_peak;
   return est;
 }
 
