@@ -109,18 +109,17 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
   const double m = static_cast<double>(s.num_microbatches());
   const double elem = stored_element_bytes(s.training.precision);
   const double peak = gpu.peak_flops[static_cast<std::size_t>(s.training.precision)];
-  const double width = f.transformer ? f.hidden / p.tp : 4 * kHalfEfficiencyDim;
-  const double achieved = peak * gpu.compute_efficiency * gpu.sustained_compute_fraction *
-                          saturation(b * seq) * saturation(width);
+  // A transformer on a GPU without kernel figures: the large-GEMM efficiency, the sustained
+  // share and the saturating factors. A layer list: the roofline the simulation costs its ops by
+  // (models/compute_model.cpp), FLOPs at the GPU's compute efficiency.
+  const double achieved = f.transformer
+                              ? peak * gpu.compute_efficiency * gpu.sustained_compute_fraction *
+                                    saturation(b * seq) * saturation(f.hidden / p.tp)
+                              : peak * gpu.compute_efficiency;
   const double blocks_per_stage = std::ceil(static_cast<double>(f.blocks) / p.pp);
   const double moe_per_stage = std::ceil(static_cast<double>(f.moe_blocks) / p.pp);
 
   PlanEstimate e;
-  // Per micro-batch on the heaviest stage: its blocks plus the LM head (the last stage).
-  const double stage_forward = (blocks_per_stage * f.block_forward_flops +
-                                (p.pp == 1 ? f.edge_forward_flops : f.edge_forward_flops / 2)) *
-                               b / p.tp;
-  const double compute_mb = 3 * stage_forward / achieved;
   // Full recompute re-runs every block, or under recompute_method block the first
   // recompute_num_layers of each of the stage's chunks (models/plans/recompute_layers.hpp).
   double recomputed_per_stage = 0;
@@ -129,11 +128,45 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
                                ? std::min(blocks_per_stage, static_cast<double>(p.virtual_stages) *
                                                                 s.training.recompute_num_layers)
                                : blocks_per_stage;
+  double compute_mb = 0;
   double recompute_mb = 0;
-  if (s.training.recompute == Recompute::full)
-    recompute_mb = recomputed_per_stage * f.block_forward_flops * b / p.tp / achieved;
-  else if (s.training.recompute != Recompute::none)
-    recompute_mb = blocks_per_stage * f.attention_core_flops * b / p.tp / achieved;
+  if (const std::optional<LayerKernelSeconds> k =
+          f.kernel_times ? f.kernel_times->get(s) : std::nullopt) {
+    // The kernel model, as the simulation costs each op (models/plan_kernel_times.hpp): the
+    // stage's blocks (the MoE ones with their expert MLP) and, on one stage, the embedding and
+    // the LM head; with pp > 1 the last stage, whose LM head outweighs the first's embedding.
+    const double dense_per_stage = std::max(0.0, blocks_per_stage - moe_per_stage);
+    compute_mb = blocks_per_stage * (k->attention_forward + k->attention_backward) +
+                 dense_per_stage * (k->mlp_forward + k->mlp_backward) +
+                 moe_per_stage * (k->moe_forward + k->moe_backward) + k->head_forward +
+                 k->head_backward +
+                 (p.pp == 1 ? k->embedding_forward + k->embedding_backward : 0.0);
+    const double block_forward =
+        k->attention_forward + (moe_per_stage > 0 ? k->moe_forward : k->mlp_forward);
+    switch (s.training.recompute) {
+      case Recompute::none:
+        break;
+      case Recompute::full:
+        recompute_mb = recomputed_per_stage * block_forward;
+        break;
+      case Recompute::selective:
+        recompute_mb = blocks_per_stage * k->attention_core_forward;
+        break;
+      case Recompute::selective_op:
+        recompute_mb = blocks_per_stage * k->elementwise_forward;
+        break;
+    }
+  } else {
+    // Per micro-batch on the heaviest stage: its blocks plus the LM head (the last stage).
+    const double stage_forward = (blocks_per_stage * f.block_forward_flops +
+                                  (p.pp == 1 ? f.edge_forward_flops : f.edge_forward_flops / 2)) *
+                                 b / p.tp;
+    compute_mb = 3 * stage_forward / achieved;
+    if (s.training.recompute == Recompute::full)
+      recompute_mb = recomputed_per_stage * f.block_forward_flops * b / p.tp / achieved;
+    else if (s.training.recompute != Recompute::none)
+      recompute_mb = blocks_per_stage * f.attention_core_flops * b / p.tp / achieved;
+  }
 
   // TP: two all-reduces in forward and two in backward per block (or all-gather + reduce-scatter
   // pairs with sequence parallelism: the same bytes); an extra forward for each block full

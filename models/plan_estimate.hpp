@@ -4,9 +4,11 @@
 // the best few are then simulated (flow model) for the figures the user sees.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "models/model_costs.hpp"
+#include "models/plan_kernel_times.hpp"
 #include "models/scenario.hpp"
 
 namespace clustersim::models {
@@ -40,6 +42,9 @@ struct PlanModelFigures {
   double hidden = 0;  // 0 for layer lists
   double top_k = 0;
   bool transformer = false;
+  // The kernel model's layer times per distinct shape, shared by the copies of these figures
+  // (a transformer on a GPU with kernel figures; otherwise unused and compute is closed-form).
+  std::shared_ptr<PlanKernelTimes> kernel_times = std::make_shared<PlanKernelTimes>();
 };
 PlanModelFigures plan_model_figures(const Scenario& scenario);
 

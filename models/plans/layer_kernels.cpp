@@ -49,34 +49,43 @@ void LayerKernels::build_split_backward() {
   if (moe_backward_.shared != engine::kNone) moe_split_.shared = split_of(moe_backward_.shared);
 }
 
+kernels::TransformerKernelConfig transformer_kernel_config(const PlanContext& ctx,
+                                                           double routed_copies) {
+  const TransformerSpec& t = *ctx.transformer;
+  const TrainingConfig& training = ctx.training;
+  kernels::TransformerKernelConfig config =
+      kernels::kernel_config(t, training.micro_batch, ctx.seq_len(), ctx.parallel.tp);
+  config.sequence_parallel = ctx.parallel.sequence_parallel && ctx.parallel.tp > 1;
+  if (ctx.cp() > 1) config.kv_seq = ctx.full_seq_len();
+  config.attention = training.attention == Attention::flash    ? kernels::AttentionImpl::flash
+                     : training.attention == Attention::flash1 ? kernels::AttentionImpl::flash1
+                                                               : kernels::AttentionImpl::standard;
+  config.fused_kernels = training.fused_kernels;
+  config.eager_families = training.eager_families;
+  config.gradient_accumulation_fusion = training.gradient_accumulation_fusion;
+  config.main_grad_bytes = ctx.gradient_bytes();
+  // DeepSpeed's engine with bf16 runs BF16_Optimizer, which accumulates each micro-batch's bf16
+  // gradients into fp32 ones through a cast copy (transformer_kernels.hpp cast_main_grad).
+  config.cast_main_grad = ctx.parallel.pipeline_engine == PipelineEngine::deepspeed &&
+                          training.precision == Precision::bf16 &&
+                          !training.gradient_accumulation_fusion &&
+                          ctx.gradient_bytes() > bytes_per_element(Precision::bf16);
+  config.loss_chunks = training.loss_chunks;
+  config.causal = t.causal;
+  config.dtype = training.precision;
+  config.autocast = training.amp;
+  if (t.moe) {
+    // The pace-setting rank's experts: E/ep of them, sharing its routed token copies.
+    config.local_experts = std::max(1, t.moe->num_experts / std::max(1, ctx.parallel.ep));
+    config.tokens_per_expert = routed_copies / config.local_experts;
+  }
+  return config;
+}
+
 void LayerKernels::build_transformer(double routed_copies) {
   const TransformerSpec& t = *ctx_.transformer;
   const TrainingConfig& training = ctx_.training;
-  config_ = kernels::kernel_config(t, training.micro_batch, ctx_.seq_len(), ctx_.parallel.tp);
-  config_.sequence_parallel = ctx_.parallel.sequence_parallel && ctx_.parallel.tp > 1;
-  if (ctx_.cp() > 1) config_.kv_seq = ctx_.full_seq_len();
-  config_.attention = training.attention == Attention::flash    ? kernels::AttentionImpl::flash
-                      : training.attention == Attention::flash1 ? kernels::AttentionImpl::flash1
-                                                                : kernels::AttentionImpl::standard;
-  config_.fused_kernels = training.fused_kernels;
-  config_.eager_families = training.eager_families;
-  config_.gradient_accumulation_fusion = training.gradient_accumulation_fusion;
-  config_.main_grad_bytes = ctx_.gradient_bytes();
-  // DeepSpeed's engine with bf16 runs BF16_Optimizer, which accumulates each micro-batch's bf16
-  // gradients into fp32 ones through a cast copy (transformer_kernels.hpp cast_main_grad).
-  config_.cast_main_grad = ctx_.parallel.pipeline_engine == PipelineEngine::deepspeed &&
-                           training.precision == Precision::bf16 &&
-                           !training.gradient_accumulation_fusion &&
-                           ctx_.gradient_bytes() > bytes_per_element(Precision::bf16);
-  config_.loss_chunks = training.loss_chunks;
-  config_.causal = t.causal;
-  config_.dtype = training.precision;
-  config_.autocast = training.amp;
-  if (t.moe) {
-    // The pace-setting rank's experts: E/ep of them, sharing its routed token copies.
-    config_.local_experts = std::max(1, t.moe->num_experts / std::max(1, ctx_.parallel.ep));
-    config_.tokens_per_expert = routed_copies / config_.local_experts;
-  }
+  config_ = transformer_kernel_config(ctx_, routed_copies);
   kernels::TransformerKernelConfig dense = config_;
   dense.num_experts = 0;  // a dense block of an MoE model (first_dense, every > 1)
 

@@ -27,6 +27,12 @@
 
 namespace clustersim::models {
 
+// The kernel configuration of the context's transformer layers (ctx.transformer must be set):
+// the plan's tp, cp, sequence parallelism and micro-batch, the training options' kernel choices.
+// `routed_copies`: token copies the pace-setting rank's experts receive per micro-batch (MoE).
+kernels::TransformerKernelConfig transformer_kernel_config(const PlanContext& ctx,
+                                                           double routed_copies);
+
 class LayerKernels {
  public:
   // `routed_copies`: token copies the pace-setting rank's experts receive per micro-batch
