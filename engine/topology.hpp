@@ -79,6 +79,9 @@ struct CollectiveHardware {
   // channels to at least this many (setupChannels; nvls.cc); 0 = no floor.
   int min_ctas = 0;
   double nic_latency_us = 0.0;  // the network plugin's reported latency (NCCL graph latencyInter)
+  // The host CPU is AMD (NCCL's cpuVendor): across nodes NCCL's tuner then takes a 2 µs network
+  // overhead per ring step (getNetOverhead; Intel 1) and the AMD row of llMaxBws.
+  bool amd_cpu = false;
 };
 
 struct LinkInfo {

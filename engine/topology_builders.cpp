@@ -217,6 +217,7 @@ Topology build_cluster_topology(const ClusterTopologySpec& spec) {
   hw.gpu_arch = spec.node.gpu_arch;
   hw.nvls = spec.node.nvls && spec.node.fabric == IntraNodeFabric::nvswitch;
   hw.sharp = spec.fabric.sharp && spec.nodes > 1;
+  hw.amd_cpu = spec.node.amd_cpu;
   hw.channels = spec.channels;
   if (spec.min_ctas < 0)
     reject("min_ctas",

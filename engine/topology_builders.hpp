@@ -32,6 +32,7 @@ struct NodeTopologySpec {
   // and whether the NVSwitch reduces in the switch (NVLS: NVSwitch gen 3+, H100/H200/B200).
   int gpu_arch = 80;
   bool nvls = false;
+  bool amd_cpu = false;  // AMD host CPUs (NCCL's tuner reads the CPU vendor: CollectiveHardware)
 };
 
 enum class FabricKind { single_switch, fat_tree, rail_optimized };

@@ -142,7 +142,9 @@ std::vector<NodeSpec> make_nodes() {
   std::vector<NodeSpec> nodes;
   // DGX A100 user guide: NVLink 3 600 GB/s bidirectional per GPU, 4 PCIe Gen4 switches,
   // 2× EPYC 7742 (4 xGMI-2 x16 links, ~128 GB/s raw, 96 GB/s taken), 8× 200 Gb/s HDR.
-  nodes.push_back(node("dgx-a100", "A100-SXM4-80GB", nvswitch_node(300, kPcieGen4, 96, 200),
+  NodeTopologySpec dgx_a100 = nvswitch_node(300, kPcieGen4, 96, 200);
+  dgx_a100.amd_cpu = true;  // NCCL's tuner reads the CPU vendor across nodes (EPYC: AMD)
+  nodes.push_back(node("dgx-a100", "A100-SXM4-80GB", dgx_a100,
                        host_memory(2048, 2, 8, 3200)));  // 2 TB, 8 × DDR4-3200 per EPYC 7742
   // DGX H100 user guide: NVLink 4 900 GB/s bidirectional per GPU, PCIe Gen5, 2× Xeon 8480C
   // (4 UPI 2.0 links at 16 GT/s, ~128 GB/s raw, 96 GB/s taken), 8× 400 Gb/s NDR.

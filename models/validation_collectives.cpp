@@ -79,6 +79,10 @@ System read_system(const YAML::Node& doc) {
     s.excluded = "GPU '" + text(sys, "gpu") + "' has no NVLink figures here";
     return s;
   }
+  // NCCL's tuner reads the host CPU's vendor (CollectiveHardware::amd_cpu); files state it in
+  // `system.cpu` where the source or the vendor's machine page gives it, Intel otherwise.
+  const std::string cpu = text(sys, "cpu");
+  s.spec.node.amd_cpu = contains(cpu, "AMD") || contains(cpu, "EPYC");
   const std::string notes = text(doc, "notes");
   const std::string network = text(sys, "network");
   const std::string env = text(sys, "env");

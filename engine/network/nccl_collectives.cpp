@@ -294,7 +294,8 @@ double nccl_latency_us(CollectiveType type, Algorithm a, Protocol p, const Shape
       const double steps = (ar ? 2.0 : 1.0) * (n - 1.0);
       const double inter_steps = sh.nodes == 1 ? 0.0 : (ar ? 2.0 : 1.0) * (nodes - 1.0);
       if (sh.nodes > 1)
-        intra = std::max(intra, nccl::kNetOverhead * (p == Protocol::simple ? 3.0 : 1.0));
+        intra = std::max(intra, nccl::net_overhead_us(topology.collective_hardware().amd_cpu) *
+                                    (p == Protocol::simple ? 3.0 : 1.0));
       lat += (steps - inter_steps) * intra + inter_steps * inter;
       break;
     }
@@ -324,6 +325,7 @@ enum class RateAs { tuner, run };
 double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& sh,
                      double link_rate, double nvlink_rate, const Topology& topology, RateAs as) {
   const int arch = topology.collective_hardware().gpu_arch;
+  const bool amd = topology.collective_hardware().amd_cpu;
   const int nodes = static_cast<int>(sh.nodes);
   const double busf = bus_bandwidth_factor(type, sh.n);
   const double ch = sh.channels;
@@ -331,7 +333,7 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
   double cap = std::numeric_limits<double>::infinity();
   switch (a) {
     case Algorithm::ring:
-      if (p == Protocol::ll) cap = busbw(nccl::ll_max_bw(arch, nodes));
+      if (p == Protocol::ll) cap = busbw(nccl::ll_max_bw(arch, nodes, amd));
       // Across nodes each channel's network connection moves at most kNetChannelGBps of wire
       // bytes (nccl_tuning.hpp): busbw <= C × that × the protocol's data share of a line.
       if (nodes > 1 && p != Protocol::ll128)
@@ -354,7 +356,8 @@ double nccl_rate_cap(CollectiveType type, Algorithm a, Protocol p, const Shape& 
       if (p == Protocol::simple)
         cap = std::min(0.92 * link_rate,
                        busbw(ch * nccl::per_channel(nccl::kPerChMaxTree, arch, nodes)));
-      if (p == Protocol::ll) cap = std::min(link_rate / 3.8, busbw(nccl::ll_max_bw(arch, nodes)));
+      if (p == Protocol::ll)
+        cap = std::min(link_rate / 3.8, busbw(nccl::ll_max_bw(arch, nodes, amd)));
       if (p == Protocol::ll128)
         cap = std::min(link_rate * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                        busbw(ch * nccl::per_channel(nccl::kPerChMaxTreeLL128, arch, nodes)));

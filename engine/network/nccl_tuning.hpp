@@ -40,7 +40,11 @@ inline constexpr std::array<std::array<std::array<double, 3>, 6>, 3> kHwLatency{
     {{{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}}},
 }};
 
-inline constexpr double kNetOverhead = 1.0;  // getNetOverhead, x86 Intel
+// getNetOverhead (src/graph/tuning.cc, from v2.18): the per-step floor of a ring across nodes,
+// µs; 2 on AMD x86 hosts, 1 on Intel and others.
+inline double net_overhead_us(bool amd_cpu) {
+  return amd_cpu ? 2.0 : 1.0;
+}
 
 inline double base_latency(Row a, Protocol p) {
   return kBaseLatency[static_cast<int>(a)][static_cast<int>(p)];
@@ -58,10 +62,12 @@ inline int nodes_index(int nodes) {
   return nodes <= 2 ? nodes - 1 : 2;
 }
 
-// llMaxBws: one node by architecture; multi-node by CPU vendor (row 0 = Intel, assumed).
-inline double ll_max_bw(int gpu_arch, int nodes) {
+// llMaxBws: one node by architecture; across nodes by CPU vendor (row 0 Intel and others, row 1
+// AMD: "Ampere-N1/AMD-N2/AMD-N4", src/graph/tuning.cc; the same rows in v2.17.1).
+inline double ll_max_bw(int gpu_arch, int nodes, bool amd_cpu = false) {
   constexpr std::array<double, 4> single{39.0, 87.7, 141.0, 282.0};
   if (nodes == 1) return single[arch_index(gpu_arch)];
+  if (amd_cpu) return nodes == 2 ? 22.5 : 19.0;
   return nodes == 2 ? 39.0 : 20.4;
 }
 

@@ -449,6 +449,34 @@ TEST(NcclSteps, ARingStepCostsOneProxyActionPerChannelItsNicCarries) {
               14e-6 + 30 * 4.5e-6 + 2.0 * 15.0 / 16.0 * 1024 * 1024 / (0.92 * 8 * 25e9), 1e-8);
 }
 
+// NCCL's tuner reads the host CPU's vendor across nodes (src/graph/tuning.cc): on AMD x86 a ring
+// step inside a node costs at least getNetOverhead = 2 µs (Intel 1), and LL is capped at the AMD
+// row of llMaxBws, 22.5 GB/s busbw on two nodes and 19.0 from three (Intel 39, 20.4). Worked by
+// hand for the 1 KiB LL all-gather of the test above: its 14 steps inside a node cost 14 × (2 − 1)
+// = 14 µs more (L is 6.6 + 14 · 2.0 + the network hop = 37.3 µs at least, above its step floor of
+// 29.1), and its 960 bus bytes move at 22.5 instead of 39 GB/s.
+TEST(NcclSteps, AnAmdHostTakesNcclsAmdOverheadAndLlCap) {
+  EXPECT_EQ(nccl::ll_max_bw(80, 2, true), 22.5);
+  EXPECT_EQ(nccl::ll_max_bw(90, 4, true), 19.0);
+  EXPECT_EQ(nccl::ll_max_bw(90, 1, true), 141.0);  // one node: by GPU, whatever the CPU
+  ClusterTopologySpec spec = dgx(2, 900, 90);
+  const Topology intel = build_cluster_topology(spec);
+  spec.node.amd_cpu = true;
+  const Topology amd = build_cluster_topology(spec);
+  const auto m = all_of(intel);
+  const auto plan = [&](const Topology& t) {
+    return plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::ll);
+  };
+  const TransferPlan pi = plan(intel);
+  const TransferPlan pa = plan(amd);
+  const double li = pi.phases[0].latency.seconds();
+  const double la = pa.phases[0].latency.seconds();
+  EXPECT_NEAR(la - li, 14e-6, 1e-9);
+  EXPECT_GE(la, 37.3e-6);
+  EXPECT_NEAR(run_one(amd, pa, 1024.0), la + 960.0 / 22.5e9, 1e-8);
+  EXPECT_NEAR(run_one(intel, pi, 1024.0), 6.6e-6 + 15 * 1.5e-6 + 960.0 / 39e9, 1e-8);
+}
+
 // A ring across nodes moves at most 20.6 GB/s of wire bytes a channel over the network
 // (nccl::kNetChannelGBps): on 2 nodes of 8 H100 with 8 NICs of 50 GB/s and NCCL's 16 channels
 // (2 a NIC) the channels, not the NICs, bind. Worked by hand for an all_gather (n = 16, every
