@@ -1,5 +1,9 @@
 #include "engine/simulator.hpp"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <deque>
@@ -21,6 +25,15 @@ namespace {
 template <class T>
 void release(std::vector<T>& v) {
   std::vector<T>().swap(v);
+}
+
+// Hands the heap's free pages back to the system. glibc keeps freed blocks under its mmap
+// threshold (up to 32 MB once large vectors have come and gone) resident in its heap, so the
+// loop's few-MB lists would otherwise stay in the peak of the pass that follows.
+void trim_heap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 // The state of one run. Streams are FIFO: an op starts when it heads its stream, the stream is
@@ -69,23 +82,21 @@ class Run {
     // An op's work index shares a word with kOnGpu (fill_timeline).
     if (n + lists >= kOnGpu)
       throw SimulationError("simulate: more than 2^31 ops and kernel lists are not supported");
-    if (s.deps.size() >= kNoSucc)
+    if (s.deps.size() >= 0xffffffffu)
       throw SimulationError("simulate: more than 2^32 - 1 dependencies are not supported");
     num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
     pack_streams();
     sharing_.emplace(compute, s.kernels, lists, s.num_ranks, num_streams_);
     if (sharing_->enabled()) simulated_members();
-    stream_begin_.assign(s_.num_ranks * num_streams_ + 1, 0);
     // A communication op's work word is its instance: the matching's per-op index (already
     // paged in) becomes work_, and only the GPU ops' entries are written.
     work_ = std::move(rendezvous_.instance_of);
     std::vector<Time>& loop = timeline_.end;
     // One pass over the ops (48 bytes each, 0.72 GB on GPT-3 175B) sets each op's loop word and
-    // work and counts its stream's ops and its successors; link_lists() makes one more.
+    // work and counts its successors; link_lists() makes one more.
     for (OpId id = 0; id < n; ++id) {
       const Op& op = s.ops[id];
       const std::uint32_t stream = stream_index(op);
-      ++stream_begin_[stream + 1];
       for (OpId d : s_.dependencies(op))
         loop[d] = plus(loop[d], kSuccOne);  // counts d's successors
       const bool on_gpu =
@@ -110,7 +121,6 @@ class Run {
         work_[id] = work | kOnGpu;
       }
     }
-    stream_ops_.resize(n);
     link_lists();
     instances_.reserve(rendezvous_.instances.size());
     for (const auto& instance : rendezvous_.instances)
@@ -155,7 +165,7 @@ class Run {
   }
 
   Timeline run() {
-    for (std::uint32_t st = 0; st + 1 < stream_begin_.size(); ++st)
+    for (std::uint32_t st = 0; st < cursor_.size(); ++st)
       try_start(st);
     std::vector<TransferId> completed;
     const std::uint64_t report_every = 1u << 16;
@@ -210,45 +220,46 @@ class Run {
     return op.rank * static_cast<std::uint32_t>(num_streams_) + op.stream;
   }
 
-  // Each stream's ops (in OpId order, its issue order) and each op's successors (in OpId order),
-  // from the counts the constructor took: both filled from the back, in one pass, so that each
-  // count's running sum turns into its list's begin and no cursor array is needed. An op's last
-  // successor carries kLast: the next op's begin, which used to end the list, is written over
-  // by that op's end once it has run.
+  // Each stream's ops in OpId order (its issue order), as a chain: an op's loop word names the
+  // next, and cursor_ each stream's head; and each op's successors, in OpId order. Few ops have
+  // successors (0.79 M of GPT-3's 15 M: streams order the rest): their loop word names their
+  // index among them instead (| kHasSucc), which gives their next op and their list. Both are
+  // filled from the back in one pass over the ops.
   void link_lists() {
     const std::size_t n = s_.ops.size();
     std::vector<Time>& loop = timeline_.end;
-    std::uint32_t sum = 0;                 // below 2^32 (the constructor checks)
-    for (std::size_t i = 0; i < n; ++i) {  // each op's list's end
-      sum += successors_of(loop[i]);
-      loop[i] = loop_word(sum, packed_of(loop[i]));
+    std::uint32_t sum = 0;  // below 2^32 (the constructor checks)
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t count = successors_of(loop[i]);
+      if (count == 0) continue;
+      loop[i] =
+          loop_word(kHasSucc | static_cast<std::uint32_t>(succ_begin_.size()), packed_of(loop[i]));
+      succ_begin_.push_back(sum);
+      sum += count;
     }
-    for (std::size_t i = 1; i < stream_begin_.size(); ++i)
-      stream_begin_[i] += stream_begin_[i - 1];
-    succ_.resize(s_.deps.size());
-    cursor_.assign(stream_begin_.begin() + 1, stream_begin_.end());  // each stream's end
+    succ_begin_.push_back(sum);
+    succ_.resize(sum);
+    std::vector<std::uint32_t> fill(succ_begin_.begin() + 1, succ_begin_.end());  // each list's end
+    owner_next_.resize(succ_begin_.size() - 1);
+    cursor_.assign(std::size_t{s_.num_ranks} * num_streams_, kEndOfStream);
     for (OpId id = static_cast<OpId>(n); id-- > 0;) {
-      stream_ops_[--cursor_[packed_of(loop[id]) & stream_mask_]] = id;
-      const auto deps = s_.dependencies(s_.ops[id]);
-      for (auto d = deps.rbegin(); d != deps.rend(); ++d) {
-        loop[*d] = plus(loop[*d], -kSuccOne);
-        succ_[successors_of(loop[*d])] = id;
-      }
-    }
-    for (std::size_t id = 0; id < n; ++id) {
-      const std::uint32_t end =
-          id + 1 < n ? successors_of(loop[id + 1]) : static_cast<std::uint32_t>(succ_.size());
-      if (successors_of(loop[id]) == end)
-        loop[id] = loop_word(kNoSucc, packed_of(loop[id]));
+      const Time word = loop[id];
+      std::uint32_t& head = cursor_[packed_of(word) & stream_mask_];
+      if (const std::uint32_t h = successors_of(word); h & kHasSucc)
+        owner_next_[h & ~kHasSucc] = head;
       else
-        succ_[end - 1] |= kLast;
+        loop[id] = loop_word(head, packed_of(word));
+      head = id;
+      const auto deps = s_.dependencies(s_.ops[id]);
+      for (auto d = deps.rbegin(); d != deps.rend(); ++d)
+        succ_[--fill[successors_of(loop[*d]) & ~kHasSucc]] = id;
     }
     busy_.assign(cursor_.size(), 0);  // cursor_ now holds each stream's first op
   }
 
   void try_start(std::uint32_t st) {
-    if (busy_[st] || cursor_[st] == stream_begin_[st + 1]) return;
-    const OpId id = stream_ops_[cursor_[st]];
+    const OpId id = cursor_[st];
+    if (busy_[st] || id == kEndOfStream) return;
     const std::uint32_t packed = packed_of(timeline_.end[id]);
     if (packed >= dep_one_) return;  // dependencies left
     busy_[st] = 1;
@@ -426,20 +437,21 @@ class Run {
   // Op `id`, on stream `st`, ends now: its loop word becomes its end.
   void finish(OpId id, std::uint32_t st) {
     Time& entry = timeline_.end[id];
-    const std::uint32_t begin = successors_of(entry);
+    const std::uint32_t h = successors_of(entry);
     entry = now_;
     ++finished_ops_;
     busy_[st] = 0;
-    ++cursor_[st];
-    if (begin != kNoSucc) {
-      for (std::uint32_t i = begin;; ++i) {
-        const std::uint32_t succ = succ_[i];
-        Time& next = timeline_.end[succ & ~kLast];
+    if (h & kHasSucc) {
+      const std::uint32_t k = h & ~kHasSucc;
+      cursor_[st] = owner_next_[k];
+      for (std::uint32_t i = succ_begin_[k], e = succ_begin_[k + 1]; i < e; ++i) {
+        Time& next = timeline_.end[succ_[i]];
         next = plus(next, -std::int64_t{dep_one_});
         if (const std::uint32_t packed = packed_of(next); packed < dep_one_)
           try_start(packed & stream_mask_);
-        if (succ & kLast) break;
       }
+    } else {
+      cursor_[st] = h;
     }
     try_start(st);
   }
@@ -454,7 +466,9 @@ class Run {
     release(succ_);
     release(rendezvous_.ops);
     release(rendezvous_.instances);
-    release(stream_ops_);
+    release(succ_begin_);
+    release(owner_next_);
+    trim_heap();
     const std::size_t n = s_.ops.size();
     // The work words move into the launch array, each into the slot its op's launch then takes
     // (written over below), so that work_ is freed before the plan arrays are allocated.
@@ -489,9 +503,9 @@ class Run {
     std::string msg = "simulate: deadlock at t=" + std::to_string(now_.seconds()) + " s; " +
                       std::to_string(s_.ops.size() - finished_ops_) + " ops never ran. Blocked:";
     int shown = 0;
-    for (std::uint32_t st = 0; st + 1 < stream_begin_.size() && shown < 5; ++st) {
-      if (cursor_[st] == stream_begin_[st + 1]) continue;
-      const OpId id = stream_ops_[cursor_[st]];
+    for (std::uint32_t st = 0; st < cursor_.size() && shown < 5; ++st) {
+      const OpId id = cursor_[st];
+      if (id == kEndOfStream) continue;
       const Op& op = s_.ops[id];
       msg += "\n  rank " + std::to_string(op.rank) + " stream '" + s_.stream_names[op.stream] +
              "' at '" + s_.label(op) + "': ";
@@ -529,9 +543,11 @@ class Run {
   Timeline timeline_;
   Time now_ = Time::zero();
 
-  // What the loop keeps per op, 12 bytes (with the start, 20 until 3 Dec 2026: −0.12 GB on
-  // GPT-3's 15 M ops). Until an op ends, its entry of the timeline's end array is its loop
-  // word: its successors' begin (into succ_) in the high 32 bits, and in the low ones `packed`,
+  // What the loop keeps per op, 12 bytes (with the start and the stream list, 24 until 3 Dec
+  // 2026: −0.18 GB on GPT-3's 15 M ops). Until an op ends, its entry of the timeline's end array
+  // is its loop word: in the high 32 bits the next op on its stream (kEndOfStream after the
+  // last), or for an op with successors kHasSucc | its index into succ_begin_ and owner_next_
+  // (link_lists); in the low ones `packed`,
   // its stream index (& stream_mask_), | gpu_bit_ for GPU work, + dep_one_ per dependency not
   // yet finished (pack_streams): the op is ready when packed < dep_one_. When it ends the entry
   // takes its end, its final value. work_ holds its work word: GPU work its index into
@@ -549,8 +565,8 @@ class Run {
                                                    static_cast<std::uint64_t>(delta)));
   }
   static constexpr std::int64_t kSuccOne = std::int64_t{1} << 32;  // one successor more
-  static constexpr std::uint32_t kNoSucc = 0xffffffffu;  // an op without successors' begin
-  static constexpr std::uint32_t kLast = 0x80000000u;    // on an op's last successor in succ_
+  static constexpr std::uint32_t kHasSucc = 0x80000000u;           // ids and indices are below 2^31
+  static constexpr std::uint32_t kEndOfStream = 0x7fffffffu;       // no op has this id (2^31 - 1)
   std::uint32_t stream_mask_ = 0;
   std::uint32_t gpu_bit_ = 0;
   std::uint32_t dep_one_ = 0;
@@ -560,11 +576,11 @@ class Run {
   bool record_starts_ = true;
   std::vector<std::uint32_t> work_;
   std::vector<Time> durations_;
-  std::vector<OpId> succ_;
+  std::vector<OpId> succ_;                 // the successors of the ops that have any, op after op
+  std::vector<std::uint32_t> succ_begin_;  // per such op, into succ_ (+1 past the end)
+  std::vector<OpId> owner_next_;           // per such op, the next op on its stream
   std::size_t num_streams_ = 1;
-  std::vector<std::uint32_t> stream_begin_;
-  std::vector<OpId> stream_ops_;
-  std::vector<std::uint32_t> cursor_;
+  std::vector<OpId> cursor_;  // per stream, the op at its head (kEndOfStream when none is left)
   std::vector<std::uint8_t> busy_;
   std::vector<InstanceState> instances_;
   std::vector<std::pair<const TransferPlan*, Algorithm>> resolved_;  // plan_for's results
