@@ -27,9 +27,8 @@ void release(std::vector<T>& v) {
   std::vector<T>().swap(v);
 }
 
-// Hands the heap's free pages back to the system. glibc keeps freed blocks under its mmap
-// threshold (up to 32 MB once large vectors have come and gone) resident in its heap, so the
-// loop's few-MB lists would otherwise stay in the peak of the pass that follows.
+// Hands the heap's free pages back: glibc keeps freed blocks under its mmap threshold (32 MB once
+// large vectors have come and gone) resident, so the loop's few-MB lists would stay in the peak.
 void trim_heap() {
 #if defined(__GLIBC__)
   malloc_trim(0);
@@ -69,9 +68,8 @@ class Run {
                             " ranks but the topology only " + std::to_string(topo.num_gpus()) +
                             " GPUs");
     const std::size_t n = s.ops.size();
-    // Each op's start only where a caller asked for it (traces, the GUI, Python): the rest of
-    // the timeline follows from the ends, the durations and the instances' records (0.12 GB
-    // less on GPT-3 175B). The end array holds each op's loop state until the op ends (loop_word).
+    // Each op's start only where a caller asked for it (traces, the GUI, Python): 0.12 GB less
+    // on GPT-3 175B. The end array holds each op's loop word until the op ends.
     record_starts_ = options.record_starts;
     if (record_starts_) timeline_.start.resize(n);
     timeline_.end.resize(n);
@@ -102,8 +100,8 @@ class Run {
       const bool on_gpu =
           op.kind == OpKind::compute || (op.kind == OpKind::copy && !is_host_copy(op));
       if (op.deps_count > max_deps_) too_many_dependencies(op);
-      loop[id] = loop_word(successors_of(loop[id]), stream | (on_gpu ? gpu_bit_ : 0u) |
-                                                        std::uint32_t{op.deps_count} * dep_one_);
+      loop[id] = loop_word(link_of(loop[id]), stream | (on_gpu ? gpu_bit_ : 0u) |
+                                                  std::uint32_t{op.deps_count} * dep_one_);
       if (on_gpu) {
         if (op.stream < 64)
           gpu_streams_ |= std::uint64_t{1} << op.stream;
@@ -230,7 +228,7 @@ class Run {
     std::vector<Time>& loop = timeline_.end;
     std::uint32_t sum = 0;  // below 2^32 (the constructor checks)
     for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t count = successors_of(loop[i]);
+      const std::uint32_t count = link_of(loop[i]);
       if (count == 0) continue;
       loop[i] =
           loop_word(kHasSucc | static_cast<std::uint32_t>(succ_begin_.size()), packed_of(loop[i]));
@@ -245,14 +243,14 @@ class Run {
     for (OpId id = static_cast<OpId>(n); id-- > 0;) {
       const Time word = loop[id];
       std::uint32_t& head = cursor_[packed_of(word) & stream_mask_];
-      if (const std::uint32_t h = successors_of(word); h & kHasSucc)
+      if (const std::uint32_t h = link_of(word); h & kHasSucc)
         owner_next_[h & ~kHasSucc] = head;
       else
         loop[id] = loop_word(head, packed_of(word));
       head = id;
       const auto deps = s_.dependencies(s_.ops[id]);
       for (auto d = deps.rbegin(); d != deps.rend(); ++d)
-        succ_[--fill[successors_of(loop[*d]) & ~kHasSucc]] = id;
+        succ_[--fill[link_of(loop[*d]) & ~kHasSucc]] = id;
     }
     busy_.assign(cursor_.size(), 0);  // cursor_ now holds each stream's first op
   }
@@ -437,7 +435,7 @@ class Run {
   // Op `id`, on stream `st`, ends now: its loop word becomes its end.
   void finish(OpId id, std::uint32_t st) {
     Time& entry = timeline_.end[id];
-    const std::uint32_t h = successors_of(entry);
+    const std::uint32_t h = link_of(entry);
     entry = now_;
     ++finished_ops_;
     busy_[st] = 0;
@@ -456,12 +454,10 @@ class Run {
     try_start(st);
   }
 
-  // Every op has run, and each end is in place (the instant the event that finished it fired).
-  // Its launch, algorithm, protocol and channels follow: a GPU op launched when it started, its
-  // full-GPU duration before its end unless SM sharing moved it (its start is then on record); a
-  // communication op when its instance did. One sequential pass instead of a cache miss per op
-  // and field in the loop. The loop's lists go first, so that the arrays allocated here reuse
-  // little of the peak.
+  // Every op has run; each end is in place. Its launch, algorithm, protocol and channels follow,
+  // in one sequential pass instead of a cache miss per op and field in the loop: a GPU op
+  // launched its full-GPU duration before its end unless SM sharing moved it (its start is then
+  // on record); a communication op when its instance did. The loop's lists go first.
   void fill_timeline() {
     release(succ_);
     release(rendezvous_.ops);
@@ -545,19 +541,19 @@ class Run {
 
   // What the loop keeps per op, 12 bytes (with the start and the stream list, 24 until 3 Dec
   // 2026: −0.18 GB on GPT-3's 15 M ops). Until an op ends, its entry of the timeline's end array
-  // is its loop word: in the high 32 bits the next op on its stream (kEndOfStream after the
-  // last), or for an op with successors kHasSucc | its index into succ_begin_ and owner_next_
-  // (link_lists); in the low ones `packed`,
-  // its stream index (& stream_mask_), | gpu_bit_ for GPU work, + dep_one_ per dependency not
-  // yet finished (pack_streams): the op is ready when packed < dep_one_. When it ends the entry
-  // takes its end, its final value. work_ holds its work word: GPU work its index into
-  // durations_ | kOnGpu, communication its instance.
+  // is its loop word, which then takes its end, its final value. The word's high half, its link:
+  // the next op on its stream (kEndOfStream after the last), or for an op with successors
+  // kHasSucc | its index into succ_begin_ and owner_next_ (link_lists; the constructor counts
+  // successors there first). Its low half, `packed`: its stream index (& stream_mask_), |
+  // gpu_bit_ for GPU work, + dep_one_ per dependency not yet finished (pack_streams): the op is
+  // ready when packed < dep_one_. work_ holds its work word: GPU work its index into durations_ |
+  // kOnGpu, communication its instance.
   static std::uint32_t packed_of(Time word) { return static_cast<std::uint32_t>(word.ps()); }
-  static std::uint32_t successors_of(Time word) {
+  static std::uint32_t link_of(Time word) {
     return static_cast<std::uint32_t>(static_cast<std::uint64_t>(word.ps()) >> 32);
   }
-  static Time loop_word(std::uint32_t successors, std::uint32_t packed) {
-    return Time::from_ps(static_cast<std::int64_t>(std::uint64_t{successors} << 32 | packed));
+  static Time loop_word(std::uint32_t link, std::uint32_t packed) {
+    return Time::from_ps(static_cast<std::int64_t>(std::uint64_t{link} << 32 | packed));
   }
   // In unsigned arithmetic: no borrow or carry crosses into the other half where it is used.
   static Time plus(Time word, std::int64_t delta) {
