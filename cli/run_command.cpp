@@ -72,6 +72,7 @@ int run(const RunArgs& a) {
   request.overrides = a.overrides;
   if (!a.network.empty()) request.network = a.network;
   request.record_link_rates = !a.trace_out.empty();
+  request.record_starts = !a.trace_out.empty();  // only the trace reads each op's start
   request.strict = a.strict;
   if (a.max_memory.empty()) {
     request.max_memory = models::default_memory_budget();

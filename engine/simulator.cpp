@@ -1,5 +1,9 @@
 #include "engine/simulator.hpp"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <deque>
@@ -21,6 +25,14 @@ namespace {
 template <class T>
 void release(std::vector<T>& v) {
   std::vector<T>().swap(v);
+}
+
+// Hands the heap's free pages back: glibc keeps freed blocks under its mmap threshold (32 MB once
+// large vectors have come and gone) resident, so the loop's few-MB lists would stay in the peak.
+void trim_heap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 // The state of one run. Streams are FIFO: an op starts when it heads its stream, the stream is
@@ -56,10 +68,11 @@ class Run {
                             " ranks but the topology only " + std::to_string(topo.num_gpus()) +
                             " GPUs");
     const std::size_t n = s.ops.size();
-    // Only the start is written per op while the ops run; the rest of the timeline follows from
-    // it, the durations and the instances' records in one pass at the end (fill_timeline).
-    timeline_.start.resize(n);
-    state_.resize(n + 1);  // one past the end: the last op's successors end where it begins
+    // Each op's start only where a caller asked for it (traces, the GUI, Python): 0.12 GB less
+    // on GPT-3 175B. The end array holds each op's loop word until the op ends.
+    record_starts_ = options.record_starts;
+    if (record_starts_) timeline_.start.resize(n);
+    timeline_.end.resize(n);
     // Each distinct kernel list is costed once, not once per op that launches it; an op's
     // duration is an index into this table (its list's, or one of its own appended).
     durations_ = compute.kernel_list_durations(s.kernels);
@@ -67,45 +80,45 @@ class Run {
     // An op's work index shares a word with kOnGpu (fill_timeline).
     if (n + lists >= kOnGpu)
       throw SimulationError("simulate: more than 2^31 ops and kernel lists are not supported");
+    if (s.deps.size() >= 0xffffffffu)
+      throw SimulationError("simulate: more than 2^32 - 1 dependencies are not supported");
     num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
     pack_streams();
     sharing_.emplace(compute, s.kernels, lists, s.num_ranks, num_streams_);
     if (sharing_->enabled()) simulated_members();
-    stream_begin_.assign(s_.num_ranks * num_streams_ + 1, 0);
-    // One pass over the ops (56 bytes each, 0.84 GB on GPT-3 175B) sets each op's record and
-    // counts its stream's ops and its successors; link_lists() makes one more.
+    // A communication op's work word is its instance: the matching's per-op index (already
+    // paged in) becomes work_, and only the GPU ops' entries are written.
+    work_ = std::move(rendezvous_.instance_of);
+    std::vector<Time>& loop = timeline_.end;
+    // One pass over the ops (48 bytes each, 0.72 GB on GPT-3 175B) sets each op's loop word and
+    // work and counts its successors; link_lists() makes one more.
     for (OpId id = 0; id < n; ++id) {
       const Op& op = s.ops[id];
-      OpState& st = state_[id];
       const std::uint32_t stream = stream_index(op);
-      ++stream_begin_[stream + 1];
       for (OpId d : s_.dependencies(op))
-        ++state_[d].succ_begin;
+        loop[d] = plus(loop[d], kSuccOne);  // counts d's successors
       const bool on_gpu =
           op.kind == OpKind::compute || (op.kind == OpKind::copy && !is_host_copy(op));
       if (op.deps_count > max_deps_) too_many_dependencies(op);
-      st.packed = stream | (on_gpu ? gpu_bit_ : 0u) | std::uint32_t{op.deps_count} * dep_one_;
+      loop[id] = loop_word(link_of(loop[id]), stream | (on_gpu ? gpu_bit_ : 0u) |
+                                                  std::uint32_t{op.deps_count} * dep_one_);
       if (on_gpu) {
         if (op.stream < 64)
           gpu_streams_ |= std::uint64_t{1} << op.stream;
         else
           gpu_streams_ = ~std::uint64_t{0};
+        std::uint32_t work = 0;
         if (op.kind == OpKind::compute && op.kernels < lists) {
-          st.work = op.kernels;
+          work = op.kernels;
         } else {
-          st.work = static_cast<std::uint32_t>(durations_.size());
+          work = static_cast<std::uint32_t>(durations_.size());
           durations_.push_back(compute.duration(op));
         }
-        if (durations_[st.work] >= Time::end_of_clock())
+        if (durations_[work] >= Time::end_of_clock())
           clock_overflow("'" + s_.label(op) + "' alone lasts longer than the clock holds");
-      } else {
-        st.work = rendezvous_.instance_of[id];
+        work_[id] = work | kOnGpu;
       }
     }
-    // The state holds it now. Its buffer (one uint32_t per op, already paged in) becomes
-    // stream_ops_, which link_lists() overwrites entirely: a fresh one would cost the kernel
-    // another 0.1 GB of zeroed pages at 16,384 GPUs.
-    stream_ops_ = std::move(rendezvous_.instance_of);
     link_lists();
     instances_.reserve(rendezvous_.instances.size());
     for (const auto& instance : rendezvous_.instances)
@@ -118,7 +131,7 @@ class Run {
       });
   }
 
-  // OpState::packed's layout: the stream index in the low bits, as many as the streams of all
+  // The loop word's packed half: the stream index in the low bits, as many as the streams of all
   // ranks need, the GPU flag above them, the unfinished dependencies in the bits left.
   void pack_streams() {
     const std::uint64_t slots = std::uint64_t{s_.num_ranks} * num_streams_;
@@ -150,7 +163,7 @@ class Run {
   }
 
   Timeline run() {
-    for (std::uint32_t st = 0; st + 1 < stream_begin_.size(); ++st)
+    for (std::uint32_t st = 0; st < cursor_.size(); ++st)
       try_start(st);
     std::vector<TransferId> completed;
     const std::uint64_t report_every = 1u << 16;
@@ -177,7 +190,8 @@ class Run {
         const auto e = events_.top();
         now_ = e.time;
         top_done_ = true;
-        finish(e.payload.op);
+        sharing_->finish(e.payload.stream, rank_of(e.payload.stream), now_);
+        finish(e.payload.op, e.payload.stream);
         if (top_done_) {
           events_.pop();
           top_done_ = false;
@@ -204,37 +218,53 @@ class Run {
     return op.rank * static_cast<std::uint32_t>(num_streams_) + op.stream;
   }
 
-  // Each stream's ops (in OpId order, its issue order) and each op's successors (in OpId order),
-  // from the counts the constructor took: both filled from the back, in one pass, so that each
-  // count's running sum turns into its list's begin and no cursor array is needed. An op's
-  // successors end where the next op's begin.
+  // Each stream's ops in OpId order (its issue order), as a chain: an op's loop word names the
+  // next, and cursor_ each stream's head; and each op's successors, in OpId order. Few ops have
+  // successors (0.79 M of GPT-3's 15 M: streams order the rest): their loop word names their
+  // index among them instead (| kHasSucc), which gives their next op and their list. Both are
+  // filled from the back in one pass over the ops.
   void link_lists() {
     const std::size_t n = s_.ops.size();
-    for (std::size_t i = 1; i <= n; ++i)  // each op's list's end
-      state_[i].succ_begin += state_[i - 1].succ_begin;
-    for (std::size_t i = 1; i < stream_begin_.size(); ++i)
-      stream_begin_[i] += stream_begin_[i - 1];
-    succ_.resize(s_.deps.size());
-    stream_ops_.resize(n);  // already n long (the matching's instance_of): every entry is set
-    cursor_.assign(stream_begin_.begin() + 1, stream_begin_.end());  // each stream's end
+    std::vector<Time>& loop = timeline_.end;
+    std::uint32_t sum = 0;  // below 2^32 (the constructor checks)
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t count = link_of(loop[i]);
+      if (count == 0) continue;
+      loop[i] =
+          loop_word(kHasSucc | static_cast<std::uint32_t>(succ_begin_.size()), packed_of(loop[i]));
+      succ_begin_.push_back(sum);
+      sum += count;
+    }
+    succ_begin_.push_back(sum);
+    succ_.resize(sum);
+    std::vector<std::uint32_t> fill(succ_begin_.begin() + 1, succ_begin_.end());  // each list's end
+    owner_next_.resize(succ_begin_.size() - 1);
+    cursor_.assign(std::size_t{s_.num_ranks} * num_streams_, kEndOfStream);
     for (OpId id = static_cast<OpId>(n); id-- > 0;) {
-      stream_ops_[--cursor_[state_[id].packed & stream_mask_]] = id;
+      const Time word = loop[id];
+      std::uint32_t& head = cursor_[packed_of(word) & stream_mask_];
+      if (const std::uint32_t h = link_of(word); h & kHasSucc)
+        owner_next_[h & ~kHasSucc] = head;
+      else
+        loop[id] = loop_word(head, packed_of(word));
+      head = id;
       const auto deps = s_.dependencies(s_.ops[id]);
       for (auto d = deps.rbegin(); d != deps.rend(); ++d)
-        succ_[--state_[*d].succ_begin] = id;
+        succ_[--fill[link_of(loop[*d]) & ~kHasSucc]] = id;
     }
     busy_.assign(cursor_.size(), 0);  // cursor_ now holds each stream's first op
   }
 
   void try_start(std::uint32_t st) {
-    if (busy_[st] || cursor_[st] == stream_begin_[st + 1]) return;
-    const OpId id = stream_ops_[cursor_[st]];
-    const OpState& op = state_[id];
-    if (op.packed >= dep_one_) return;  // dependencies left
+    const OpId id = cursor_[st];
+    if (busy_[st] || id == kEndOfStream) return;
+    const std::uint32_t packed = packed_of(timeline_.end[id]);
+    if (packed >= dep_one_) return;  // dependencies left
     busy_[st] = 1;
-    timeline_.start[id] = now_;
-    if (op.packed & gpu_bit_) {
-      const Time end = sharing_->start(rank_of(st), st, id, op.work, durations_[op.work], now_);
+    if (record_starts_) timeline_.start[id] = now_;
+    if (packed & gpu_bit_) {
+      const std::uint32_t work = work_[id] & ~kOnGpu;
+      const Time end = sharing_->start(rank_of(st), st, id, work, durations_[work], now_);
       if (top_done_) {
         events_.replace_top(end, {id, st});
         top_done_ = false;
@@ -243,7 +273,7 @@ class Run {
       }
       return;
     }
-    const std::uint32_t inst = op.work;
+    const std::uint32_t inst = work_[id];
     InstanceState& a = instances_[inst];
     if (++a.arrived == a.expected) launch(inst, a, s_.ops[id]);
   }
@@ -396,90 +426,89 @@ class Run {
     const auto& instance = rendezvous_.instances[inst];
     if (const int sms = instances_[inst].sms; sms > 0)
       hold_sms(instance, -sms, s_.ops[rendezvous_.ops[instance.ops_begin]]);
-    for (std::uint32_t i = 0; i < instance.size; ++i)
-      finish(rendezvous_.ops[instance.ops_begin + i]);
+    for (std::uint32_t i = 0; i < instance.size; ++i) {
+      const OpId id = rendezvous_.ops[instance.ops_begin + i];
+      finish(id, packed_of(timeline_.end[id]) & stream_mask_);
+    }
   }
 
-  void finish(OpId id) {
-    const OpState& op = state_[id];
+  // Op `id`, on stream `st`, ends now: its loop word becomes its end.
+  void finish(OpId id, std::uint32_t st) {
+    Time& entry = timeline_.end[id];
+    const std::uint32_t h = link_of(entry);
+    entry = now_;
     ++finished_ops_;
-    const std::uint32_t st = op.packed & stream_mask_;
-    if (op.packed & gpu_bit_) sharing_->finish(st, rank_of(st), now_);
     busy_[st] = 0;
-    ++cursor_[st];
-    for (std::uint32_t i = op.succ_begin, e = state_[id + 1].succ_begin; i < e; ++i) {
-      OpState& next = state_[succ_[i]];
-      if ((next.packed -= dep_one_) < dep_one_) try_start(next.packed & stream_mask_);
+    if (h & kHasSucc) {
+      const std::uint32_t k = h & ~kHasSucc;
+      cursor_[st] = owner_next_[k];
+      for (std::uint32_t i = succ_begin_[k], e = succ_begin_[k + 1]; i < e; ++i) {
+        Time& next = timeline_.end[succ_[i]];
+        next = plus(next, -std::int64_t{dep_one_});
+        if (const std::uint32_t packed = packed_of(next); packed < dep_one_)
+          try_start(packed & stream_mask_);
+      }
+    } else {
+      cursor_[st] = h;
     }
     try_start(st);
   }
 
-  // Every op has run: its launch, end, algorithm, protocol and channels follow from its start
-  // (GPU work: launched when it starts, ends a duration later, exactly the instant its event
-  // fired) or from its instance. One sequential pass instead of a cache miss per op and field
-  // in the loop. The loop's lists go first, so that the arrays allocated here reuse little of
-  // the peak.
+  // Every op has run; each end is in place. Its launch, algorithm, protocol and channels follow,
+  // in one sequential pass instead of a cache miss per op and field in the loop: a GPU op
+  // launched its full-GPU duration before its end unless SM sharing moved it (its start is then
+  // on record); a communication op when its instance did. The loop's lists go first.
   void fill_timeline() {
     release(succ_);
     release(rendezvous_.ops);
     release(rendezvous_.instances);
+    release(succ_begin_);
+    release(owner_next_);
+    trim_heap();
     const std::size_t n = s_.ops.size();
-    // Of an op's state only its work and kOnGpu are left to read: packed into stream_ops_'s
-    // buffer (4 bytes per op, already paged in), so that the 16-byte records (0.24 GB on GPT-3)
-    // are freed before the timeline's other 20 bytes per op are allocated: this pass had been
-    // the run's peak.
-    std::vector<std::uint32_t>& work = stream_ops_;
-    for (std::size_t id = 0; id < n; ++id)
-      work[id] = state_[id].work | ((state_[id].packed & gpu_bit_) != 0 ? kOnGpu : 0u);
-    release(state_);
-    // Then into the launch array, each word in the slot its op's launch will take (written over
-    // below), so that the stream list's buffer too is freed before the end and plan arrays are
-    // allocated: 4 bytes per op less at this pass's peak (0.06 GB on GPT-3).
+    // The work words move into the launch array, each into the slot its op's launch then takes
+    // (written over below), so that work_ is freed before the plan arrays are allocated.
     timeline_.launch.resize(n);
     for (std::size_t id = 0; id < n; ++id)
-      timeline_.launch[id] = Time::from_ps(work[id]);
-    release(stream_ops_);
-    timeline_.end.resize(n);
+      timeline_.launch[id] = Time::from_ps(work_[id]);
+    release(work_);
     timeline_.algorithm.assign(n, Algorithm::automatic);
     timeline_.protocol.assign(n, Protocol::simple);
     timeline_.channels.assign(n, 0);
     timeline_.sm_sharing_delay = sharing_->take_delays();
     for (std::size_t id = 0; id < n; ++id) {
-      const Time start = timeline_.start[id];
       const auto w = static_cast<std::uint32_t>(timeline_.launch[id].ps());
       if (w & kOnGpu) {
-        timeline_.launch[id] = start;
         // unless SM sharing moved it (below)
-        timeline_.end[id] = start + durations_[w & ~kOnGpu];
+        timeline_.launch[id] = timeline_.end[id] - durations_[w & ~kOnGpu];
         continue;
       }
       const InstanceState& a = instances_[w];
       timeline_.launch[id] = a.launch;
-      timeline_.end[id] = a.end;
       const auto [plan, algorithm] = resolved_[a.call];
       timeline_.algorithm[id] = algorithm;
       timeline_.protocol[id] = plan->protocol;
       timeline_.channels[id] = plan->channels;
     }
     // One entry per op whose end moved, in the order they ended: written over, not sorted.
-    for (const auto& [id, end] : sharing_->take_moved_ends())
-      timeline_.end[id] = end;
+    for (const auto& [id, start] : sharing_->take_moved_starts())
+      timeline_.launch[id] = start;
   }
 
   [[noreturn]] void report_deadlock() const {
     std::string msg = "simulate: deadlock at t=" + std::to_string(now_.seconds()) + " s; " +
                       std::to_string(s_.ops.size() - finished_ops_) + " ops never ran. Blocked:";
     int shown = 0;
-    for (std::uint32_t st = 0; st + 1 < stream_begin_.size() && shown < 5; ++st) {
-      if (cursor_[st] == stream_begin_[st + 1]) continue;
-      const OpId id = stream_ops_[cursor_[st]];
+    for (std::uint32_t st = 0; st < cursor_.size() && shown < 5; ++st) {
+      const OpId id = cursor_[st];
+      if (id == kEndOfStream) continue;
       const Op& op = s_.ops[id];
       msg += "\n  rank " + std::to_string(op.rank) + " stream '" + s_.stream_names[op.stream] +
              "' at '" + s_.label(op) + "': ";
-      if (const std::uint32_t deps = state_[id].packed / dep_one_; deps != 0) {
+      if (const std::uint32_t deps = packed_of(timeline_.end[id]) / dep_one_; deps != 0) {
         msg += "waits on " + std::to_string(deps) + " dependencies";
       } else {
-        const auto inst = state_[id].work;
+        const auto inst = work_[id];
         msg += std::to_string(instances_[inst].arrived) + " of " +
                std::to_string(rendezvous_.instances[inst].size) + " peers arrived";
       }
@@ -510,31 +539,44 @@ class Run {
   Timeline timeline_;
   Time now_ = Time::zero();
 
-  // Everything the loop reads per op, in one 12-byte record (32 until 2 Dec, 16 until 3 Dec:
-  // −0.06 GB on GPT-3's 15 M ops): one cache miss instead of several when the ranks' ops
-  // interleave in time (they are stored rank by rank). The times it writes go straight to the
-  // timeline.
-  struct OpState {
-    std::uint32_t succ_begin = 0;  // into succ_; the next op's succ_begin ends the list
-    std::uint32_t work = kNone;    // GPU work: index into durations_; communication: instance
-    // Its stream index (& stream_mask_), | gpu_bit_ for GPU work, + dep_one_ per dependency not
-    // yet finished (pack_streams): the op is ready when packed < dep_one_.
-    std::uint32_t packed = 0;
-  };
-  static_assert(sizeof(OpState) == 12);
+  // What the loop keeps per op, 12 bytes (with the start and the stream list, 24 until 3 Dec
+  // 2026: −0.18 GB on GPT-3's 15 M ops). Until an op ends, its entry of the timeline's end array
+  // is its loop word, which then takes its end, its final value. The word's high half, its link:
+  // the next op on its stream (kEndOfStream after the last), or for an op with successors
+  // kHasSucc | its index into succ_begin_ and owner_next_ (link_lists; the constructor counts
+  // successors there first). Its low half, `packed`: its stream index (& stream_mask_), |
+  // gpu_bit_ for GPU work, + dep_one_ per dependency not yet finished (pack_streams): the op is
+  // ready when packed < dep_one_. work_ holds its work word: GPU work its index into durations_ |
+  // kOnGpu, communication its instance.
+  static std::uint32_t packed_of(Time word) { return static_cast<std::uint32_t>(word.ps()); }
+  static std::uint32_t link_of(Time word) {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(word.ps()) >> 32);
+  }
+  static Time loop_word(std::uint32_t link, std::uint32_t packed) {
+    return Time::from_ps(static_cast<std::int64_t>(std::uint64_t{link} << 32 | packed));
+  }
+  // In unsigned arithmetic: no borrow or carry crosses into the other half where it is used.
+  static Time plus(Time word, std::int64_t delta) {
+    return Time::from_ps(static_cast<std::int64_t>(static_cast<std::uint64_t>(word.ps()) +
+                                                   static_cast<std::uint64_t>(delta)));
+  }
+  static constexpr std::int64_t kSuccOne = std::int64_t{1} << 32;  // one successor more
+  static constexpr std::uint32_t kHasSucc = 0x80000000u;           // ids and indices are below 2^31
+  static constexpr std::uint32_t kEndOfStream = 0x7fffffffu;       // no op has this id (2^31 - 1)
   std::uint32_t stream_mask_ = 0;
   std::uint32_t gpu_bit_ = 0;
   std::uint32_t dep_one_ = 0;
   std::uint32_t max_deps_ = 0;  // the most dependencies packed holds
-  // fill_timeline()'s flag for GPU work beside the work index (below 2^31, the constructor checks)
+  // A GPU op's flag in its work word beside the work index (below 2^31, the constructor checks)
   static constexpr std::uint32_t kOnGpu = 0x80000000u;
-  std::vector<OpState> state_;
+  bool record_starts_ = true;
+  std::vector<std::uint32_t> work_;
   std::vector<Time> durations_;
-  std::vector<OpId> succ_;
+  std::vector<OpId> succ_;                 // the successors of the ops that have any, op after op
+  std::vector<std::uint32_t> succ_begin_;  // per such op, into succ_ (+1 past the end)
+  std::vector<OpId> owner_next_;           // per such op, the next op on its stream
   std::size_t num_streams_ = 1;
-  std::vector<std::uint32_t> stream_begin_;
-  std::vector<OpId> stream_ops_;
-  std::vector<std::uint32_t> cursor_;
+  std::vector<OpId> cursor_;  // per stream, the op at its head (kEndOfStream when none is left)
   std::vector<std::uint8_t> busy_;
   std::vector<InstanceState> instances_;
   std::vector<std::pair<const TransferPlan*, Algorithm>> resolved_;  // plan_for's results

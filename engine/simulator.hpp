@@ -49,6 +49,10 @@ struct SimulationOptions {
   const std::atomic<bool>* cancel = nullptr;
   // Record link-rate changes into Timeline::link_rates (for trace counters).
   bool record_link_rates = false;
+  // Record each op's start into Timeline::start (traces, the GUI, Python read it); when false it
+  // is left empty, 8 bytes per op less (0.12 GB on GPT-3 175B), and every other field is the
+  // same. Aggregates need no start: a GPU op's or host copy's equals its launch.
+  bool record_starts = true;
 };
 
 // Rank r runs on GPU endpoint r of the topology.

@@ -47,8 +47,8 @@ Time SmSharing::repace(Running& r, std::uint32_t held, Time now) {
                    std::llround(r.left * static_cast<double>(r.duration.ps()))));
 }
 
-std::vector<std::pair<OpId, Time>> SmSharing::take_moved_ends() {
-  return std::move(moved_ends_);
+std::vector<std::pair<OpId, Time>> SmSharing::take_moved_starts() {
+  return std::move(moved_starts_);
 }
 
 }  // namespace clustersim::engine

@@ -62,7 +62,7 @@ class SmSharing {
     if (!enabled_) return;
     Running& r = running_[stream];
     if (r.moved) {
-      moved_ends_.emplace_back(r.op, now);
+      moved_starts_.emplace_back(r.op, r.start);
       delay_[rank] += (now - r.start) - r.base;
     }
     r.op = kNone;
@@ -87,9 +87,10 @@ class SmSharing {
     }
   }
 
-  // The ops whose end is not start + their full-GPU duration (the timeline's ends), one entry
-  // per op, in the order they ended: sorting them by OpId cost 2.5 % of the 16,384-GPU run.
-  std::vector<std::pair<OpId, Time>> take_moved_ends();
+  // The ops whose end is not start + their full-GPU duration, with their start (the simulator
+  // keeps only each op's end and derives the start of the others from it), one entry per op, in
+  // the order they ended: sorting them by OpId cost 2.5 % of the 16,384-GPU run.
+  std::vector<std::pair<OpId, Time>> take_moved_starts();
   // Per rank: how much longer its compute ran than on the whole GPU (empty when disabled).
   std::vector<Time> take_delays() { return std::move(delay_); }
 
@@ -119,7 +120,7 @@ class SmSharing {
   std::vector<std::uint8_t> gpu_running_;               // per rank: GPU ops running (a few streams)
   std::vector<Running> running_;                        // per stream
   std::map<std::uint32_t, std::vector<Time>> by_held_;  // kernel-list durations per held count
-  std::vector<std::pair<OpId, Time>> moved_ends_;
+  std::vector<std::pair<OpId, Time>> moved_starts_;
   std::vector<Time> delay_;  // per rank
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "engine/rendezvous.hpp"
 
@@ -81,8 +82,17 @@ ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
 
 }  // namespace
 
+void check_starts(const Schedule& schedule, const Timeline& timeline) {
+  if (timeline.start.size() != schedule.ops.size())
+    throw std::logic_error("a trace needs each op's start, and the run recorded " +
+                           std::to_string(timeline.start.size()) + " of " +
+                           std::to_string(schedule.ops.size()) +
+                           " (SimulationOptions::record_starts)");
+}
+
 void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const Topology& topo,
                  const TraceOptions& options) {
+  check_starts(s, tl);
   Writer w(out);
   const std::uint32_t network_pid = s.num_ranks;
   const TraceFilter& filter = options.filter;

@@ -49,6 +49,10 @@ struct TraceOptions {
   bool compress = true;
 };
 
+// Throws std::logic_error unless `timeline` holds each op's start (a trace needs it; a run with
+// SimulationOptions::record_starts false has none).
+void check_starts(const Schedule& schedule, const Timeline& timeline);
+
 void write_trace(std::ostream& out, const Schedule& schedule, const Timeline& timeline,
                  const Topology& topology, const TraceOptions& options = {});
 

@@ -27,6 +27,7 @@ Prediction predict(const RunRequest& request) {
   RunOptions options;
   options.network = request.network;
   options.record_link_rates = request.record_link_rates;
+  options.record_starts = request.record_starts;
   options.progress = request.progress;
   options.cancel = request.cancel;
   options.strict = request.strict;
@@ -173,6 +174,7 @@ void write_trace(const Prediction& p, const std::string& path, const ProgressFn&
                  const engine::TraceFilter& filter, bool compress) {
   check_output_path(path, p.scenario.inputs, "trace");
   check_trace_filter(p, filter);
+  engine::check_starts(p.output.built.schedule, p.output.timeline);
   engine::TraceOptions trace;
   trace.filter = filter;
   trace.compress = compress;

@@ -26,11 +26,14 @@
 namespace clustersim::models {
 
 struct RunRequest {
-  std::string scenario;                       // a scenario file (names the text when given)
-  std::optional<std::string> text;            // the scenario's text, read already (stdin)
-  std::vector<std::string> overrides;         // "key.path=value", as --set
-  std::optional<std::string> network;         // replaces simulation.network_model
-  bool record_link_rates = false;             // needed for the trace's link counters
+  std::string scenario;                // a scenario file (names the text when given)
+  std::optional<std::string> text;     // the scenario's text, read already (stdin)
+  std::vector<std::string> overrides;  // "key.path=value", as --set
+  std::optional<std::string> network;  // replaces simulation.network_model
+  bool record_link_rates = false;      // needed for the trace's link counters
+  // Each op's start, needed by write_trace and the per-op timeline; the result is the same
+  // without it, 8 bytes per op lighter (engine::SimulationOptions::record_starts).
+  bool record_starts = true;
   ProgressFn progress;                        // may be empty
   const std::atomic<bool>* cancel = nullptr;  // set it to stop the run (Cancelled is thrown)
   // Outputs the caller will write afterwards, as (path, flag): checked against each other and

@@ -458,7 +458,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
   for (engine::OpId id = 0; id < s.ops.size(); ++id)
     if (s.ops[id].rank == rank && s.ops[id].kind == engine::OpKind::compute) ops.push_back(id);
   std::stable_sort(ops.begin(), ops.end(), [&](engine::OpId a, engine::OpId b) {
-    return timeline.start[a] < timeline.start[b];
+    return timeline.launch[a] < timeline.launch[b];
   });
   const double temporaries = parts.optimizer_temporaries(states);
   // The gradients the step sees are the strategy's (sharded under FSDP, even after no_sync);
@@ -467,7 +467,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
   for (engine::OpId id : ops) {
     const engine::Op& op = s.ops[id];
     if (op.category == engine::Category::optimizer) {
-      changes.push_back({timeline.start[id], temporaries + step_gradients - grads_live});
+      changes.push_back({timeline.launch[id], temporaries + step_gradients - grads_live});
       changes.push_back({timeline.end[id], -temporaries - step_gradients});
       grads_live = 0;
       has_gradient.clear();
@@ -485,7 +485,7 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
         st = 1;
         break;
       case engine::Category::recompute:
-        changes.push_back({timeline.start[id], a.full - a.kept});
+        changes.push_back({timeline.launch[id], a.full - a.kept});
         break;
       case engine::Category::backward:
         if (st == 1) {

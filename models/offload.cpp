@@ -54,7 +54,9 @@ OffloadActivity offload_activity(const engine::Schedule& s, const engine::Timeli
   for (engine::OpId id = 0; id < s.ops.size(); ++id) {
     const engine::Op& op = s.ops[id];
     if (op.rank != rank) continue;
-    const double seconds = (tl.end[id] - tl.start[id]).seconds();
+    // launch: a compute op's and a host copy's (an instance of its own) is its start, which a
+    // run may not record (SimulationOptions::record_starts).
+    const double seconds = (tl.end[id] - tl.launch[id]).seconds();
     if (engine::is_host_copy(op)) {
       const bool down = op.tag() == static_cast<std::uint32_t>(engine::CopyDirection::to_host);
       (down ? a.to_host_bytes : a.from_host_bytes) += static_cast<double>(op.bytes);

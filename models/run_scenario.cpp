@@ -306,6 +306,7 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   }
   sim.cancel = options.cancel;
   sim.record_link_rates = options.record_link_rates;
+  sim.record_starts = options.record_starts;
   try {
     out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
   } catch (const engine::ClockOverflow&) {

@@ -30,6 +30,7 @@ using Cancelled = engine::Cancelled;
 struct RunOptions {
   std::optional<std::string> network;         // replaces simulation.network_model
   bool record_link_rates = false;             // for trace counters
+  bool record_starts = true;                  // Timeline::start, for traces (SimulationOptions)
   ProgressFn progress;                        // may be empty
   const std::atomic<bool>* cancel = nullptr;  // checked between phases and while simulating
   // A calibration profile measured on another GPU family is an error instead of a note.

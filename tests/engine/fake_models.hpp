@@ -73,9 +73,9 @@ inline double sec(Time t) {
 // A fixed-rate network and `Compute` over `gpus` GPUs on one switch.
 template <class Compute>
 struct SimulatorFixture : ::testing::Test {
-  Timeline run(const Schedule& s, int gpus = 2) {
+  Timeline run(const Schedule& s, int gpus = 2, const SimulationOptions& options = {}) {
     topology = gpus_on_a_switch(gpus);
-    return simulate(s, topology, network, compute);
+    return simulate(s, topology, network, compute, options);
   }
   Topology topology;
   FixedRateNetwork network;

@@ -110,6 +110,60 @@ TEST_F(Fixture, EveryMemberGetsItsOwnInstancesLaunchEndAndAlgorithm) {
   }
 }
 
+// Without recorded starts (SimulationOptions::record_starts false) the timeline has none, and
+// every other field is as the hand-computed run above has it: compute launches when it starts,
+// the collective when its last member arrives.
+TEST_F(Fixture, WithoutRecordedStartsLaunchesAndEndsAreTheSame) {
+  ScheduleBuilder b(2);
+  const auto s0 = b.stream("compute");
+  const GroupId g = b.add_group({0, 1}, "dp");
+  const OpId c0 = b.compute({0, s0, Category::backward, "bwd"}, 1e12, 0);  // [0, 1] s
+  const OpId c1 = b.compute({1, s0, Category::backward, "bwd"}, 3e12, 0);  // [0, 3] s
+  const OpId ar0 =
+      b.collective({0, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g, 2'000'000'000);
+  const OpId ar1 =
+      b.collective({1, s0, Category::dp_comm, "ar"}, CollectiveType::all_reduce, g, 2'000'000'000);
+  SimulationOptions options;
+  options.record_starts = false;
+  const auto tl = run(std::move(b).finish(), 2, options);
+  EXPECT_TRUE(tl.start.empty());
+  EXPECT_DOUBLE_EQ(sec(tl.launch[c0]), 0.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[c0]), 1.0);
+  EXPECT_DOUBLE_EQ(sec(tl.launch[c1]), 0.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[c1]), 3.0);
+  for (const OpId a : {ar0, ar1}) {
+    EXPECT_DOUBLE_EQ(sec(tl.launch[a]), 3.0);
+    EXPECT_DOUBLE_EQ(sec(tl.end[a]), 5.0);
+  }
+  EXPECT_DOUBLE_EQ(sec(tl.makespan), 5.0);
+}
+
+// An op's successors are listed up to its own last one, whichever op ended first: here the op
+// after `slow` in issue order (`fast`) ends 2 s before it, and each waiter starts exactly when
+// its own dependency ends.
+TEST_F(Fixture, EachOpWakesOnlyItsOwnSuccessorsWhateverEndsFirst) {
+  ScheduleBuilder b(1);
+  const auto s0 = b.stream("a");
+  const auto s1 = b.stream("b");
+  const auto s2 = b.stream("c");
+  const auto s3 = b.stream("d");
+  const OpId slow = b.compute({0, s0, Category::forward, "slow"}, 3e12, 0);  // [0, 3] s
+  const OpId fast = b.compute({0, s1, Category::forward, "fast"}, 1e12, 0);  // [0, 1] s
+  const OpId after_slow[] = {slow};
+  const OpId after_fast[] = {fast};
+  const OpId both[] = {slow, fast};
+  const OpId w1 = b.compute({0, s2, Category::forward, "w1", kNone, after_slow}, 1e12, 0);
+  const OpId w2 = b.compute({0, s3, Category::forward, "w2", kNone, after_fast}, 1e12, 0);
+  const OpId w3 = b.compute({0, s3, Category::forward, "w3", kNone, both}, 1e12, 0);
+  const auto tl = run(std::move(b).finish(), 1);
+  EXPECT_DOUBLE_EQ(sec(tl.start[w1]), 3.0);
+  EXPECT_DOUBLE_EQ(sec(tl.start[w2]), 1.0);
+  EXPECT_DOUBLE_EQ(sec(tl.end[w2]), 2.0);
+  EXPECT_DOUBLE_EQ(sec(tl.start[w3]), 3.0);  // waits for slow although w2 ended at 2 s
+  EXPECT_DOUBLE_EQ(sec(tl.end[w3]), 4.0);
+  EXPECT_DOUBLE_EQ(sec(tl.makespan), 4.0);
+}
+
 // Folding: ranks 2 and 3 mirror ranks 0 and 1 and issue nothing. The all-reduce on {0, 2}
 // starts when rank 0 (its only simulated member) arrives, and costs one transfer for the group.
 TEST_F(Fixture, AFoldedCollectiveWaitsOnlyForItsSimulatedMembers) {

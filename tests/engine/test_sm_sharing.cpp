@@ -136,6 +136,37 @@ TEST_F(SmSharingTest, AModelWithoutSharingKeepsThePace) {
   EXPECT_TRUE(plain.held_counts.empty());
 }
 
+// Without recorded starts a GPU op's launch is still its start, for an op whose end SM sharing
+// moved too: the first test's figures, and the second test's op started at 1.5 s.
+TEST_F(SmSharingTest, WithoutRecordedStartsAMovedOpLaunchesWhenItStarted) {
+  ScheduleBuilder b(2);
+  const auto compute_s = b.stream("compute");
+  const auto other = b.stream("other");
+  const auto comm = b.stream("comm");
+  const auto l = lists(b, 4);
+  const GroupId g = b.add_group({0, 1}, "dp");
+  OpId work[2], late[2];
+  for (Rank r = 0; r < 2; ++r) {
+    work[r] = b.compute({r, compute_s, Category::backward, "bwd"}, 1, 0, 0, l[3]);   // 4 s
+    const OpId side = b.compute({r, other, Category::backward, "side"}, 1.5e12, 0);  // 1.5 s
+    const OpId after_side[] = {side};
+    late[r] = b.compute({r, other, Category::backward, "late", kNone, after_side}, 1, 0, 0, l[1]);
+    const OpId deps[] = {b.compute({r, comm, Category::backward, "lead"}, 1e12, 0)};
+    b.collective({r, comm, Category::dp_comm, "ar", kNone, deps}, CollectiveType::all_reduce, g,
+                 2'000'000'000);  // [1, 3] s
+  }
+  SimulationOptions options;
+  options.record_starts = false;
+  const auto tl = run(std::move(b).finish(), 2, options);
+  EXPECT_TRUE(tl.start.empty());
+  for (Rank r = 0; r < 2; ++r) {
+    EXPECT_DOUBLE_EQ(sec(tl.launch[work[r]]), 0.0);
+    EXPECT_DOUBLE_EQ(sec(tl.end[work[r]]), 5.0);  // 1 s alone, 2 s at half pace, 2 s alone
+    EXPECT_DOUBLE_EQ(sec(tl.launch[late[r]]), 1.5);
+    EXPECT_DOUBLE_EQ(sec(tl.end[late[r]]), 4.25);  // 1.5 s at half pace, 1.25 s alone
+  }
+}
+
 // Copies to the host run on the copy engines, not on SMs: a 2 GB copy to host memory over
 // [0, 0.08] s (25 GB/s PCIe) beside a 1 s op leaves the op at 1 s.
 TEST(SmSharing, CopiesToTheHostHoldNoSm) {
