@@ -102,6 +102,9 @@ bool read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
   if (auto x = m.get("cpus")) node.cpus = x->count(1, limits::kCpus);
   if (auto x = m.get("cpu_interconnect_bandwidth"))
     node.cpu_interconnect_bandwidth = positive_bandwidth(*x);
+  // NCCL's tuner reads the host CPU's vendor across nodes (engine CollectiveHardware::amd_cpu).
+  if (auto x = m.get("cpu_vendor"))
+    node.amd_cpu = x->choice<bool>({{"amd", true}, {"intel", false}, {"other", false}});
   m.finish();
   if (node.nvlink_bridges && node.fabric != engine::IntraNodeFabric::pcie)
     bridges->fail(

@@ -54,3 +54,37 @@ training: {global_batch: 16}
 
 }  // namespace
 }  // namespace clustersim::models
+
+namespace clustersim::models {
+namespace {
+
+// The host CPUs' maker reaches NCCL's tuner (docs/network.md): the dgx-a100 preset's EPYCs,
+// dgx-h100's Xeons, and a scenario's cluster.intra_node.cpu_vendor over either.
+TEST(ScenarioNodes, TheHostCpuVendorReachesTheCollectiveHardware) {
+  const std::string head = R"(
+model: {layers: [{name: block, params: 1e6, forward_flops: 1e9}]}
+training: {global_batch: 16}
+cluster: {nodes: 2, )";
+  const auto amd = [&](const std::string& cluster) {
+    return build_topology(parse_scenario(head + cluster + "}\n", "cpu.yaml"))
+        .collective_hardware()
+        .amd_cpu;
+  };
+  EXPECT_TRUE(amd("node: dgx-a100"));
+  EXPECT_FALSE(amd("node: dgx-h100"));
+  EXPECT_FALSE(amd("node: dgx-a100, intra_node: {cpu_vendor: intel}"));
+  EXPECT_TRUE(amd("node: dgx-h100, intra_node: {cpu_vendor: amd}"));
+  EXPECT_FALSE(amd("gpus_per_node: 8, gpu: A100-SXM4-80GB"));  // no preset: not AMD
+  try {
+    parse_scenario(head + "node: dgx-a100, intra_node: {cpu_vendor: arm}}\n", "bad.yaml");
+    ADD_FAILURE() << "cpu_vendor: arm was accepted";
+  } catch (const ScenarioError& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(message.starts_with("bad.yaml:4:")) << message;
+    EXPECT_NE(message.find("cluster.intra_node.cpu_vendor"), std::string::npos) << message;
+    EXPECT_NE(message.find("allowed: amd | intel | other"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace clustersim::models
