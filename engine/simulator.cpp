@@ -1,9 +1,5 @@
 #include "engine/simulator.hpp"
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <algorithm>
 #include <bit>
 #include <deque>
@@ -13,6 +9,7 @@
 #include <tuple>
 
 #include "engine/event_queue.hpp"
+#include "engine/heap.hpp"
 #include "engine/network/op_transfer.hpp"
 #include "engine/rendezvous.hpp"
 #include "engine/sm_sharing.hpp"
@@ -20,20 +17,6 @@
 namespace clustersim::engine {
 
 namespace {
-
-// Frees a vector's memory; `v = {}` would not (it assigns an empty list and keeps the capacity).
-template <class T>
-void release(std::vector<T>& v) {
-  std::vector<T>().swap(v);
-}
-
-// Hands the heap's free pages back: glibc keeps freed blocks under its mmap threshold (32 MB once
-// large vectors have come and gone) resident, so the loop's few-MB lists would stay in the peak.
-void trim_heap() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
 
 // The state of one run. Streams are FIFO: an op starts when it heads its stream, the stream is
 // idle and its dependencies are done; a communication op then waits on its stream (as an NCCL
