@@ -37,7 +37,7 @@ inline engine::Schedule ring_schedule(std::uint32_t nodes, std::uint64_t bytes) 
 // The ring has no compute: every op is a transfer.
 class NoCompute : public engine::ComputeModel {
  public:
-  engine::Time duration(const engine::Op&) const override { return engine::Time::zero(); }
+  engine::Time duration(const engine::Op&, double) const override { return engine::Time::zero(); }
 };
 
 }  // namespace clustersim::bench

@@ -152,7 +152,7 @@ nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
     o["end_s"] = m.end[id].seconds();
     o["bytes"] = op.bytes;
     // What `calibrate from-execution` fits: FLOPs of compute, the shape of a collective.
-    if (op.kind == OpKind::compute) o["flops"] = op.flops();
+    if (op.kind == OpKind::compute) o["flops"] = s.flops(op);
     if (op.kind == OpKind::collective) {
       const auto& ranks = s.groups.at(op.group_or_peer).ranks;
       std::set<engine::Rank> nodes;

@@ -66,8 +66,8 @@ void HostWork::run(const engine::Schedule& schedule, const engine::Op& op,
     }
     return;
   }
-  if (op.flops() > 0.0)
-    gemm_flops(op.flops(), between);
+  if (const double flops = schedule.flops(op); flops > 0.0)
+    gemm_flops(flops, between);
   else
     move_bytes(static_cast<double>(op.bytes), between);
 }

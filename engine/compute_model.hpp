@@ -15,9 +15,10 @@ namespace clustersim::engine {
 class ComputeModel {
  public:
   virtual ~ComputeModel() = default;
-  // Duration of a compute or copy op that names no kernel list the model costed. Called once per
-  // op before the simulation starts.
-  virtual Time duration(const Op& op) const = 0;
+  // Duration of a compute or copy op that names no kernel list the model costed; `flops` is its
+  // FLOPs (Schedule::flops(op): the op holds only their index), 0 for a copy. Called once per op
+  // before the simulation starts.
+  virtual Time duration(const Op& op, double flops) const = 0;
   // Duration of every kernel list of `table` (index = list), asked once per schedule before the
   // simulation starts: a compute op naming list i (Op::kernels) then lasts the i-th figure, so
   // ops that share a list share one costing. A model that does not cost kernels returns nothing

@@ -1,6 +1,7 @@
 #include "engine/schedule.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -10,7 +11,8 @@ std::string index_text(std::uint32_t i) {
   return i == kNone ? std::string("none") : std::to_string(i);
 }
 
-static_assert(sizeof(Op) == 48, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
+static_assert(sizeof(Op) == 40, "Op stays small: millions of them at 10k GPUs (DESIGN.md)");
+static_assert(alignof(Op) == 8, "Op is not packed: its 8-byte field stays aligned");
 
 std::string_view to_string(OpKind k) {
   return kOpKindNames.name(k);
@@ -34,6 +36,16 @@ std::string Schedule::label(const Op& op) const {
   std::string s = names[op.name];
   if (op.microbatch() != kNone) s += " mb" + std::to_string(op.microbatch());
   return s;
+}
+
+std::uint32_t FlopInterner::intern(double flops, std::vector<double>& table) {
+  const auto bits = std::bit_cast<std::uint64_t>(flops);
+  if (last_ != kNone && bits == last_bits_) return last_;
+  const auto [it, added] = index_.try_emplace(bits, static_cast<std::uint32_t>(table.size()));
+  if (added) table.push_back(flops);
+  last_bits_ = bits;
+  last_ = it->second;
+  return last_;
 }
 
 ScheduleBuilder::ScheduleBuilder(std::uint32_t num_ranks) {
@@ -159,7 +171,7 @@ OpId ScheduleBuilder::compute(const Common& c, double flops, std::uint64_t bytes
                                 std::to_string(schedule_.kernels.size()));
   Op op;
   op.kind = OpKind::compute;
-  op.set_flops(flops);
+  op.set_flop_index(flop_interner_.intern(flops, schedule_.flop_values));
   op.bytes = bytes;
   op.set_precision(precision);
   op.kernels = kernels;

@@ -122,16 +122,18 @@ bool is_communication(Category);
 // A micro-batch or chunk index for messages: its number, or "none" for kNone.
 std::string index_text(std::uint32_t);
 
-// 48 bytes (56 until 3 Dec 2026: 0.12 GB less on GPT-3 175B's 15 M ops). Fields that
-// apply to one kind of op only share storage with another kind's: the FLOPs (compute) with the
-// tag (everything else), the kernel list (compute) with the group or peer (communication), the
-// precision (compute) with the collective type (communication). The shared ones are read
-// through accessors that give a kind's unused field its old default (0 FLOPs, tag 0, precision
-// 0), so no reader sees another kind's bits. The micro-batch and the chunk are 16 bits each,
-// read through microbatch() and chunk() (kNone where they do not apply). 44 bytes of fields,
-// padded to 48 by the two 8-byte ones: packing the record to 4-byte alignment (44 bytes, −0.06 GB
-// more) was tried and undone, since every reference bound to a packed 8-byte field (JSON writers,
-// std::bit_cast, std::max) is a misaligned reference, undefined behaviour that UBSan reports.
+// 40 bytes (56 until 3 Dec 2026, then 48: 0.12 GB less on GPT-3 175B's 15 M ops per 8 bytes).
+// Fields that apply to one kind of op only share storage with another kind's: the FLOPs (compute)
+// with the tag (everything else), the kernel list (compute) with the group or peer
+// (communication), the precision (compute) with the collective type (communication). The shared
+// ones are read through accessors that give a kind's unused field its old default (0 FLOPs, tag
+// 0, precision 0), so no reader sees another kind's bits. A compute op's FLOPs are not in the op:
+// it holds a 32-bit index into its schedule's table of distinct FLOP counts
+// (Schedule::flop_values, one entry per layer shape), read through Schedule::flops(op). The
+// micro-batch and the chunk are 16 bits each, read through microbatch() and chunk() (kNone where
+// they do not apply). Every field but `bytes` is at most 4 bytes, so the natural alignment adds
+// no padding: the record is not packed (a packed 44-byte Op was tried and undone, since every
+// reference bound to a packed 8-byte field is a misaligned reference that UBSan reports).
 struct Op {
   // Most dependencies one op may have (Op::deps_count is 16 bits): ScheduleBuilder rejects an
   // op with more, naming it.
@@ -161,14 +163,13 @@ struct Op {
   CollectiveType collective = CollectiveType::all_reduce;
   Algorithm algorithm = Algorithm::automatic;
 
-  // compute: floating-point operations; 0 for other kinds.
-  double flops() const { return kind == OpKind::compute ? std::bit_cast<double>(payload_) : 0.0; }
-  void set_flops(double f) { payload_ = std::bit_cast<std::uint64_t>(f); }
+  // compute: its FLOPs' index in Schedule::flop_values (Schedule::flops(op) reads them); set
+  // only by whoever interns the FLOPs in that table (ScheduleBuilder, trace assembly).
+  std::uint32_t flop_index() const { return payload_; }
+  void set_flop_index(std::uint32_t i) { payload_ = i; }
   // send/recv: matching tag; broadcast/reduce/scatter/gather: root's index in the group; copy:
   // its CopyDirection; 0 for compute.
-  std::uint32_t tag() const {
-    return kind == OpKind::compute ? 0u : static_cast<std::uint32_t>(payload_);
-  }
+  std::uint32_t tag() const { return kind == OpKind::compute ? 0u : payload_; }
   void set_tag(std::uint32_t t) { payload_ = t; }
   // compute: opaque to the engine, the compute model's index of the arithmetic precision; 0 for
   // other kinds.
@@ -194,7 +195,20 @@ struct Op {
 
   std::uint16_t microbatch_ = kNone16;
   std::uint16_t chunk_ = kNone16;
-  std::uint64_t payload_ = 0;  // compute: the FLOPs' bits (flops()); other kinds: tag()
+  std::uint32_t payload_ = 0;  // compute: flop_index(); other kinds: tag()
+};
+
+// Interns FLOP counts in a schedule's table (Schedule::flop_values): equal counts (equal bits, so
+// 0.0 and -0.0 stay apart and every value reads back exactly) share one entry, entries appear in
+// the order first seen. The table has at most one entry per op, so a 32-bit index always fits.
+class FlopInterner {
+ public:
+  std::uint32_t intern(double flops, std::vector<double>& table);
+
+ private:
+  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+  std::uint64_t last_bits_ = 0;
+  std::uint32_t last_ = kNone;  // intern()'s last result, kNone before the first
 };
 
 // A copy to or from host memory: a transfer the network model carries, not GPU work.
@@ -222,11 +236,16 @@ struct Schedule {
   std::vector<std::string> names;         // interned op names
   std::vector<std::string> stream_names;  // index = StreamId, e.g. "compute", "comm"
   KernelTable kernels;                    // the kernel lists compute ops name (Op::kernels)
+  std::vector<double> flop_values;        // distinct FLOP counts of compute ops (Op::flop_index)
 
   std::span<const OpId> dependencies(const Op& op) const {
     return {deps.data() + op.deps_begin, op.deps_count};
   }
   const std::string& name_of(const Op& op) const { return names[op.name]; }
+  // A compute op's floating-point operations; 0 for other kinds.
+  double flops(const Op& op) const {
+    return op.kind == OpKind::compute ? flop_values[op.flop_index()] : 0.0;
+  }
   bool simulated(Rank r) const { return mirror.empty() || mirror[r] == r; }
   // Ranks that issue ops: num_ranks without folding.
   std::uint32_t simulated_ranks() const;
@@ -308,6 +327,7 @@ class ScheduleBuilder {
   Schedule schedule_;
   std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> name_index_;
   std::uint32_t last_interned_ = kNone;  // intern()'s last result (kNone + 1 wraps to 0)
+  FlopInterner flop_interner_;
 };
 
 }  // namespace clustersim::engine

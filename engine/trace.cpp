@@ -59,7 +59,7 @@ void write_metadata(Writer& w, const Schedule& s, std::uint32_t network_pid,
 ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
   const Op& op = s.ops[id];
   ordered_json args = {{"op", id}, {"kind", to_string(op.kind)}};
-  if (op.kind == OpKind::compute) args["flops"] = op.flops();
+  if (op.kind == OpKind::compute) args["flops"] = s.flops(op);
   args["bytes"] = op.bytes;
   if (op.kind == OpKind::collective) {
     args["collective"] = to_string(op.collective);

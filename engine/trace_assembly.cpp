@@ -91,7 +91,7 @@ std::size_t TraceAssembly::add(const Read& r) {
   op.name = r.name;
   op.category = r.category;
   op.kind = r.kind;
-  op.set_flops(r.kind == OpKind::compute ? r.flops : 0.0);
+  if (r.kind == OpKind::compute) op.set_flop_index(flop_interner_.intern(r.flops, flop_values_));
   op.bytes = r.bytes;
   if (!Op::fits_index(r.microbatch) || !Op::fits_index(r.chunk))
     throw TraceError(source_ + ": op '" + name(r.name) + "' on rank " + std::to_string(r.rank) +
@@ -218,6 +218,7 @@ TraceContents TraceAssembly::finish() && {
   s.groups = std::move(groups_);
   s.names = std::move(names_);
   s.ops = std::move(ops_);
+  s.flop_values = std::move(flop_values_);
 
   Timeline& tl = out.timeline;
   tl.makespan = end_.empty() ? Time::zero() : *std::max_element(end_.begin(), end_.end());

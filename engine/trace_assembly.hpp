@@ -93,7 +93,9 @@ class TraceAssembly {
   using Index = std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>>;
 
   std::string source_;
-  std::vector<Op> ops_;  // Op::stream holds the op's tid until finish()
+  std::vector<Op> ops_;              // Op::stream holds the op's tid until finish()
+  std::vector<double> flop_values_;  // Schedule::flop_values, in the order read
+  FlopInterner flop_interner_;
   std::vector<Time> start_, end_;
   std::vector<Algorithm> algorithm_;
   std::vector<Protocol> protocol_;

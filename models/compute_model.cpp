@@ -47,20 +47,20 @@ bool RooflineComputeModel::profiled(Precision p) const {
   return profile_ != nullptr && profile_->has(to_string(p));
 }
 
-engine::Time RooflineComputeModel::duration(const engine::Op& op) const {
+engine::Time RooflineComputeModel::duration(const engine::Op& op, double flops) const {
   const double memory_s =
       static_cast<double>(op.bytes) / (gpu_.hbm_bandwidth * gpu_.memory_efficiency);
   double compute_s = 0.0;
-  if (op.kind == engine::OpKind::compute && op.flops() > 0.0) {
+  if (op.kind == engine::OpKind::compute && flops > 0.0) {
     const auto precision = static_cast<Precision>(op.precision());
     const double peak = gpu_.peak_flops.at(op.precision());
     if (!(peak > 0.0))
       throw std::invalid_argument(gpu_.name + " has no " + std::string(to_string(precision)) +
                                   " throughput");
     const double efficiency = profiled(precision)
-                                  ? profile_->efficiency(to_string(precision), op.flops(), peak)
+                                  ? profile_->efficiency(to_string(precision), flops, peak)
                                   : gpu_.compute_efficiency;
-    compute_s = op.flops() / (peak * efficiency);
+    compute_s = flops / (peak * efficiency);
   }
   return engine::Time::from_seconds(gpu_.launch_overhead_s + std::max(compute_s, memory_s));
 }

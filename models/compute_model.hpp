@@ -28,7 +28,7 @@ class RooflineComputeModel : public engine::ComputeModel {
   // `sm_sharing`: cost overlapped compute on the SMs communication leaves (simulation.sm_sharing).
   explicit RooflineComputeModel(GpuSpec gpu, const ComputeProfile* profile = nullptr,
                                 bool sm_sharing = true);
-  engine::Time duration(const engine::Op& op) const override;
+  engine::Time duration(const engine::Op& op, double flops) const override;
   std::vector<engine::Time> kernel_list_durations(const engine::KernelTable& table) const override;
   // Kernel lists with communication holding SMs (GpuSpec::sms_held): GEMM and attention waves
   // on the SMs left. Only where kernel lists are costed.

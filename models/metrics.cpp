@@ -165,10 +165,10 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   double model_flops = 0, executed_flops = 0;
   for (const auto& op : s.ops) {
     if (op.category == Category::forward || op.category == Category::backward)
-      model_flops += op.flops();
+      model_flops += s.flops(op);
     if (op.category == Category::forward || op.category == Category::backward ||
         op.category == Category::recompute)
-      executed_flops += op.flops();
+      executed_flops += s.flops(op);
   }
   // The FLOPs of the simulated ranks, over their GPU-seconds: a folded run's mirrored ranks do
   // the same work.

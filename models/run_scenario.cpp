@@ -142,7 +142,8 @@ void compute_notes(const engine::Schedule& schedule, const RooflineComputeModel&
                    const Calibration& c, std::vector<std::string>& notes) {
   std::array<bool, kNumPrecisions> used{};
   for (const engine::Op& op : schedule.ops) {
-    if (op.kind == engine::OpKind::compute && op.flops() > 0.0) used.at(op.precision()) = true;
+    if (op.kind == engine::OpKind::compute && schedule.flops(op) > 0.0)
+      used.at(op.precision()) = true;
   }
   for (int i = 0; i < kNumPrecisions; ++i) {
     if (!used[static_cast<std::size_t>(i)]) continue;

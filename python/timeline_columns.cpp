@@ -64,7 +64,7 @@ py::dict timeline_columns(const models::Prediction& prediction, bool numpy) {
     label[i] = schedule.label(op);
     start_s.set(i, timeline.start[i].seconds());
     end_s.set(i, timeline.end[i].seconds());
-    flops.set(i, op.kind == engine::OpKind::compute ? op.flops() : 0.0);
+    flops.set(i, schedule.flops(op));
     bytes.set(i, op.bytes);
     const bool collective = op.kind == engine::OpKind::collective;
     const bool point_to_point = op.kind == engine::OpKind::send || op.kind == engine::OpKind::recv;

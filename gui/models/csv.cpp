@@ -49,7 +49,7 @@ QString ops_csv(const engine::Schedule& schedule, const engine::Timeline& timeli
                        QString::number(timeline.start[id].seconds(), 'g', 12),
                        QString::number(timeline.end[id].seconds(), 'g', 12),
                        QString::number(op.bytes),
-                       QString::number(op.flops(), 'g', 12)}
+                       QString::number(schedule.flops(op), 'g', 12)}
                .join(',') +
            '\n';
   }

@@ -131,7 +131,7 @@ QString TimelineView::describe(engine::OpId id) const {
                .arg(op.rank)
                .arg(QString::fromStdString(schedule.stream_names[op.stream]));
   if (op.kind == engine::OpKind::compute)
-    lines << QStringLiteral("FLOPs %1").arg(format_si(op.flops(), QStringLiteral("FLOP")));
+    lines << QStringLiteral("FLOPs %1").arg(format_si(schedule.flops(op), QStringLiteral("FLOP")));
   lines << QStringLiteral("bytes %1").arg(format_si(static_cast<double>(op.bytes), "B"));
   if (op.kind == engine::OpKind::collective && op.group_or_peer < schedule.groups.size())
     lines << QStringLiteral("%1 on %2")

@@ -109,7 +109,7 @@ void write_rank(const Prediction& p, engine::Rank rank, const std::vector<engine
         case engine::OpKind::copy:
           node.set_type(pb::COMP_NODE);
           add_attr(node, "num_ops")
-              .set_int64_val(op.kind == engine::OpKind::compute ? std::llround(op.flops()) : 0);
+              .set_int64_val(op.kind == engine::OpKind::compute ? std::llround(s.flops(op)) : 0);
           add_attr(node, "tensor_size").set_uint64_val(op.bytes);
           // The exact time, for import: duration_micros rounds it.
           add_attr(node, "duration_ps").set_int64_val(duration.ps());

@@ -44,7 +44,7 @@ class RecordedComputeModel final : public engine::ComputeModel {
  public:
   explicit RecordedComputeModel(std::vector<engine::Time> list_durations)
       : durations_(std::move(list_durations)) {}
-  engine::Time duration(const engine::Op&) const override { return engine::Time::zero(); }
+  engine::Time duration(const engine::Op&, double) const override { return engine::Time::zero(); }
   std::vector<engine::Time> kernel_list_durations(const engine::KernelTable&) const override {
     return durations_;
   }

@@ -162,15 +162,13 @@ TEST(ProfileUse, ComputeEfficiencyComesFromTheGemmSweep) {
   op.kind = engine::OpKind::compute;
   op.set_precision(static_cast<std::uint8_t>(models::Precision::bf16));
   // At 1e12 FLOP: launch 4 us + 1e12 / 250e12 = 4.004 ms.
-  op.set_flops(1e12);
-  EXPECT_NEAR(model.duration(op).seconds(), 4e-6 + 4e-3, 1e-11);
+  EXPECT_NEAR(model.duration(op, 1e12).seconds(), 4e-6 + 4e-3, 1e-11);
   // At √(1e9·1e12) ≈ 3.162e10 FLOP, halfway in log(flops): 150 TFLOP/s.
-  op.set_flops(std::sqrt(1e9 * 1e12));
-  EXPECT_NEAR(model.duration(op).seconds(), 4e-6 + op.flops() / 1.5e14, 1e-11);
+  const double between = std::sqrt(1e9 * 1e12);
+  EXPECT_NEAR(model.duration(op, between).seconds(), 4e-6 + between / 1.5e14, 1e-11);
   // fp16 is not in the profile: the preset's 0.7 efficiency of 312 TFLOP/s.
   op.set_precision(static_cast<std::uint8_t>(models::Precision::fp16));
-  op.set_flops(1e12);
-  EXPECT_NEAR(model.duration(op).seconds(), 4e-6 + 1e12 / (312e12 * 0.7), 1e-11);
+  EXPECT_NEAR(model.duration(op, 1e12).seconds(), 4e-6 + 1e12 / (312e12 * 0.7), 1e-11);
   EXPECT_TRUE(model.profiled(models::Precision::bf16));
   EXPECT_FALSE(model.profiled(models::Precision::fp16));
 }

@@ -45,7 +45,7 @@ TEST(ScheduleStamp, CopiesEveryFieldButTheRankGroupPeerAndDependencies) {
   const Op& x = s.ops[4];
   EXPECT_EQ(x.rank, 2u);
   EXPECT_EQ(x.kind, OpKind::compute);
-  EXPECT_EQ(x.flops(), 5.0);
+  EXPECT_EQ(s.flops(x), 5.0);
   EXPECT_EQ(x.bytes, 7u);
   EXPECT_EQ(x.microbatch(), 3u);
   EXPECT_EQ(x.chunk(), 2u);

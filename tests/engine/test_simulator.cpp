@@ -350,7 +350,41 @@ TEST(ScheduleBuilder, ComputeOpsNameKernelListsOfTheSchedulesTable) {
   EXPECT_EQ(s.ops[without].kernels, kNone);
   EXPECT_EQ(s.kernels.size(), 1u);
   EXPECT_EQ(s.kernels.list(list).front().bytes, 1e6);
-  static_assert(sizeof(Op) == 48, "kernels share their four bytes with group_or_peer");
+  static_assert(sizeof(Op) == 40, "kernels share their four bytes with group_or_peer");
+}
+
+// A compute op holds an index into Schedule::flop_values, not its FLOPs: ops of equal FLOPs
+// share one entry, entries appear in the order first seen, every count reads back exactly (by
+// its bits: 0.1 + 0.2 is not 0.3, -0.0 is not 0.0), and other kinds add none and read 0 FLOPs.
+TEST(ScheduleBuilder, ComputeOpsOfEqualFlopsShareOneEntryOfTheFlopTable) {
+  ScheduleBuilder b(2);
+  const auto s0 = b.stream("compute");
+  const OpId a = b.compute({0, s0, Category::forward, "a"}, 2e9, 0);
+  const OpId copy = b.copy({0, s0, Category::forward, "c"}, 10, CopyDirection::to_host);
+  const OpId big = b.compute({0, s0, Category::backward, "b"}, 4e9, 0);
+  const OpId again = b.compute({1, s0, Category::forward, "a"}, 2e9, 0);
+  const OpId sum = b.compute({1, s0, Category::forward, "s"}, 0.1 + 0.2, 0);
+  const OpId zero = b.compute({1, s0, Category::forward, "z"}, 0.0, 0);
+  const OpId minus_zero = b.compute({1, s0, Category::forward, "m"}, -0.0, 0);
+  const OpId big_again = b.compute({1, s0, Category::backward, "b"}, 4e9, 0);
+  const Schedule s = std::move(b).finish();
+  ASSERT_EQ(s.flop_values.size(), 5u);  // 2e9, 4e9, 0.1 + 0.2, 0.0, -0.0
+  EXPECT_EQ(s.ops[a].flop_index(), 0u);
+  EXPECT_EQ(s.ops[big].flop_index(), 1u);
+  EXPECT_EQ(s.ops[again].flop_index(), 0u);
+  EXPECT_EQ(s.ops[sum].flop_index(), 2u);
+  EXPECT_EQ(s.ops[zero].flop_index(), 3u);
+  EXPECT_EQ(s.ops[minus_zero].flop_index(), 4u);
+  EXPECT_EQ(s.ops[big_again].flop_index(), 1u);
+  EXPECT_EQ(s.flops(s.ops[again]), 2e9);
+  EXPECT_EQ(s.flops(s.ops[big_again]), 4e9);
+  EXPECT_EQ(s.flops(s.ops[sum]), 0.30000000000000004);
+  EXPECT_FALSE(std::signbit(s.flops(s.ops[zero])));
+  EXPECT_TRUE(std::signbit(s.flops(s.ops[minus_zero])));
+  EXPECT_EQ(s.flops(s.ops[copy]), 0.0);
+  EXPECT_EQ(s.ops[copy].tag(),
+            1u);  // CopyDirection::to_host, in the bytes a compute op's index uses
+  EXPECT_EQ(s.ops[a].tag(), 0u);
 }
 
 // Op::deps_count is 16 bits: an op may name 2^16 - 1 = 65,535 dependencies. One more is refused,

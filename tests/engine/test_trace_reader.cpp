@@ -79,7 +79,8 @@ TEST(TraceReader, ReadsBackWhatWriteTraceWrote) {
   EXPECT_EQ(fwd.microbatch(), 3u);
   EXPECT_EQ(fwd.kind, OpKind::compute);
   EXPECT_EQ(fwd.category, Category::forward);
-  EXPECT_EQ(fwd.flops(), 2e9);
+  EXPECT_EQ(r.flops(fwd), 2e9);
+  EXPECT_EQ(r.flop_values, std::vector<double>{2e9});  // only the compute op has FLOPs to intern
   EXPECT_EQ(fwd.bytes, 512u);
   EXPECT_EQ(back.timeline.start[0].ps(), 0);
   EXPECT_EQ(back.timeline.end[0].ps(), 1'500'000);

@@ -110,7 +110,7 @@ void execute_and_check(const std::string& name, int np) {
     EXPECT_EQ(op.at("rank").get<engine::Rank>(), s.ops[id].rank);
     EXPECT_EQ(op.at("label").get<std::string>(), s.label(s.ops[id]));
     EXPECT_LE(op.at("start_s").get<double>(), op.at("end_s").get<double>()) << id;
-    if (s.ops[id].kind == engine::OpKind::compute && s.ops[id].flops() > 0) {
+    if (s.ops[id].kind == engine::OpKind::compute && s.flops(s.ops[id]) > 0) {
       EXPECT_GT(op.at("end_s").get<double>(), op.at("start_s").get<double>()) << id;
     }
   }

@@ -23,7 +23,7 @@ namespace {
 
 class NoCompute : public engine::ComputeModel {
  public:
-  engine::Time duration(const engine::Op&) const override { return engine::Time::zero(); }
+  engine::Time duration(const engine::Op&, double) const override { return engine::Time::zero(); }
 };
 
 // The link from the vertex named `a` to the one named `b`.
@@ -225,7 +225,7 @@ class GuiTimelineTest : public QObject {
     const auto& compute = store.lane(*store.lane_of(2, 0)).items;
     QCOMPARE(compute.size(), std::size_t{9});
     QCOMPARE(QString::fromStdString(s.label(s.ops[compute.front().op])), QString("L0 fwd mb0"));
-    QCOMPARE(s.ops[compute.front().op].flops(), 4e9);
+    QCOMPARE(s.flops(s.ops[compute.front().op]), 4e9);
     QCOMPARE(compute.front().end_ps, std::int64_t{40'000'000});
     QCOMPARE(QString::fromStdString(s.label(s.ops[compute.back().op])), QString("optimizer step"));
     QVERIFY(near_us(compute.back().start_ps, 240 + kBucketUs[2]));

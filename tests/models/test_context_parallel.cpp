@@ -109,7 +109,7 @@ TEST(ContextParallel, AllGatherVariantGathersAndReduceScatters) {
 double forward_flops(const engine::Schedule& s, engine::Rank rank) {
   double f = 0;
   for (engine::OpId id : ops_of(s, rank, Category::forward))
-    f += s.ops[id].flops();
+    f += s.flops(s.ops[id]);
   return f;
 }
 

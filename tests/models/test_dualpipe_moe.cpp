@@ -237,7 +237,7 @@ TEST(DualPipeMoe, WeightGradientsOfTheExpertsRunInW) {
   const double forward = 512 * kMoeDpTopK * 2 * kMoeDpHidden * 2048 * 3;
   const auto flops = [](const engine::Schedule& s, const std::string& label) {
     for (const auto& op : s.ops)
-      if (op.rank == 0 && s.label(op) == label) return op.flops();
+      if (op.rank == 0 && s.label(op) == label) return s.flops(op);
     ADD_FAILURE() << "no op " << label;
     return 0.0;
   };

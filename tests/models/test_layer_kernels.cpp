@@ -240,7 +240,7 @@ TEST(LayerKernels, OptimizerStepLaunchesTheOptimizerKernels) {
   double adam = 0;
   for (const Kernel& k : list)
     if (s.kernels.name_of(k.name) == "optimizer.adam") adam += k.bytes;
-  EXPECT_DOUBLE_EQ(adam, 7 * 4 * step.flops() / 10);  // the op's FLOPs are 10 per parameter
+  EXPECT_DOUBLE_EQ(adam, 7 * 4 * s.flops(step) / 10);  // the op's FLOPs are 10 per parameter
 }
 
 TEST(LayerKernels, ResNet50PresetHasKernelsOtherLayerListsKeepTheRoofline) {

@@ -91,7 +91,8 @@ TEST(Moe, CapacityCapsTheHottestRanksTokens) {
 TEST(Moe, DoublingImbalanceDoublesTheHottestExpertsCompute) {
   auto flops = [](const char* f) {
     const auto built = build_schedule(parse(std::string(", capacity_factor: 8, imbalance: ") + f));
-    return built.schedule.ops[find(built.schedule, 0, "L0.mlp fwd experts mb0")].flops();
+    return built.schedule.flops(
+        built.schedule.ops[find(built.schedule, 0, "L0.mlp fwd experts mb0")]);
   };
   EXPECT_DOUBLE_EQ(flops("1.5"), 1.5 * kSeq * kTopK * 2 * kH * kFe * 3);
   EXPECT_DOUBLE_EQ(flops("3"), 2 * flops("1.5"));
@@ -138,7 +139,7 @@ TEST(Moe, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
 TEST(Moe, SharedExpertsRunDenseOnEveryRank) {
   const auto built = build_schedule(parse(", shared_experts: 2"));
   const auto& op = built.schedule.ops[find(built.schedule, 3, "L1.mlp fwd shared experts mb0")];
-  EXPECT_DOUBLE_EQ(op.flops(), 2 * kSeq * 2 * kH * kFe * 3);
+  EXPECT_DOUBLE_EQ(built.schedule.flops(op), 2 * kSeq * 2 * kH * kFe * 3);
 }
 
 // first_dense: block 0 keeps a dense MLP, so only block 1 routes.

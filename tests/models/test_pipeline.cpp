@@ -422,7 +422,7 @@ TEST(ZeroBubble, WeightGradientOpsSplitTheBackwardsFlops) {
     int w_ops = 0;
     for (const auto& op : out.built.schedule.ops)
       if (op.category == engine::Category::backward) {
-        backward += op.flops();
+        backward += out.built.schedule.flops(op);
         w_ops += out.built.schedule.name_of(op).ends_with("bwd-w");
       }
     return std::pair{backward, w_ops};

@@ -96,7 +96,7 @@ Recomputed recompute_of(const std::string& extra, const std::string& parallel = 
                                   "test"));
   Recomputed r;
   for (const auto& op : run.built.schedule.ops)
-    if (op.category == engine::Category::recompute) r.flops += op.flops();
+    if (op.category == engine::Category::recompute) r.flops += run.built.schedule.flops(op);
   r.flops *= run.built.folded_replicas;
   r.time_s = run.result.breakdown_s.recompute;
   return r;

@@ -27,7 +27,7 @@ void expect_same_ops(const engine::Schedule& a, const engine::Schedule& b) {
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
     const engine::Op& x = a.ops[i];
     const engine::Op& y = b.ops[i];
-    const bool same = x.flops() == y.flops() && x.bytes == y.bytes && x.rank == y.rank &&
+    const bool same = a.flops(x) == b.flops(y) && x.bytes == y.bytes && x.rank == y.rank &&
                       x.deps_begin == y.deps_begin && x.deps_count == y.deps_count &&
                       x.name == y.name && x.microbatch() == y.microbatch() &&
                       x.group_or_peer == y.group_or_peer && x.tag() == y.tag() &&

@@ -138,7 +138,7 @@ double executed_flops(const BuiltSchedule& built) {
   for (const auto& op : built.schedule.ops)
     if (op.category == Category::forward || op.category == Category::backward ||
         op.category == Category::recompute)
-      sum += op.flops();
+      sum += built.schedule.flops(op);
   return sum * built.folded_replicas;
 }
 

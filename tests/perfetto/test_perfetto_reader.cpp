@@ -99,7 +99,7 @@ void expect_round_trip(const Prediction& p, const std::string& name, bool compre
       ASSERT_EQ(got.group_or_peer, want.group_or_peer);
     }
     if (!perfetto) {  // the arguments only the JSON keeps
-      ASSERT_EQ(got.flops(), want.flops());
+      ASSERT_EQ(r.flops(got), s.flops(want));
       ASSERT_EQ(got.bytes, want.bytes);
       ASSERT_EQ(got.microbatch(), want.microbatch());
       ASSERT_EQ(got.chunk(), want.chunk());
