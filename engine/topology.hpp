@@ -67,7 +67,7 @@ struct VertexInfo {
 };
 
 // What the collective tuner needs to know about the hardware beyond links (docs/network.md
-// "Channels, protocols and the tuner"): the GPU generation (NCCL's tuning tables are per
+// "Channels", "Protocols", "The tuner"): the GPU generation (NCCL's tuning tables are per
 // architecture), whether the NVSwitch can reduce (NVLS), whether the fabric's switches can
 // (SHARP / CollNet), and a user override of the channel count.
 struct CollectiveHardware {

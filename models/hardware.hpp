@@ -65,7 +65,7 @@ struct GpuSpec {
 };
 
 // A node's host memory (docs/presets.md "Host memory"), where parallel.offload puts optimizer
-// states and activations (docs/parallelism.md "Offload"). 0: unknown.
+// states and activations (docs/offload.md). 0: unknown.
 struct HostSpec {
   double memory_bytes = 0.0;      // DRAM of the whole node
   double memory_bandwidth = 0.0;  // bytes/s, peak: channels × transfer rate × 8 B, all sockets

@@ -28,7 +28,7 @@
 
 namespace clustersim::models {
 
-// Bytes outside the tensors, per GPU (docs/memory.md "Overheads").
+// Bytes outside the tensors, per GPU (docs/memory.md "What is counted").
 struct MemoryOverheads {
   double cuda_context = 0;   // driver context and loaded kernels (outside the allocator)
   double workspaces = 0;     // cuBLAS + cuBLASLt workspaces (taken from the caching allocator)

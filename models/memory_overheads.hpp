@@ -1,4 +1,4 @@
-// What a rank's memory holds outside PyTorch's allocator (docs/memory.md "Overheads";
+// What a rank's memory holds outside PyTorch's allocator (docs/memory.md "What is counted";
 // validation/memory/OVERHEADS.md): the CUDA context, cuBLAS workspaces and NCCL's buffers, by
 // GPU family and by the communicators a rank belongs to.
 #pragma once

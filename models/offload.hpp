@@ -1,4 +1,4 @@
-// parallel.offload (docs/parallelism.md "Offload"): what ZeRO-Offload / FSDP CPUOffload move
+// parallel.offload (docs/offload.md): what ZeRO-Offload / FSDP CPUOffload move
 // between a rank's GPU and its host memory each step, what the CPU optimizer step costs, what
 // the host then holds, and which plans can offload at all. The schedule builder, the memory
 // model and scenario validation call these, so the three agree on one set of figures.

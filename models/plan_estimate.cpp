@@ -252,7 +252,7 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
                   (gpu.hbm_bandwidth * gpu.memory_efficiency);
   if (p.offload.optimizer && sharded_optimizer && gpu.host_memory_bandwidth > 0) {
     // ZeRO-Offload: the shard's copies over the GPU's PCIe link and the CPU step instead
-    // (docs/parallelism.md "Offload"; the switch uplink's sharing is left to the simulation).
+    // (docs/offload.md; the switch uplink's sharing is left to the simulation).
     const OptimizerOffload o = optimizer_offload(s.training, rank_params / p.dp);
     e.optimizer_s = (o.gradients_down + o.params_up) /
                         s.cluster.topology.node.pcie_bandwidth.bytes_per_second() +

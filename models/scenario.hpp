@@ -57,7 +57,7 @@ enum class Recompute { none, selective, full, selective_op };
 // every activation of the rest. Without the keys: uniform groups of one block.
 enum class RecomputeMethod { uniform, block };
 // training.optimizer_impl: how the optimizer step runs over the parameters (docs/memory.md
-// "Optimizer step"): one fused kernel per tensor chunk, torch's multi-tensor `foreach` (default on
+// "What is counted"): one fused kernel per tensor chunk, torch's multi-tensor `foreach` (default on
 // CUDA, ~one parameter-sized temporary), or a per-tensor loop.
 enum class OptimizerImpl { fused, foreach, for_loop };
 enum class Optimizer { adam, adamw, sgd };
@@ -65,7 +65,7 @@ enum class Optimizer { adam, adamw, sgd };
 // gradients) and W (weight gradients), W filling the bubble (docs/parallelism.md "Zero bubble").
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zb_h1, zb_h2, dualpipe };
 enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
-// Which framework runs the pipeline (docs/parallelism.md "DeepSpeed's pipeline engine"): Megatron-
+// Which framework runs the pipeline (docs/deepspeed-pipeline.md): Megatron-
 // LM's schedules, or DeepSpeed's PipelineEngine (deepspeed/runtime/pipe/, as Megatron-DeepSpeed
 // used it): blocking TP-partitioned sends on the compute stream, the tied embedding's gradients
 // and the data-parallel reduction after the flush, and BF16_Optimizer's fp32 all-reduce.
@@ -271,7 +271,7 @@ struct FsdpConfig {
   FsdpInit init = FsdpInit::sharded;
 };
 
-// parallel.offload (docs/parallelism.md "Offload"): what lives in host memory instead of HBM.
+// parallel.offload (docs/offload.md): what lives in host memory instead of HBM.
 struct OffloadConfig {
   // ZeRO-Offload (DeepSpeed offload_optimizer: cpu) / FSDP CPUOffload: the fp32 master weights and
   // optimizer states live on the host; each step the rank's gradient shard goes down over PCIe,

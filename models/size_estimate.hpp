@@ -13,7 +13,7 @@
 namespace clustersim::models {
 
 // Memory per op while simulating (schedule, simulator state, timeline): about 150 bytes,
-// docs/performance.md "What dominates".
+// docs/performance.md "Large plans".
 inline constexpr std::int64_t kBytesPerOp = 150;
 // Memory per flow in flight under a flow-sharing network model (the flow's state and route, its
 // places in its links' lists, its share of the plan): measured 480 bytes on a 2,048-rank expert

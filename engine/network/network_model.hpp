@@ -48,7 +48,7 @@ class NetworkModel {
   virtual std::vector<ProfileUse> profile_uses() const { return {}; }
 };
 
-// simulation.simgrid (docs/network.md "SimGrid model"): how the simgrid model configures SimGrid.
+// simulation.simgrid (docs/simgrid.md): how the simgrid model configures SimGrid.
 // The other models ignore it.
 inline constexpr std::array<std::string_view, 3> kSimgridModels{"LV08", "CM02", "IB"};
 struct SimgridSettings {

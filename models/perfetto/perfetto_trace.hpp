@@ -1,4 +1,4 @@
-// Perfetto's native protobuf trace of a simulated timeline (docs/interop.md "Perfetto traces"):
+// Perfetto's native protobuf trace of a simulated timeline (docs/outputs.md "Perfetto protobuf"):
 // the same content as engine::write_trace's JSON (a process per rank, a track per stream, a
 // slice per op, arrows from each send to its recv, link-utilization and other counter tracks)
 // in a form Perfetto loads at sizes where JSON fails: slices as begin/end events on interned

@@ -1,4 +1,4 @@
-// Mixture-of-experts layers under expert parallelism (DESIGN.md "EP"; docs/parallelism.md "MoE").
+// Mixture-of-experts layers under expert parallelism (DESIGN.md "EP"; docs/parallelism.md "Mixture of experts").
 // An MoE block's "Lk.mlp" runs, on the compute stream (every step is on the critical path):
 //   router → dispatch all-to-all over the EP group → the rank's experts → combine all-to-all →
 //   shared experts (dense, on every rank);

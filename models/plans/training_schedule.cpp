@@ -423,7 +423,7 @@ class PlanComposer {
     }
   }
 
-  // Activation offload (docs/parallelism.md "Offload"): layer l's saved activations go to the
+  // Activation offload (docs/offload.md): layer l's saved activations go to the
   // host once its forward has ended.
   void offload_activations(Rank r, int l, std::uint32_t mb, OpId forward) {
     if (!activations_ || !offloads_activations(ctx_, l)) return;
@@ -490,7 +490,7 @@ class PlanComposer {
                            static_cast<std::uint64_t>(params * ctx_.gradient_bytes()), reduced);
   }
 
-  // ZeRO-Offload (docs/parallelism.md "Offload"): the reduced gradient shard goes to host memory
+  // ZeRO-Offload (docs/offload.md): the reduced gradient shard goes to host memory
   // over PCIe bucket by bucket, each as soon as its reduction of the last micro-batch ends (as
   // DeepSpeed copies the partition during the backward), so the copies overlap the rest of the
   // backward; the CPU steps at the host's memory bandwidth once all have landed, and the updated

@@ -29,7 +29,7 @@ json run_json(const TempDir& dir, const std::string& network, const std::string&
 
 TEST(CliSimgrid, RunsAScenarioDeterministicallyAndAgreesWithFlow) {
   // ResNet-50 DDP on one DGX A100: 25 MB bucket all-reduces over NVSwitch, uncontended, where the
-  // two models must agree (docs/network.md "SimGrid model"); the same run twice is the same JSON.
+  // two models must agree (docs/simgrid.md); the same run twice is the same JSON.
   const TempDir dir;
   const json a = run_json(dir, "simgrid", "a.json");
   const json b = run_json(dir, "simgrid", "b.json");

@@ -1,5 +1,5 @@
 // The simgrid network model against closed forms derived here and against the flow model.
-// SimGrid's engine runs once per process (docs/network.md "SimGrid model"), so every simgrid run
+// SimGrid's engine runs once per process (docs/simgrid.md), so every simgrid run
 // below happens in a forked child that sends its completion times back through a pipe.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Optimizer offload (parallel.offload.optimizer, ZeRO-Offload) against figures worked by hand
-// (docs/parallelism.md "Offload"). The model: Ψ = 8e6 parameters (8 layers of 1e6), bf16 with
+// (docs/offload.md). The model: Ψ = 8e6 parameters (8 layers of 1e6), bf16 with
 // fp32 master weights and Adam (K = 12 bytes of state per parameter), ZeRO-2 over the 2 GPUs of
 // a DGX A100 cut to 2 GPUs: each rank steps P = Ψ/2 = 4e6 parameters.
 //   gradient shard down:  2 B · P = 8e6 B      parameter shard up: 2 B · P = 8e6 B

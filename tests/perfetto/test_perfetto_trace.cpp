@@ -1,4 +1,4 @@
-// Perfetto protobuf traces (docs/interop.md "Perfetto traces") of the DDP scenario worked out by
+// Perfetto protobuf traces (docs/outputs.md "Perfetto protobuf") of the DDP scenario worked out by
 // hand in tests/models/test_ddp.cpp (tests/data/ddp-by-hand.yaml): 4 GPUs at 100 TFLOP/s,
 // layers L0..L3 with 4e9, 1e9, 2e9, 1e9 forward FLOPs per sample. By hand: forward 40, 10, 20,
 // 10 us from 0, so L0's forward slice is [0, 40000] ns and L3's [70000, 80000] ns; backward

@@ -1,4 +1,4 @@
-// The topology as a SimGrid 3.32 platform (docs/network.md "SimGrid model"): every GPU is a host,
+// The topology as a SimGrid 3.32 platform (docs/simgrid.md): every GPU is a host,
 // every directed link a SHARED SimGrid link with the same bandwidth and latency, and a route is
 // exactly the link list Topology::route() gives the flow model. Switches, NICs and CPUs appear only
 // as the links of routes: SimGrid routes are link lists, so routers would add nothing.
@@ -52,7 +52,7 @@ class Platform {
   // that a capped message takes no more than its cap and leaves the rest of its links to the
   // others. Returns false, and bounds nothing, where the route has no latency: SimGrid's only
   // per-message bound for host-to-host messages is TCP-gamma / (2 × route latency)
-  // (docs/network.md "SimGrid model").
+  // (docs/simgrid.md).
   bool bound_next_message(std::span<const LinkId> route, double bytes_per_second);
 
   // SimGrid's clock, seconds.

@@ -1,4 +1,4 @@
-// The simgrid network model (docs/network.md "SimGrid model"): each phase of a transfer plan
+// The simgrid network model (docs/simgrid.md): each phase of a transfer plan
 // becomes its algorithm's point-to-point messages, sent in SimGrid 3.32 on the topology's
 // platform (platform.hpp) as the algorithm reaches them; SimGrid's clock says when each arrives.
 //
@@ -188,7 +188,7 @@ class SimgridModel final : public NetworkModel {
   }
 
   const std::vector<double>& link_bytes() const override { return link_bytes_; }
-  // Each link's rate as SimGrid's solver shares it (docs/network.md "SimGrid model"): reported
+  // Each link's rate as SimGrid's solver shares it (docs/simgrid.md): reported
   // from next_event_time(), after SimGrid solved the messages started or ended since.
   void set_link_rate_sink(LinkRateSink sink) override {
     sink_ = std::move(sink);
@@ -427,7 +427,7 @@ class SimgridModel final : public NetworkModel {
   }
 
   // A calibration profile's point-to-point bandwidth at this message size over the route's
-  // (docs/network.md "SimGrid model"), at most 1; 1 without a send_recv measurement.
+  // (docs/simgrid.md), at most 1; 1 without a send_recv measurement.
   double profile_factor(EndpointId src, EndpointId dst, double bytes) const {
     const CollectiveFit* fit =
         topology_.node_of(src) == topology_.node_of(dst) ? intra_fit_ : inter_fit_;
