@@ -56,7 +56,7 @@ void validate_transformer(const Scenario& s, const TransformerSpec& t) {
 
 // Context parallelism splits every sequence into 2·cp chunks (two per rank, for causal load
 // balance) and runs the attention as Transformer Engine's fused kernel does.
-void validate_context_parallel(const Scenario& s, const TransformerSpec& t) {
+void validate_context_parallel(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
   if (p.cp == 1) return;
   const long chunks = 2L * p.cp * (p.sequence_parallel ? p.tp : 1);
@@ -70,10 +70,6 @@ void validate_context_parallel(const Scenario& s, const TransformerSpec& t) {
     s.fail("training.attention",
            "context parallelism (cp = " + str(p.cp) +
                ") runs the fused attention kernel on each KV block; allowed: flash");
-  if (t.moe)
-    s.fail("parallel.cp",
-           "context parallelism with a mixture-of-experts model is not simulated "
-           "in this version; allowed: 1");
 }
 
 void validate_layers(const Scenario& s, const std::vector<LayerSpec>& layers) {
@@ -499,7 +495,7 @@ void validate(Scenario& s) {
                std::string(to_string(s.training.precision)) + "; allowed: false");
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {
     validate_transformer(s, *t);
-    validate_context_parallel(s, *t);
+    validate_context_parallel(s);
     validate_stage_layers(s, t->num_layers, true);
     validate_recompute_layers(s, t->num_layers, true);
   } else {

@@ -1,0 +1,117 @@
+// Context parallelism with mixture-of-experts layers (docs/parallelism.md "Context
+// parallelism"): ranks ordered tp-cp-ep-dp as Megatron-Core orders them, each rank routing the
+// tokens of its own sequence share, expert weights reduced over the expert-dp group (cp × dp/ep),
+// dense weights over cp × dp.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/run_scenario.hpp"
+#include "models/scenario.hpp"
+
+namespace clustersim::models {
+namespace {
+
+using engine::Category;
+using engine::CollectiveType;
+
+// 2 blocks, h = 1024, 8 heads, 8 SwiGLU experts of ffn 2048, top-2, no imbalance; s = 1024,
+// micro-batch 1; one node of 8 GPUs on an NVSwitch. cp 2 · ep 4: dp = 8 / 2 = 4 = ep, so
+// dp / ep = 1, and rank = cp + 2·ep.
+constexpr double kH = 1024, kFe = 2048, kE = 8, kTopK = 2, kSeq = 1024;
+
+Scenario parse(const std::string& parallel, const std::string& training_extra = "") {
+  return parse_scenario(
+      "name: cp-moe\n"
+      "cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-SXM5-80GB,\n"
+      "          intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s}}\n"
+      "model: {num_layers: 2, hidden_size: 1024, num_heads: 8, ffn_hidden_size: 4096,\n"
+      "        vocab_size: 32000, activation: swiglu, norm: rmsnorm, bias: false,\n"
+      "        learned_positions: false,\n"
+      "        moe: {num_experts: 8, top_k: 2, expert_ffn_hidden_size: 2048, imbalance: 1}}\n"
+      "training: {global_batch: 8, micro_batch: 1, seq_len: 1024, precision: bf16,\n"
+      "           attention: flash" +
+          training_extra +
+          "}\n"
+          "parallel: " +
+          parallel + "\n",
+      "cp-moe.yaml");
+}
+
+engine::OpId find(const engine::Schedule& s, engine::Rank rank, const std::string& label) {
+  for (engine::OpId i = 0; i < s.ops.size(); ++i)
+    if (s.ops[i].rank == rank && s.label(s.ops[i]) == label) return i;
+  throw std::runtime_error("no op '" + label + "' on rank " + std::to_string(rank));
+}
+
+std::vector<engine::Rank> ranks_of(const engine::Schedule& s, engine::OpId id) {
+  return s.groups[s.ops[id].group_or_peer].ranks;
+}
+
+// Rank 0's EP peers differ in the ep coordinate only: 0, 2, 4, 6; its CP partner is rank 1.
+// Each rank routes its own s / cp = 512 tokens: 512 · top-2 copies of h bf16 values.
+TEST(ContextParallelMoe, EachRankRoutesItsSequenceShareOverTheEpGroup) {
+  const auto built = build_schedule(parse("{cp: 2, ep: 4}"));
+  const auto& s = built.schedule;
+  const auto dispatch = find(s, 0, "L0.mlp fwd ep dispatch all_to_all mb0");
+  EXPECT_EQ(ranks_of(s, dispatch), (std::vector<engine::Rank>{0, 2, 4, 6}));
+  EXPECT_EQ(s.ops[dispatch].collective, CollectiveType::all_to_all);
+  EXPECT_EQ(s.ops[dispatch].bytes, static_cast<std::uint64_t>(kSeq / 2 * kTopK * kH * 2));
+  // Its experts (8 / ep = 2 on the rank) run the rank's 512 · 2 token copies, 2·h·ffn·3 each.
+  const auto experts = find(s, 0, "L0.mlp fwd experts mb0");
+  EXPECT_DOUBLE_EQ(s.flops(s.ops[experts]), kSeq / 2 * kTopK * 2 * kH * kFe * 3);
+  // The attention's K/V ring runs over the CP pair.
+  bool cp_ring = false;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].rank == 0 && s.ops[id].category == Category::cp_comm) {
+      EXPECT_EQ(ranks_of(s, id), (std::vector<engine::Rank>{0, 1}));
+      cp_ring = true;
+    }
+  EXPECT_TRUE(cp_ring);
+}
+
+// Gradients: the rank's two experts per block are replicated on the ranks of the same ep index,
+// cp × dp/ep = 2 of them (0 and 1), and reduced there: 2 blocks × 2 experts × 3·h·ffn bf16
+// values; the dense weights on all cp × dp = 8 ranks.
+TEST(ContextParallelMoe, ExpertGradientsReduceOverCpTimesExpertDataParallel) {
+  const auto built = build_schedule(parse("{cp: 2, ep: 4}"));
+  const auto& s = built.schedule;
+  double expert_bytes = 0;
+  int dense = 0;
+  for (const auto& op : s.ops) {
+    if (op.rank != 0 || op.category != Category::dp_comm) continue;
+    const auto& ranks = s.groups[op.group_or_peer].ranks;
+    if (s.name_of(op).starts_with("ddp expert bucket")) {
+      EXPECT_EQ(ranks, (std::vector<engine::Rank>{0, 1}));
+      expert_bytes += static_cast<double>(op.bytes);
+    } else {
+      EXPECT_EQ(ranks.size(), 8u);
+      ++dense;
+    }
+  }
+  EXPECT_DOUBLE_EQ(expert_bytes, 2 * (kE / 4) * 3 * kH * kFe * 2);
+  EXPECT_GT(dense, 0);
+}
+
+// Every activation a rank saves is per token of its own share (flash attention keeps its local
+// Q, K, V, O and log-sum-exp; the MoE layer its routed copies), so cp 2 halves the activations
+// of cp 1 at the same micro-batch (pipeline depth 1: one micro-batch in flight either way).
+TEST(ContextParallelMoe, ContextParallelismHalvesEachRanksActivations) {
+  const auto cp1 = run_scenario(parse("{ep: 4}"));
+  const auto cp2 = run_scenario(parse("{cp: 2, ep: 4}"));
+  const double a1 = cp1.result.memory.peak.activations;
+  const double a2 = cp2.result.memory.peak.activations;
+  ASSERT_GT(a1, 0);
+  EXPECT_NEAR(a2, a1 / 2, a1 * 1e-9);
+}
+
+// Two plans with both: the scenario check still asks ep to divide dp (experts are carved out of
+// data parallelism, not of cp).
+TEST(ContextParallelMoe, EpMustStillDivideDataParallelism) {
+  EXPECT_THROW(parse("{cp: 4, ep: 4}"), ScenarioError);  // dp = 2
+  EXPECT_NO_THROW(parse("{cp: 4, ep: 2}"));
+}
+
+}  // namespace
+}  // namespace clustersim::models
