@@ -181,8 +181,29 @@ std::string channel_rate_caveat(const engine::ProcessGroup& group, engine::Algor
          engine::format_number("%.0f", nic * 8.0 / 1e9) + " Gb/s ones (docs/network.md)";
 }
 
+// What a collective serves, for the notes: its category's axis, except that a data-parallel
+// op keeps its group's finer kind (expert_dp, hsdp shard, ...). A group is named by whichever
+// plan asked for its ranks first, so an FSDP gather over the ranks of an EP group runs on a
+// group named "ep[0]" (tp 1, ep = dp): the category says what the traffic is.
+std::string collective_kind(const engine::Op& op, const std::string& group_name) {
+  switch (op.category) {
+    case engine::Category::tp_comm:
+      return "tp";
+    case engine::Category::pp_comm:
+      return "pp";
+    case engine::Category::ep_comm:
+      return "ep";
+    case engine::Category::cp_comm:
+      return "cp";
+    default:
+      break;
+  }
+  const std::string kind = group_name.substr(0, group_name.find('['));
+  return kind == "tp" || kind == "pp" || kind == "ep" || kind == "cp" ? "dp" : kind;
+}
+
 // How the largest collectives ran: "dp all_reduce of 1.2 GiB on 16 ranks: ring / Simple, 16
-// channels", one note per distinct (group kind, type, size), largest first, at most `count`.
+// channels", one note per distinct (kind, type, size), largest first, at most `count`.
 void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
                       const engine::Topology& topology, const engine::NodeTopologySpec& node,
                       std::size_t count, std::vector<std::string>& notes) {
@@ -199,7 +220,7 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
     if (op.kind != engine::OpKind::collective || op.bytes == 0) continue;
     if (best.size() == count && op.bytes <= best.back().bytes) continue;
     const auto& group = s.groups[op.group_or_peer];
-    const std::string what = group.name.substr(0, group.name.find('[')) + " " +
+    const std::string what = collective_kind(op, group.name) + " " +
                              std::string(engine::to_string(op.collective)) + " of " +
                              engine::format_bytes(static_cast<double>(op.bytes)) + " on " +
                              std::to_string(group.ranks.size()) + " ranks";

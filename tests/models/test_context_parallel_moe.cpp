@@ -1,9 +1,10 @@
 // Context parallelism with mixture-of-experts layers (docs/parallelism.md "Context
 // parallelism"): ranks ordered tp-cp-ep-dp as Megatron-Core orders them, each rank routing the
 // tokens of its own sequence share, expert weights reduced over the expert-dp group (cp × dp/ep),
-// dense weights over cp × dp.
+// dense weights over cp × dp; and the summary naming each collective by what it carries.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,20 @@ TEST(ContextParallelMoe, ContextParallelismHalvesEachRanksActivations) {
 TEST(ContextParallelMoe, EpMustStillDivideDataParallelism) {
   EXPECT_THROW(parse("{cp: 4, ep: 4}"), ScenarioError);  // dp = 2
   EXPECT_NO_THROW(parse("{cp: 4, ep: 2}"));
+}
+
+// With tp 1 and ep = dp the FSDP shard group has the EP group's ranks; the summary names its
+// gathers by what they carry ("dp"), not by the group's first-asked name ("ep").
+TEST(ContextParallelMoe, NotesNameACollectiveByWhatItCarries) {
+  const auto out = run_scenario(parse("{ep: 8, data_parallel: fsdp}"));
+  const auto& notes = out.result.notes;
+  auto has = [&](const std::string& text) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("dp all_gather of ")) << "no FSDP gather note";
+  EXPECT_FALSE(has("ep all_gather of "));
+  EXPECT_FALSE(has("ep reduce_scatter of "));
 }
 
 }  // namespace
