@@ -450,10 +450,9 @@ void validate(Scenario& s) {
     if (p.pp < 2) s.fail("parallel.pp", "schedule " + name + " needs pp >= 2");
     // The W pass moves each layer's weight gradients after other micro-batches' work: DDP's and
     // ZeRO-1/2's reductions wait for it; what ZeRO-3/FSDP gather and reshard around it, context
-    // parallelism's KV exchange are not modelled with it. MoE blocks are modelled under dualpipe
-    // only (their B and W split as a dense layer's, their all-to-alls beside the other
-    // micro-batch of an F&B pair: docs/dualpipe.md); the zero-bubble schedules'
-    // placement of the experts' W has not been checked against a hand timeline.
+    // parallelism's KV exchange are not modelled with it. MoE blocks split into B (with their
+    // all-to-alls) and W (the weight-gradient GEMMs) under every split schedule
+    // (tests/models/test_zero_bubble_moe.cpp, docs/dualpipe.md).
     if (p.data_parallel != DataParallel::ddp && p.data_parallel != DataParallel::zero1 &&
         p.data_parallel != DataParallel::zero2)
       s.fail("parallel.data_parallel",
@@ -464,11 +463,6 @@ void validate(Scenario& s) {
       s.fail("parallel.cp", "schedule " + name +
                                 " is modelled without context parallelism; allowed: cp 1, or "
                                 "schedule: 1f1b");
-    if (const auto* t = std::get_if<TransformerSpec>(&s.model.body);
-        t != nullptr && t->moe && p.schedule != PipelineSchedule::dualpipe)
-      s.fail("parallel.schedule", "schedule " + name +
-                                      " is modelled for dense models; allowed for MoE models: "
-                                      "gpipe, 1f1b, interleaved, dualpipe");
     if (p.schedule == PipelineSchedule::dualpipe) validate_dualpipe(s);
   }
   if (p.schedule != PipelineSchedule::interleaved && p.virtual_stages != 1) {
