@@ -296,7 +296,7 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     };
     if (l.role == LayerRole::attention && ctx_.cp() > 1) {
       const KvExchange x = with_kv_exchange(b, rank, stream, groups, base, mb, deps, true, compute);
-      *weight_grads = x.compute;
+      *weight_grads = input_only ? engine::kNone : x.compute;
       last = x.last;
       join = x.join;
     } else {
