@@ -217,6 +217,10 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
   const long dp_stride = static_cast<long>(p.tp) * p.ep;
   const double dp_bw = group_bandwidth(s, bw, p.dp, dp_stride);
   const double backward_last = 2.0 / 3.0 * compute_mb;
+  // HSDP's shard group: parallel.fsdp.shard_group, by default the dp ranks of a node.
+  const int hsdp_shard = p.fsdp.shard_group > 0
+                             ? p.fsdp.shard_group
+                             : std::clamp(s.cluster.topology.node.gpus / p.tp, 1, p.dp);
   switch (p.data_parallel) {
     case DataParallel::ddp:
     case DataParallel::zero1:
@@ -236,7 +240,7 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
       break;
     }
     case DataParallel::hsdp: {
-      const int shard = std::clamp(s.cluster.topology.node.gpus / p.tp, 1, p.dp);
+      const int shard = hsdp_shard;
       const double per_mb = 3 * one_way_collective_s(grads, shard, bw.intra);
       const double across = ring_all_reduce_s(grads / shard, p.dp / shard, bw.inter);
       e.dp_s = m * std::max(0.0, per_mb - compute_mb) + std::max(across - backward_last, 0.0) +
@@ -248,8 +252,13 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
   if (copies > 1)  // the pair's all-reduce of what the optimizer steps, after the DP reduction
     e.dp_s += ring_all_reduce_s(grads / (sharded_optimizer ? p.dp : 1), 2,
                                 group_bandwidth(s, bw, 2, pp_stride));
-  e.optimizer_s = rank_params / (sharded_optimizer ? p.dp : 1) * kAdamBytesPerParam /
-                  (gpu.hbm_bandwidth * gpu.memory_efficiency);
+  // The optimizer steps the rank's shard: 1/dp of its parameters, 1/(shard group) under HSDP,
+  // whose replicas step the same shard.
+  const int shards = !sharded_optimizer                      ? 1
+                     : p.data_parallel == DataParallel::hsdp ? hsdp_shard
+                                                             : p.dp;
+  e.optimizer_s =
+      rank_params / shards * kAdamBytesPerParam / (gpu.hbm_bandwidth * gpu.memory_efficiency);
   if (p.offload.optimizer && sharded_optimizer && gpu.host_memory_bandwidth > 0) {
     // ZeRO-Offload: the shard's copies over the GPU's PCIe link and the CPU step instead
     // (docs/offload.md; the switch uplink's sharing is left to the simulation).

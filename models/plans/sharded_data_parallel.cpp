@@ -148,10 +148,47 @@ void ShardedDataParallel::begin_rank(Rank r, OpId previous) {
   if (dense.size() > 1)
     groups_.dense = sink_->groups.get(dense, kind_ == DataParallel::hsdp ? "hsdp shard" : "dp");
   if (ctx_.num_experts() > 0) {
-    const auto expert = ctx_.layout.expert_dp_group(r);
+    std::vector<Rank> expert = ctx_.layout.expert_dp_group(r);
+    if (kind_ == DataParallel::hsdp) {
+      auto [inside, across] = hsdp_expert_groups(r, dense);
+      expert = std::move(inside);
+      if (across.size() > 1) groups_.expert_replica = sink_->groups.get(across, "hsdp replica");
+    }
     groups_.expert_size = static_cast<int>(expert.size());
-    if (expert.size() > 1) groups_.expert = sink_->groups.get(expert, "expert_dp");
+    if (expert.size() > 1)
+      groups_.expert =
+          sink_->groups.get(expert, kind_ == DataParallel::hsdp ? "hsdp shard" : "expert_dp");
   }
+}
+
+std::pair<std::vector<Rank>, std::vector<Rank>> ShardedDataParallel::hsdp_expert_groups(
+    Rank r, const std::vector<Rank>& shard) const {
+  // Shard groups are `shard.size()` consecutive members of the dp group (hsdp_shard_group), and
+  // the expert-dp group is a subset of the dp group: a member's block is its index there over
+  // the shard size.
+  const std::vector<Rank> dp = ctx_.layout.dp_group(r);
+  const std::size_t size = shard.size();
+  auto block_of = [&](Rank x) {
+    return static_cast<std::size_t>(std::lower_bound(dp.begin(), dp.end(), x) - dp.begin()) / size;
+  };
+  std::vector<std::vector<Rank>> blocks;  // the expert-dp members of each shard group, in order
+  std::size_t last = static_cast<std::size_t>(-1);
+  for (const Rank x : ctx_.layout.expert_dp_group(r)) {
+    const std::size_t b = block_of(x);
+    if (blocks.empty() || b != last) blocks.emplace_back();
+    blocks.back().push_back(x);
+    last = b;
+  }
+  const std::size_t mine = block_of(r);
+  std::vector<Rank> inside;
+  for (const auto& b : blocks)
+    if (block_of(b.front()) == mine) inside = b;
+  const auto pos =
+      static_cast<std::size_t>(std::find(inside.begin(), inside.end(), r) - inside.begin());
+  std::vector<Rank> across;
+  for (const auto& b : blocks)
+    if (pos < b.size()) across.push_back(b[pos]);
+  return {inside, across};
 }
 
 OpId ShardedDataParallel::collective(engine::StreamId stream, CollectiveType type,
@@ -262,6 +299,14 @@ void ShardedDataParallel::reduce_unit(int g, int u, std::uint32_t mb, OpId ready
   const OpId ers = collective(reduce_stream_, CollectiveType::reduce_scatter, groups_.expert,
                               unit.expert_params, name + " experts reduce_scatter", mb, id, after);
   if (ers != engine::kNone) gradient_ops_.push_back(ers);
+  if (groups_.expert_replica != engine::kNone) {
+    // HSDP: the experts' gradient shard too is all-reduced across the replicas.
+    const OpId shard[] = {ers == engine::kNone ? ready : ers};
+    const OpId ar = collective(reduce_stream_, CollectiveType::all_reduce, groups_.expert_replica,
+                               unit.expert_params / groups_.expert_size,
+                               name + " experts replica all_reduce", mb, id, shard);
+    if (ar != engine::kNone) gradient_ops_.push_back(ar);
+  }
 }
 
 std::vector<OpId> ShardedDataParallel::gradient_ops() {

@@ -64,8 +64,16 @@ class ShardedDataParallel final : public DataParallelStrategy {
   };
   struct Groups {
     engine::GroupId dense = engine::kNone, expert = engine::kNone, replica = engine::kNone;
+    // HSDP: the ranks holding the same expert shard in the other shard groups.
+    engine::GroupId expert_replica = engine::kNone;
     int dense_size = 1, expert_size = 1, replica_size = 1;
   };
+  // HSDP's expert groups for `rank`: the members of its expert-dp group inside its shard group
+  // (the experts' shard group) and those at the same position in every other shard group (their
+  // replica group). FSDP2's hybrid mesh treats routed experts as any parameter: sharded inside,
+  // replicated across.
+  std::pair<std::vector<engine::Rank>, std::vector<engine::Rank>> hsdp_expert_groups(
+      engine::Rank rank, const std::vector<engine::Rank>& shard) const;
   void build_units();
   // HSDP: the members of `rank`'s dp group it shards with (shard_group consecutive members; by
   // default those on its node); the whole dp group otherwise.
