@@ -111,6 +111,9 @@ std::vector<StampCase> stamp_cases() {
   // 2 nodes of Mixtral, ep 8: a node's shard group holds all 8 expert ranks of one dp index.
   const std::string mixtral = "mixtral-8x7b-ep8-dgx-h100.yaml";
   out.push_back({mixtral, {"cluster.nodes=2", hsdp}, 2});
+  // ep 2: the experts' shard group is a node's 4 ranks of one ep index, their replica the same
+  // position on the other node.
+  out.push_back({mixtral, {"cluster.nodes=2", hsdp, "parallel.ep=2"}, 2});
   // Refused: a shard group of 4 splits the 8 expert ranks of a dp index; one of 1 splits cp.
   out.push_back({mixtral, {"cluster.nodes=2", hsdp, "parallel.fsdp.shard_group=4"}, 1});
   out.push_back({fsdp, {hsdp, "parallel.cp=2", "parallel.fsdp.shard_group=1"}, 1});
