@@ -240,11 +240,18 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
       break;
     }
     case DataParallel::hsdp: {
+      // Inside the shard group as FSDP (two gathers, a reduce-scatter); each unit's gradient
+      // shard then all-reduced across the replicas on the reduce-scatter's stream, every
+      // micro-batch unless no_sync defers both to the last (sharded_data_parallel.cpp).
       const int shard = hsdp_shard;
-      const double per_mb = 3 * one_way_collective_s(grads, shard, bw.intra);
+      const double one_way = one_way_collective_s(grads, shard, bw.intra);
       const double across = ring_all_reduce_s(grads / shard, p.dp / shard, bw.inter);
-      e.dp_s = m * std::max(0.0, per_mb - compute_mb) + std::max(across - backward_last, 0.0) +
-               per_mb / std::max(blocks_per_stage, 1.0);
+      const double reduce_mb = one_way + across;
+      const double backward_mb = 2.0 / 3.0 * compute_mb;
+      const double synced = p.fsdp.no_sync ? 1 : m;
+      e.dp_s = m * std::max(0.0, 2 * one_way - compute_mb) +
+               synced * std::max(0.0, reduce_mb - backward_mb) +
+               reduce_mb / std::max(blocks_per_stage, 1.0);
       break;
     }
   }
