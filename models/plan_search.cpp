@@ -62,13 +62,9 @@ std::vector<Scenario> enumerate_plans(const Scenario& base, int world) {
               for (int v : kVirtualStages)
                 if (shape.blocks % (pp * v) == 0 && micro_batches % pp == 0)
                   schedules.emplace_back(PipelineSchedule::interleaved, v);
-              // Zero bubble where it is modelled: unsharded parameters (docs/parallelism.md).
-              const bool unsharded = strategy == DataParallel::ddp ||
-                                     strategy == DataParallel::zero1 ||
-                                     strategy == DataParallel::zero2;
-              if (unsharded)
-                for (const auto zb : {PipelineSchedule::zb_h1, PipelineSchedule::zb_h2})
-                  schedules.emplace_back(zb, 1);
+              // Zero bubble with every data-parallel strategy (docs/parallelism.md).
+              for (const auto zb : {PipelineSchedule::zb_h1, PipelineSchedule::zb_h2})
+                schedules.emplace_back(zb, 1);
             }
             for (const auto& [schedule, v] : schedules)
               for (bool sp : tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})

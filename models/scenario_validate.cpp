@@ -448,13 +448,14 @@ void validate(Scenario& s) {
   } else if (splits_backward(p.schedule)) {
     const std::string name(kPipelineScheduleNames.name(p.schedule));
     if (p.pp < 2) s.fail("parallel.pp", "schedule " + name + " needs pp >= 2");
-    // The W pass moves each layer's weight gradients after other micro-batches' work: DDP's and
-    // ZeRO-1/2's reductions wait for it; what ZeRO-3/FSDP gather and reshard around it, context
-    // parallelism's KV exchange are not modelled with it. MoE blocks split into B (with their
-    // all-to-alls) and W (the weight-gradient GEMMs) under every split schedule
-    // (tests/models/test_zero_bubble_moe.cpp, docs/dualpipe.md).
-    if (p.data_parallel != DataParallel::ddp && p.data_parallel != DataParallel::zero1 &&
-        p.data_parallel != DataParallel::zero2)
+    // The W pass moves each layer's weight gradients after other micro-batches' work: every
+    // data-parallel reduction waits for it, and a sharded unit stays gathered from its B to its W
+    // (tests/models/test_zero_bubble_fsdp.cpp). MoE blocks split into B (with their all-to-alls)
+    // and W (the weight-gradient GEMMs) under every split schedule
+    // (tests/models/test_zero_bubble_moe.cpp, docs/dualpipe.md). DualPipe's overlapped pairs are
+    // modelled with unsharded parameters only.
+    if (p.schedule == PipelineSchedule::dualpipe && p.data_parallel != DataParallel::ddp &&
+        p.data_parallel != DataParallel::zero1 && p.data_parallel != DataParallel::zero2)
       s.fail("parallel.data_parallel",
              "schedule " + name +
                  " is modelled with unsharded parameters only; allowed: ddp, zero1, zero2, or "

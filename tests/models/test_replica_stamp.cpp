@@ -106,6 +106,10 @@ std::vector<StampCase> stamp_cases() {
   // Pipelines: 2 stages of 8 ranks, one per node, in shard groups of 4; tp 8 × dp 4 on 4 nodes
   // and interleaved tp 8 × pp 4 × dp 2 on 8, a node holding one member of a dp group.
   out.push_back({fsdp, {hsdp, "parallel.pp=2", "parallel.fsdp.shard_group=4"}, 2});
+  // Zero bubble with sharded parameters: units gathered before B, reduced after W.
+  out.push_back({fsdp, {"parallel.pp=2", "parallel.schedule=zb-h1"}});
+  out.push_back(
+      {fsdp, {hsdp, "parallel.pp=2", "parallel.schedule=zb-h2", "parallel.fsdp.shard_group=4"}, 2});
   out.push_back({"llama3-70b-fsdp-tp8-4xdgx-h100.yaml", {hsdp}, 4});
   out.push_back({"llama3-70b-8xdgx-h100-interleaved.yaml", {hsdp}, 2});
   // 2 nodes of Mixtral, ep 8: a node's shard group holds all 8 expert ranks of one dp index.
