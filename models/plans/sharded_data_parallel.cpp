@@ -6,6 +6,7 @@
 
 #include "models/gradient_buckets.hpp"
 #include "models/plans/expert_parallelism.hpp"
+#include "models/plans/pipeline_order.hpp"
 #include "models/plans/tensor_parallelism.hpp"
 
 namespace clustersim::models {
@@ -433,12 +434,14 @@ MemoryBreakdown ShardedDataParallel::memory(int stage) const {
   m.gradients = sharded(grad);
   // Gathered units in flight: the one computing plus the prefetched ones (the whole model stays
   // gathered between forward and backward without resharding); a root unit stays gathered
-  // through the iteration.
+  // through the iteration. Under a zero-bubble schedule a unit gathered for its B is resharded
+  // only after its W, so by the end of a B pass every unit of the stage is gathered.
   const UnitSizes& sizes = sizes_[static_cast<std::size_t>(stage)];
   const double gathered =
-      p.fsdp.reshard_after_forward
-          ? sizes.root +
-                sizes.largest * (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0))
+      p.fsdp.reshard_after_forward && !splits_backward(p.schedule)
+          ? std::min(psi, sizes.root +
+                              sizes.largest *
+                                  (1 + std::max(p.fsdp.prefetch, p.fsdp.forward_prefetch ? 1 : 0)))
           : psi;
   m.buffers = elem * gathered;
   return m;

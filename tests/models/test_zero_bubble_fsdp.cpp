@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "models/memory_model.hpp"
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
 
@@ -16,10 +17,13 @@ using engine::CollectiveType;
 
 // A Llama shape: 4 blocks, h = 1024, 16 heads, 4 KV heads, SwiGLU ffn 2816; s = 2048, micro-batch
 // 1, 8 micro-batches; one DGX H100: pp 2 · dp 4, FSDP units of one block.
-std::string llama(const std::string& parallel, const std::string& network = "analytical") {
+std::string llama(const std::string& parallel, const std::string& network = "analytical",
+                  int layers = 4) {
   return "name: zb-fsdp\n"
          "cluster: {nodes: 1, node: dgx-h100}\n"
-         "model: {num_layers: 4, hidden_size: 1024, num_heads: 16, num_kv_heads: 4, "
+         "model: {num_layers: " +
+         std::to_string(layers) +
+         ", hidden_size: 1024, num_heads: 16, num_kv_heads: 4, "
          "ffn_hidden_size: 2816, vocab_size: 32000, activation: swiglu, norm: rmsnorm, "
          "bias: false, learned_positions: false}\n"
          "training: {global_batch: 32, micro_batch: 1, seq_len: 2048, precision: bf16}\n"
@@ -95,6 +99,23 @@ TEST(ZeroBubbleFsdp, H1IdlesLessThanOneFOneB) {
     const auto one = run_scenario(parse_scenario(llama(plan, "ideal"), "t.yaml")).result;
     EXPECT_LT(zb.breakdown_s.idle, one.breakdown_s.idle) << dp;
     EXPECT_LE(zb.iteration_time_s, one.iteration_time_s * (1 + 1e-12)) << dp;
+  }
+}
+
+// Memory: a unit gathered for its B stays gathered until its W, so by the end of a B pass the
+// stage holds all its layers' parameters unsharded, as without resharding after forward: the
+// gathered-unit buffers equal the stage's local parameters in bf16 (2 bytes each), where 1F1B
+// holds the unit computing, the prefetched one and the root unit only (16 blocks: 8 a stage).
+TEST(ZeroBubbleFsdp, UnitsStayGatheredFromBToW) {
+  auto memory = [](const std::string& plan) {
+    return estimate_memory_only(parse_scenario(llama(plan, "analytical", 16), "t.yaml"));
+  };
+  const auto zb = memory("pp: 2, schedule: zb-h1, data_parallel: fsdp");
+  const auto kept = memory("pp: 2, data_parallel: fsdp, fsdp: {reshard_after_forward: false}");
+  const auto one = memory("pp: 2, data_parallel: fsdp");
+  for (std::size_t stage = 0; stage < 2; ++stage) {
+    EXPECT_DOUBLE_EQ(zb.per_stage[stage].buffers, kept.per_stage[stage].buffers);
+    EXPECT_GT(zb.per_stage[stage].buffers, one.per_stage[stage].buffers);
   }
 }
 
