@@ -221,7 +221,8 @@ StageResult walk_stage(const Parts& parts, int stage) {
     }
   };
 
-  const auto steps = pipeline_order(p.schedule, stage, p.pp, ctx.microbatches, p.chunks_per_rank());
+  const auto steps = pipeline_order(p.schedule, stage, p.pp, ctx.microbatches, p.chunks_per_rank(),
+                                    p.microbatch_group);
   // Zero-bubble schedules: B frees what the layer recomputed or made on the way; the saved
   // tensors (the linear layers' inputs among them) stay until W has used them.
   const bool split = splits_backward(p.schedule);

@@ -305,6 +305,11 @@ struct ParallelConfig {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   PipelineEngine pipeline_engine = PipelineEngine::megatron;
   int virtual_stages = 1;
+  // parallel.microbatch_group_size (interleaved only): Megatron-Core's
+  // --microbatch-group-size-per-virtual-pipeline-stage, the micro-batches each virtual stage runs
+  // in a row before the next chunk's; 0 = pp, Megatron's depth-first default.
+  int microbatch_group = 0;
+  int microbatch_group_size() const { return microbatch_group > 0 ? microbatch_group : pp; }
   // Model chunks each pipeline rank holds: virtual_stages, or 2 under dualpipe (stage s of the
   // forward direction and stage pp − 1 − s of the reverse one; docs/dualpipe.md).
   int chunks_per_rank() const {

@@ -125,6 +125,8 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("schedule")) p.schedule = x->choice(kPipelineScheduleNames);
   if (auto x = m.get("pipeline_engine")) p.pipeline_engine = x->choice(kPipelineEngineNames);
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1, limits::kVirtualStages);
+  if (auto x = m.get("microbatch_group_size"))
+    p.microbatch_group = x->count(1, limits::kMicroBatches);
   if (auto x = m.get("stage_layers"))
     for (const yaml::Value& item : x->sequence())
       p.stage_layers.push_back(item.count(0, limits::kLayers));  // 0: validate_stage_layers

@@ -441,10 +441,23 @@ void validate(Scenario& s) {
     if (p.pp < 2) s.fail("parallel.pp", "schedule interleaved needs pp >= 2");
     if (p.virtual_stages < 2)
       s.fail("parallel.virtual_stages", "schedule interleaved needs virtual_stages >= 2");
-    if (s.num_microbatches() % p.pp != 0)
-      s.fail("training.global_batch",
-             "the interleaved schedule needs the micro-batch count (" + str(s.num_microbatches()) +
-                 " = global_batch / (micro_batch · dp)) to be a multiple of pp = " + str(p.pp));
+    // Megatron-Core (schedules.py, forward_backward_pipelining_with_interleaving): groups of g
+    // micro-batches run through each chunk in turn, pp <= g <= m, and a last, smaller group
+    // must still hold pp or more (else "dependency bubbles", which Megatron refuses).
+    const long m = s.num_microbatches();
+    const long g = p.microbatch_group_size();
+    if (p.microbatch_group > 0 && (g < p.pp || g > m))
+      s.fail("parallel.microbatch_group_size",
+             "microbatch_group_size = " + str(g) + " must lie between pp = " + str(p.pp) +
+                 " and the micro-batch count " + str(m) + " (global_batch / (micro_batch · dp))");
+    if (m % g != 0 && m % g < p.pp)
+      s.fail(p.microbatch_group > 0 ? "parallel.microbatch_group_size" : "training.global_batch",
+             "the interleaved schedule runs the micro-batches in groups of " + str(g) +
+                 (p.microbatch_group > 0 ? "" : " (pp; parallel.microbatch_group_size)") +
+                 " and the last group, " + str(m) + " mod " + str(g) + " = " + str(m % g) +
+                 ", holds fewer than pp = " + str(p.pp) + " (" + str(m) +
+                 " = global_batch / (micro_batch · dp)); allowed: a micro-batch count that is a "
+                 "multiple of the group, or a group that leaves pp or more");
   } else if (splits_backward(p.schedule)) {
     const std::string name(kPipelineScheduleNames.name(p.schedule));
     if (p.pp < 2) s.fail("parallel.pp", "schedule " + name + " needs pp >= 2");
@@ -469,6 +482,10 @@ void validate(Scenario& s) {
                                 "schedule: 1f1b, zb-h1, zb-h2");
     if (p.schedule == PipelineSchedule::dualpipe) validate_dualpipe(s);
   }
+  if (p.schedule != PipelineSchedule::interleaved && p.microbatch_group > 0)
+    s.fail("parallel.microbatch_group_size",
+           "microbatch_group_size needs schedule: interleaved (it groups micro-batches per "
+           "virtual stage)");
   if (p.schedule != PipelineSchedule::interleaved && p.virtual_stages != 1) {
     s.fail("parallel.virtual_stages", "virtual_stages = " + str(p.virtual_stages) +
                                           " needs schedule: interleaved; allowed: 1");

@@ -7,15 +7,20 @@ namespace clustersim::models {
 
 namespace {
 
-// Megatron's interleaved schedule numbers "virtual micro-batches" k = 0 .. m·v−1: groups of p
-// micro-batches cycle through the chunks. Forward k runs chunk (k / p) mod v; backward k runs the
-// chunks in reverse.
-PipelineStep virtual_step(int k, bool forward, int stages, int chunks) {
-  const int group = k / stages;
-  int chunk = group % chunks;
-  if (!forward) chunk = chunks - 1 - chunk;
-  const int microbatch = (k / (stages * chunks)) * stages + k % stages;
-  return {forward, microbatch, chunk};
+// Megatron-Core's interleaved schedule table (schedules.py, get_schedule_table): the
+// micro-batches in groups of g, each group run through chunk 0, then chunk 1, ..., the last group
+// taking what is left. Virtual micro-batch k forwards table[k]; backward k runs table[k]'s
+// micro-batch through the chunks in reverse.
+std::vector<PipelineStep> interleaved_table(int m, int chunks, int group) {
+  std::vector<PipelineStep> table;
+  table.reserve(static_cast<std::size_t>(m) * static_cast<std::size_t>(chunks));
+  for (int first = 0; first < m; first += group) {
+    const int last = first + group >= m ? m : first + group;
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      for (int mb = first; mb < last; ++mb)
+        table.push_back({true, mb, chunk});
+  }
+  return table;
 }
 
 // Qi et al. 2024 ("Zero Bubble Pipeline Parallelism", §3.1): stage i of p runs, for x = 0, 1, ...
@@ -43,7 +48,7 @@ bool splits_backward(PipelineSchedule schedule) {
 }
 
 std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, int stages,
-                                         int microbatches, int chunks) {
+                                         int microbatches, int chunks, int group) {
   if (stages < 1 || stage < 0 || stage >= stages || microbatches < 1 || chunks < 1)
     throw std::invalid_argument("pipeline order: bad stage/micro-batch/chunk counts");
   std::vector<PipelineStep> steps;
@@ -69,20 +74,29 @@ std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, i
       return steps;
     }
     case PipelineSchedule::interleaved: {
-      if (m % stages != 0)
-        throw std::invalid_argument("interleaved schedule: micro-batches must be a multiple of pp");
+      const int g = group > 0 ? group : stages;
+      if (g < stages || (m % g != 0 && m % g < stages))
+        throw std::invalid_argument(
+            "interleaved schedule: micro-batch groups of fewer than pp micro-batches");
+      const std::vector<PipelineStep> table = interleaved_table(m, chunks, g);
+      auto backward = [&](int k) {
+        PipelineStep s = table[static_cast<std::size_t>(k)];
+        s.forward = false;
+        s.chunk = chunks - 1 - s.chunk;
+        return s;
+      };
       const int total = m * chunks;
-      // Megatron-LM: (p − s − 1)·2 + (v − 1)·p warm-up forwards.
-      const int warmup = std::min((stages - stage - 1) * 2 + (chunks - 1) * stages, total);
+      // Megatron-Core: (p − s − 1)·2 + (v − 1)·g warm-up forwards.
+      const int warmup = std::min((stages - stage - 1) * 2 + (chunks - 1) * g, total);
       int f = 0, b = 0;
       for (; f < warmup; ++f)
-        steps.push_back(virtual_step(f, true, stages, chunks));
+        steps.push_back(table[static_cast<std::size_t>(f)]);
       while (f < total) {
-        steps.push_back(virtual_step(f++, true, stages, chunks));
-        steps.push_back(virtual_step(b++, false, stages, chunks));
+        steps.push_back(table[static_cast<std::size_t>(f++)]);
+        steps.push_back(backward(b++));
       }
       while (b < total)
-        steps.push_back(virtual_step(b++, false, stages, chunks));
+        steps.push_back(backward(b++));
       return steps;
     }
     case PipelineSchedule::zb_h1:

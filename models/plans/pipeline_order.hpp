@@ -31,10 +31,11 @@ struct PipelineStep {
 bool splits_backward(PipelineSchedule schedule);
 
 // Steps of stage `stage` of `stages`, for `microbatches` micro-batches and `chunks` model chunks
-// per stage (chunks > 1 only for interleaved, which then needs microbatches % stages == 0, and
-// 2 for dualpipe, which ignores it).
+// per stage (chunks > 1 only for interleaved, and 2 for dualpipe, which ignores it). Interleaved
+// runs the micro-batches in groups of `group` through each chunk (0: stages, Megatron's default;
+// it needs group >= stages and a last group of 0 or at least `stages` micro-batches).
 std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, int stages,
-                                         int microbatches, int chunks);
+                                         int microbatches, int chunks, int group = 0);
 
 // DualPipe (DeepSeek-V3 §3.2.1; deepseek-ai/DualPipe): rank `stage` of an even `stages` holds
 // stage `stage` of the forward direction (chunk 0) and stage stages − 1 − stage of the reverse

@@ -225,8 +225,9 @@ class PlanComposer {
     data_parallel_->begin_rank(r, optimizer_[r]);
     rp.split = splits_backward(ctx_.parallel.schedule);
 
+    const ParallelConfig& par = ctx_.parallel;
     const auto steps =
-        pipeline_order(ctx_.parallel.schedule, rp.stage, pp, m, ctx_.parallel.chunks_per_rank());
+        pipeline_order(par.schedule, rp.stage, pp, m, par.chunks_per_rank(), par.microbatch_group);
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const PipelineStep& step = steps[i];
       if (step.forward && step.paired && i + 1 < steps.size()) {

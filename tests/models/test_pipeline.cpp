@@ -323,7 +323,21 @@ TEST(Pipeline, ImpossiblePlansNameTheKey) {
   // Interleaving 6 micro-batches over 4 stages: m = 12 / (1 · 2) = 6 with tp 1, pp 4, dp 2.
   std::string twelve = gpt("{pp: 4, schedule: interleaved, virtual_stages: 2}", 12);
   twelve.replace(twelve.find("micro_batch: 2"), 14, "micro_batch: 1");
-  expect_scenario_error(twelve, "training.global_batch", "multiple of pp = 4");
+  expect_scenario_error(twelve, "training.global_batch", "6 mod 4 = 2, holds fewer than pp = 4");
+  // Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage: groups of 6 hold all 6;
+  // groups of 5 leave a last group of 1; 3 is under pp and 7 over m.
+  auto grouped = [&](int g) {
+    std::string t = twelve;
+    t.replace(t.find("virtual_stages: 2"), 17,
+              "virtual_stages: 2, microbatch_group_size: " + std::to_string(g));
+    return t;
+  };
+  EXPECT_NO_THROW(parse_scenario(grouped(6), "test"));
+  expect_scenario_error(grouped(5), "parallel.microbatch_group_size", "6 mod 5 = 1");
+  expect_scenario_error(grouped(3), "parallel.microbatch_group_size", "between pp = 4");
+  expect_scenario_error(grouped(7), "parallel.microbatch_group_size", "micro-batch count 6");
+  expect_scenario_error(gpt("{pp: 2, microbatch_group_size: 2}"), "parallel.microbatch_group_size",
+                        "needs schedule: interleaved");
   // Chunks without interleaving.
   expect_scenario_error(gpt("{tp: 2, pp: 2, schedule: 1f1b, virtual_stages: 2}"),
                         "parallel.virtual_stages", "needs schedule: interleaved");
