@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <future>
 #include <optional>
 #include <string>
 
@@ -35,50 +36,65 @@ class Run {
  public:
   Run(const Schedule& s, const Topology& topo, NetworkModel& net, const ComputeModel& compute,
       const SimulationOptions& options)
-      : s_(s),
-        topo_(topo),
-        net_(net),
-        options_(options),
-        rendezvous_(match_communication(s,
-                                        [&options](double f) {
-                                          if (options.cancel != nullptr &&
-                                              options.cancel->load(std::memory_order_relaxed))
-                                            throw Cancelled("simulation cancelled while matching");
-                                          if (options.matching_progress)
-                                            options.matching_progress(f);
-                                        })),
-        calls_(s, topo, options.algorithms) {
+      : s_(s), topo_(topo), net_(net), options_(options), calls_(s, topo, options.algorithms) {
+    // The matching and the loop's set-up each read every op (0.6 GB on GPT-3 175B) and need
+    // nothing of each other, so the set-up runs on another thread meanwhile. Each op's work word
+    // is written by one of them: a communication op's instance by the matching, a GPU op's
+    // duration index by the set-up.
+    work_.resize(s.ops.size());
+    auto set_up = std::async(std::launch::async, [this, &compute] { set_up_loop(compute); });
+    try {
+      rendezvous_ = match_communication(s, work_, [&options](double f) {
+        if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed))
+          throw Cancelled("simulation cancelled while matching");
+        if (options.matching_progress) options.matching_progress(f);
+      });
+    } catch (...) {
+      set_up.wait();  // the matching's error comes first, as when the two ran one after the other
+      throw;
+    }
+    set_up.wait();
     if (s.num_ranks > topo.num_gpus())
       throw SimulationError("simulate: the schedule has " + std::to_string(s.num_ranks) +
                             " ranks but the topology only " + std::to_string(topo.num_gpus()) +
                             " GPUs");
-    const std::size_t n = s.ops.size();
+    set_up.get();  // its error, if any
+    sharing_.emplace(compute, s.kernels, lists_, s.num_ranks, num_streams_);
+    if (sharing_->enabled()) simulated_members();
+    instances_.reserve(rendezvous_.instances.size());
+    for (const auto& instance : rendezvous_.instances)
+      instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone, 0});
+    if (options.record_link_rates)
+      net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
+        timeline_.link_rates.push_back({l, t, rate});
+      });
+  }
+
+  // What the loop needs of the ops alone: each op's loop word, each GPU op's work word (in work_)
+  // and duration, the streams' chains and the successor lists.
+  void set_up_loop(const ComputeModel& compute) {
+    const std::size_t n = s_.ops.size();
     // Each op's start only where a caller asked for it (traces, the GUI, Python): 0.12 GB less
     // on GPT-3 175B. The end array holds each op's loop word until the op ends.
-    record_starts_ = options.record_starts;
+    record_starts_ = options_.record_starts;
     if (record_starts_) timeline_.start.resize(n);
     timeline_.end.resize(n);
     // Each distinct kernel list is costed once, not once per op that launches it; an op's
     // duration is an index into this table (its list's, or one of its own appended).
-    durations_ = compute.kernel_list_durations(s.kernels);
-    const std::size_t lists = durations_.size();
+    durations_ = compute.kernel_list_durations(s_.kernels);
+    const std::size_t lists = lists_ = durations_.size();
     // An op's work index shares a word with kOnGpu (fill_timeline).
     if (n + lists >= kOnGpu)
       throw SimulationError("simulate: more than 2^31 ops and kernel lists are not supported");
-    if (s.deps.size() >= 0xffffffffu)
+    if (s_.deps.size() >= 0xffffffffu)
       throw SimulationError("simulate: more than 2^32 - 1 dependencies are not supported");
     num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
     pack_streams();
-    sharing_.emplace(compute, s.kernels, lists, s.num_ranks, num_streams_);
-    if (sharing_->enabled()) simulated_members();
-    // A communication op's work word is its instance: the matching's per-op index (already
-    // paged in) becomes work_, and only the GPU ops' entries are written.
-    work_ = std::move(rendezvous_.instance_of);
     std::vector<Time>& loop = timeline_.end;
-    // One pass over the ops (40 bytes each, 0.60 GB on GPT-3 175B) sets each op's loop word and
-    // work and counts its successors; link_lists() makes one more.
+    // One pass over the ops sets each op's loop word and a GPU op's work and counts successors;
+    // link_lists() makes one more.
     for (OpId id = 0; id < n; ++id) {
-      const Op& op = s.ops[id];
+      const Op& op = s_.ops[id];
       const std::uint32_t stream = stream_index(op);
       for (OpId d : s_.dependencies(op))
         loop[d] = plus(loop[d], kSuccOne);  // counts d's successors
@@ -97,7 +113,7 @@ class Run {
           work = op.kernels;
         } else {
           work = static_cast<std::uint32_t>(durations_.size());
-          durations_.push_back(compute.duration(op, s.flops(op)));
+          durations_.push_back(compute.duration(op, s_.flops(op)));
         }
         if (durations_[work] >= Time::end_of_clock())
           clock_overflow("'" + s_.label(op) + "' alone lasts longer than the clock holds");
@@ -105,13 +121,6 @@ class Run {
       }
     }
     link_lists();
-    instances_.reserve(rendezvous_.instances.size());
-    for (const auto& instance : rendezvous_.instances)
-      instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone, 0});
-    if (options.record_link_rates)
-      net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
-        timeline_.link_rates.push_back({l, t, rate});
-      });
   }
 
   // The loop word's packed half: the stream index in the low bits, as many as the streams of all
@@ -475,6 +484,7 @@ class Run {
   std::vector<std::uint32_t> succ_begin_;  // per such op, into succ_ (+1 past the end)
   std::vector<OpId> owner_next_;           // per such op, the next op on its stream
   std::size_t num_streams_ = 1;
+  std::size_t lists_ = 0;     // kernel lists costed, the first entries of durations_
   std::vector<OpId> cursor_;  // per stream, the op at its head (kEndOfStream when none is left)
   std::vector<std::uint8_t> busy_;
   std::vector<InstanceState> instances_;
