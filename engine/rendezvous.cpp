@@ -1,6 +1,8 @@
 #include "engine/rendezvous.hpp"
 
 #include <algorithm>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
@@ -94,7 +96,7 @@ Scanned scan(const Schedule& s, const ScanProgress& progress) {
   return out;
 }
 
-void match_collectives(const Schedule& s, Rendezvous& r,
+void match_collectives(const Schedule& s, Rendezvous& r, std::span<std::uint32_t> instance_of,
                        std::vector<std::vector<std::vector<OpId>>>& by_member) {
   for (std::size_t g = 0; g < s.groups.size(); ++g) {
     const auto& ranks = s.groups[g].ranks;
@@ -132,7 +134,7 @@ void match_collectives(const Schedule& s, Rendezvous& r,
               std::string(to_string(first.collective)) + " of " + std::to_string(first.bytes) +
               " bytes, " + describe(s, id) + " is " + std::string(to_string(op.collective)) +
               " of " + std::to_string(op.bytes) + " bytes");
-        r.instance_of[id] = static_cast<std::uint32_t>(r.instances.size());
+        instance_of[id] = static_cast<std::uint32_t>(r.instances.size());
         r.ops.push_back(id);
       }
       r.instances.push_back(inst);
@@ -140,7 +142,7 @@ void match_collectives(const Schedule& s, Rendezvous& r,
   }
 }
 
-void match_point_to_point(const Schedule& s, Rendezvous& r,
+void match_point_to_point(const Schedule& s, Rendezvous& r, std::span<std::uint32_t> instance_of,
                           std::vector<Scanned::PointToPoint>& sends,
                           std::vector<Scanned::PointToPoint>& recvs) {
   // Pairs go by (src, dst, tag), each key's in issue order (a stable sort keeps it): the order
@@ -186,7 +188,7 @@ void match_point_to_point(const Schedule& s, Rendezvous& r,
       Rendezvous::Instance inst;
       inst.ops_begin = static_cast<std::uint32_t>(r.ops.size());
       inst.size = 2;
-      r.instance_of[snd] = r.instance_of[rcv] = static_cast<std::uint32_t>(r.instances.size());
+      instance_of[snd] = instance_of[rcv] = static_cast<std::uint32_t>(r.instances.size());
       r.ops.push_back(snd);
       r.ops.push_back(rcv);
       r.instances.push_back(inst);
@@ -199,6 +201,25 @@ void match_point_to_point(const Schedule& s, Rendezvous& r,
     throw SimulationError("schedule: " + describe(s, orphan) + " has no matching send");
 }
 
+// The pairing, once the ops are scanned: each communication op's instance into `instance_of`.
+void pair(const Schedule& schedule, Scanned& scanned, Rendezvous& r,
+          std::span<std::uint32_t> instance_of) {
+  // Sized once: every communication op is a member of one instance.
+  r.ops.reserve(scanned.collectives + scanned.sends.size() + scanned.recvs.size() +
+                scanned.host_copies.size());
+  match_collectives(schedule, r, instance_of, scanned.by_member);
+  match_point_to_point(schedule, r, instance_of, scanned.sends, scanned.recvs);
+  // A copy to or from host memory needs no peer: an instance of its own.
+  for (OpId id : scanned.host_copies) {
+    Rendezvous::Instance inst;
+    inst.ops_begin = static_cast<std::uint32_t>(r.ops.size());
+    inst.size = 1;
+    instance_of[id] = static_cast<std::uint32_t>(r.instances.size());
+    r.ops.push_back(id);
+    r.instances.push_back(inst);
+  }
+}
+
 }  // namespace
 
 Rendezvous match_communication(const Schedule& schedule,
@@ -207,20 +228,18 @@ Rendezvous match_communication(const Schedule& schedule,
   const std::size_t n = schedule.ops.size();
   Scanned scanned = scan(schedule, ScanProgress(progress, n, 0.0, 0.5));
   r.instance_of.assign(n, kNone);
-  // Sized once: every communication op is a member of one instance.
-  r.ops.reserve(scanned.collectives + scanned.sends.size() + scanned.recvs.size() +
-                scanned.host_copies.size());
-  match_collectives(schedule, r, scanned.by_member);
-  match_point_to_point(schedule, r, scanned.sends, scanned.recvs);
-  // A copy to or from host memory needs no peer: an instance of its own.
-  for (OpId id : scanned.host_copies) {
-    Rendezvous::Instance inst;
-    inst.ops_begin = static_cast<std::uint32_t>(r.ops.size());
-    inst.size = 1;
-    r.instance_of[id] = static_cast<std::uint32_t>(r.instances.size());
-    r.ops.push_back(id);
-    r.instances.push_back(inst);
-  }
+  pair(schedule, scanned, r, r.instance_of);
+  if (progress) progress(1.0);
+  return r;
+}
+
+Rendezvous match_communication(const Schedule& schedule, std::span<std::uint32_t> instance_of,
+                               const std::function<void(double)>& progress) {
+  if (instance_of.size() != schedule.ops.size())
+    throw std::invalid_argument("match_communication: instance_of must have one entry per op");
+  Rendezvous r;
+  Scanned scanned = scan(schedule, ScanProgress(progress, schedule.ops.size(), 0.0, 0.5));
+  pair(schedule, scanned, r, instance_of);
   if (progress) progress(1.0);
   return r;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "engine/schedule.hpp"
@@ -28,6 +29,11 @@ struct Rendezvous {
 // `progress`, when set, gets the share of the matching done (the one scan of the ops ends at 0.5,
 // reporting every 65,536 ops scanned; the pairing at 1); it may throw to stop.
 Rendezvous match_communication(const Schedule& schedule,
+                               const std::function<void(double)>& progress = {});
+// The same, but each communication op's instance goes into `instance_of` (one entry per op,
+// the other entries left as they are) and Rendezvous::instance_of stays empty: the simulator
+// writes its GPU ops' entries of the same array meanwhile, on another thread.
+Rendezvous match_communication(const Schedule& schedule, std::span<std::uint32_t> instance_of,
                                const std::function<void(double)>& progress = {});
 
 }  // namespace clustersim::engine

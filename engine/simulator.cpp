@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <bit>
-#include <deque>
-#include <map>
+#include <future>
 #include <optional>
 #include <string>
-#include <tuple>
 
+#include "engine/call_plans.hpp"
 #include "engine/event_queue.hpp"
 #include "engine/heap.hpp"
 #include "engine/network/op_transfer.hpp"
@@ -30,53 +29,72 @@ class Run {
     Time end;
     std::uint32_t arrived;
     std::uint32_t expected;
-    std::uint32_t call;  // index into resolved_
+    std::uint32_t call;  // its plan in calls_
     std::uint16_t sms;   // SMs its kernels hold on each member's GPU while it moves data
   };
 
  public:
   Run(const Schedule& s, const Topology& topo, NetworkModel& net, const ComputeModel& compute,
       const SimulationOptions& options)
-      : s_(s),
-        topo_(topo),
-        net_(net),
-        options_(options),
-        rendezvous_(match_communication(s, [&options](double f) {
-          if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed))
-            throw Cancelled("simulation cancelled while matching");
-          if (options.matching_progress) options.matching_progress(f);
-        })) {
+      : s_(s), topo_(topo), net_(net), options_(options), calls_(s, topo, options.algorithms) {
+    // The matching and the loop's set-up each read every op (0.6 GB on GPT-3 175B) and need
+    // nothing of each other, so the set-up runs on another thread meanwhile. Each op's work word
+    // is written by one of them: a communication op's instance by the matching, a GPU op's
+    // duration index by the set-up.
+    work_.resize(s.ops.size());
+    auto set_up = std::async(std::launch::async, [this, &compute] { set_up_loop(compute); });
+    try {
+      rendezvous_ = match_communication(s, work_, [&options](double f) {
+        if (options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed))
+          throw Cancelled("simulation cancelled while matching");
+        if (options.matching_progress) options.matching_progress(f);
+      });
+    } catch (...) {
+      set_up.wait();  // the matching's error comes first, as when the two ran one after the other
+      throw;
+    }
+    set_up.wait();
     if (s.num_ranks > topo.num_gpus())
       throw SimulationError("simulate: the schedule has " + std::to_string(s.num_ranks) +
                             " ranks but the topology only " + std::to_string(topo.num_gpus()) +
                             " GPUs");
-    const std::size_t n = s.ops.size();
+    set_up.get();  // its error, if any
+    sharing_.emplace(compute, s.kernels, lists_, s.num_ranks, num_streams_);
+    if (sharing_->enabled()) simulated_members();
+    instances_.reserve(rendezvous_.instances.size());
+    for (const auto& instance : rendezvous_.instances)
+      instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone, 0});
+    if (options.record_link_rates)
+      net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
+        timeline_.link_rates.push_back({l, t, rate});
+      });
+  }
+
+  // What the loop needs of the ops alone: each op's loop word, each GPU op's work word (in work_)
+  // and duration, the streams' chains and the successor lists.
+  void set_up_loop(const ComputeModel& compute) {
+    const std::size_t n = s_.ops.size();
     // Each op's start only where a caller asked for it (traces, the GUI, Python): 0.12 GB less
     // on GPT-3 175B. The end array holds each op's loop word until the op ends.
-    record_starts_ = options.record_starts;
+    record_starts_ = options_.record_starts;
     if (record_starts_) timeline_.start.resize(n);
     timeline_.end.resize(n);
     // Each distinct kernel list is costed once, not once per op that launches it; an op's
     // duration is an index into this table (its list's, or one of its own appended).
-    durations_ = compute.kernel_list_durations(s.kernels);
-    const std::size_t lists = durations_.size();
+    durations_ = compute.kernel_list_durations(s_.kernels);
+    const std::size_t lists = lists_ = durations_.size();
     // An op's work index shares a word with kOnGpu (fill_timeline).
     if (n + lists >= kOnGpu)
       throw SimulationError("simulate: more than 2^31 ops and kernel lists are not supported");
-    if (s.deps.size() >= 0xffffffffu)
+    if (s_.deps.size() >= 0xffffffffu)
       throw SimulationError("simulate: more than 2^32 - 1 dependencies are not supported");
     num_streams_ = std::max<std::size_t>(1, s_.stream_names.size());
     pack_streams();
-    sharing_.emplace(compute, s.kernels, lists, s.num_ranks, num_streams_);
-    if (sharing_->enabled()) simulated_members();
-    // A communication op's work word is its instance: the matching's per-op index (already
-    // paged in) becomes work_, and only the GPU ops' entries are written.
-    work_ = std::move(rendezvous_.instance_of);
     std::vector<Time>& loop = timeline_.end;
-    // One pass over the ops (40 bytes each, 0.60 GB on GPT-3 175B) sets each op's loop word and
-    // work and counts its successors; link_lists() makes one more.
+    // One pass over the ops sets each op's loop word and a GPU op's work and counts successors;
+    // link_lists() makes one more.
     for (OpId id = 0; id < n; ++id) {
-      const Op& op = s.ops[id];
+      const Op& op = s_.ops[id];
       const std::uint32_t stream = stream_index(op);
       for (OpId d : s_.dependencies(op))
         loop[d] = plus(loop[d], kSuccOne);  // counts d's successors
@@ -95,7 +113,7 @@ class Run {
           work = op.kernels;
         } else {
           work = static_cast<std::uint32_t>(durations_.size());
-          durations_.push_back(compute.duration(op, s.flops(op)));
+          durations_.push_back(compute.duration(op, s_.flops(op)));
         }
         if (durations_[work] >= Time::end_of_clock())
           clock_overflow("'" + s_.label(op) + "' alone lasts longer than the clock holds");
@@ -103,15 +121,6 @@ class Run {
       }
     }
     link_lists();
-    instances_.reserve(rendezvous_.instances.size());
-    for (const auto& instance : rendezvous_.instances)
-      instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone, 0});
-    calls_by_group_.resize(s.groups.size());
-    calls_by_sender_.resize(s.num_ranks);
-    if (options.record_link_rates)
-      net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
-        timeline_.link_rates.push_back({l, t, rate});
-      });
   }
 
   // The loop word's packed half: the stream index in the low bits, as many as the streams of all
@@ -267,10 +276,10 @@ class Run {
   // (the members are ops of different ranks), half of try_start's time at 16,384 GPUs.
   void launch(std::uint32_t inst, InstanceState& a, const Op& op) {
     a.launch = now_;
-    a.call = plan_for(rendezvous_.instances[inst], op);
+    a.call = calls_.plan_for(rendezvous_, rendezvous_.instances[inst], op);
     a.sms = sms_held_by(a, op);
     if (a.sms > 0) hold_sms(rendezvous_.instances[inst], a.sms, op);
-    net_.start(inst, *resolved_[a.call].first, static_cast<double>(op.bytes), now_);
+    net_.start(inst, *calls_[a.call].first, static_cast<double>(op.bytes), now_);
   }
 
   // While a collective moves data, its NCCL kernel holds one SM per channel on every member's
@@ -280,7 +289,7 @@ class Run {
   std::uint16_t sms_held_by(const InstanceState& a, const Op& op) const {
     if (!sharing_->enabled() || is_host_copy(op)) return 0;
     if (op.stream < 64 && gpu_streams_ == std::uint64_t{1} << op.stream) return 0;
-    return resolved_[a.call].first->channels;
+    return calls_[a.call].first->channels;
   }
 
   // `sms` more SMs held (fewer if negative) on the GPU of every simulated member of `instance`.
@@ -331,77 +340,6 @@ class Run {
 
   std::uint32_t rank_of(std::uint32_t stream) const {
     return stream / static_cast<std::uint32_t>(num_streams_);
-  }
-
-  // The plan of an instance (an index into resolved_). The same collective recurs thousands of
-  // times (every layer, every micro-batch), so the result is cached per (group or pair, type,
-  // requested algorithm, root, bytes) and the plan itself per (group or pair, type, algorithm,
-  // root).
-  std::uint32_t plan_for(const Rendezvous::Instance& instance, const Op& op) {
-    const bool p2p = instance.group == kNone;
-    std::uint32_t a = instance.group;
-    std::uint32_t b = kNone;
-    if (p2p) {  // only here: the first member's op is a cache miss (another rank's op)
-      const Op& first = s_.ops[rendezvous_.ops[instance.ops_begin]];
-      a = first.rank;
-      b = first.group_or_peer;
-    }
-    // A send/recv's tag only matches it with its peer (each micro-batch has its own): its plan
-    // does not depend on it, and keying on it grew a pipeline sender's list by two entries a
-    // micro-batch, scanned at every transfer (a fifth of the lookups' time on GPT-3's 192).
-    const bool tagged = op.kind == OpKind::send || op.kind == OpKind::recv;
-    const CallKey call{a, b, op.collective, op.algorithm, tagged ? 0u : op.tag(), op.bytes};
-    // Looked up among the calls its own group (or sender) made before: a handful of shapes per
-    // group, scanned in a small array that stays in cache, instead of one large hash table.
-    auto& calls = p2p ? calls_by_sender_[a] : calls_by_group_[a];
-    auto hit = std::find_if(calls.begin(), calls.end(),
-                            [&](const auto& entry) { return entry.first == call; });
-    if (hit == calls.end()) {
-      resolved_.push_back(resolve(instance, op, p2p));
-      calls.emplace_back(call, static_cast<std::uint32_t>(resolved_.size() - 1));
-      hit = calls.end() - 1;
-    }
-    return hit->second;
-  }
-
-  std::pair<const TransferPlan*, Algorithm> resolve(const Rendezvous::Instance& instance,
-                                                    const Op& op, bool p2p) {
-    // Members, type and root as op_transfer.hpp defines them (any member op gives the same).
-    const TransferCall call = transfer_call(s_, op, topo_);
-    const std::vector<EndpointId>& members = call.members;
-    const CollectiveType type = call.type;
-    const std::uint32_t root = call.root;
-    if (is_host_copy(op)) {
-      plans_.push_back(host_copy_plan(members[0], members[1], topo_));
-      return {&plans_.back(), Algorithm::direct};
-    }
-    Algorithm algorithm = Algorithm::direct;
-    Protocol protocol = Protocol::simple;
-    if (!p2p) {
-      algorithm = op.algorithm;
-      if (algorithm == Algorithm::automatic)
-        algorithm = options_.algorithms[static_cast<std::size_t>(type)];
-      // NCCL's tuner: the fastest algorithm × protocol (only the protocol when one is forced).
-      const CollectiveChoice choice =
-          choose_collective(type, static_cast<double>(op.bytes), members, topo_, algorithm);
-      algorithm = choice.algorithm;
-      protocol = choice.protocol;
-    }
-    const PlanKey key{p2p ? members[0] : instance.group,
-                      p2p ? members[1] : kNone,
-                      type,
-                      algorithm,
-                      root,
-                      protocol};
-    auto it = plan_cache_.find(key);
-    if (it != plan_cache_.end()) return {it->second, algorithm};
-    try {
-      plans_.push_back(plan_collective(type, algorithm, members, root, topo_, protocol));
-    } catch (const std::invalid_argument& e) {
-      throw SimulationError("simulate: " + s_.label(op) + ": " + e.what());
-    }
-    plan_cache_.emplace(key, &plans_.back());
-    return {&plans_.back(), algorithm};
   }
 
   void finish_instance(std::uint32_t inst) {
@@ -468,7 +406,7 @@ class Run {
       }
       const InstanceState& a = instances_[w];
       timeline_.launch[id] = a.launch;
-      const auto [plan, algorithm] = resolved_[a.call];
+      const auto [plan, algorithm] = calls_[a.call];
       timeline_.algorithm[id] = algorithm;
       timeline_.protocol[id] = plan->protocol;
       timeline_.channels[id] = plan->channels;
@@ -500,25 +438,12 @@ class Run {
     throw SimulationError(msg);
   }
 
-  using PlanKey =
-      std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t, Protocol>;
-  // A collective call's signature: (group or sender, receiver, type, requested algorithm, root,
-  // bytes). It is looked up once per transfer, millions of times in large runs.
-  struct CallKey {
-    std::uint32_t a, b;
-    CollectiveType type;
-    Algorithm algorithm;
-    std::uint32_t root;
-    std::uint64_t bytes;
-    bool operator==(const CallKey&) const = default;
-  };
-  using CallList = std::vector<std::pair<CallKey, std::uint32_t>>;  // index into resolved_
-
   const Schedule& s_;
   const Topology& topo_;
   NetworkModel& net_;
   const SimulationOptions& options_;
   Rendezvous rendezvous_;
+  CallPlans calls_;  // each instance's plan (InstanceState::call)
   Timeline timeline_;
   Time now_ = Time::zero();
 
@@ -559,14 +484,10 @@ class Run {
   std::vector<std::uint32_t> succ_begin_;  // per such op, into succ_ (+1 past the end)
   std::vector<OpId> owner_next_;           // per such op, the next op on its stream
   std::size_t num_streams_ = 1;
+  std::size_t lists_ = 0;     // kernel lists costed, the first entries of durations_
   std::vector<OpId> cursor_;  // per stream, the op at its head (kEndOfStream when none is left)
   std::vector<std::uint8_t> busy_;
   std::vector<InstanceState> instances_;
-  std::vector<std::pair<const TransferPlan*, Algorithm>> resolved_;  // plan_for's results
-  std::deque<TransferPlan> plans_;                                   // stable addresses
-  std::map<PlanKey, const TransferPlan*> plan_cache_;
-  std::vector<CallList> calls_by_group_;      // indexed by GroupId
-  std::vector<CallList> calls_by_sender_;     // send/recv, indexed by the sending rank
   std::optional<SmSharing> sharing_;          // set once the kernel lists are costed
   std::vector<Rank> members_;                 // simulated members, group after group
   std::vector<std::uint32_t> members_begin_;  // into members_, per GroupId (+1 past the end)

@@ -429,7 +429,8 @@ MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built) {
 }
 
 std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule& built,
-                                         const engine::Timeline& timeline, engine::Rank rank) {
+                                         const engine::Timeline& timeline, engine::Rank rank,
+                                         std::span<const engine::OpId> rank_ops) {
   const Parts parts(sc, built.layers, built.partition);
   const int stage = parts.layout.coords(rank).pp;
   const MemoryBreakdown states = parts.stage_states(stage);
@@ -456,8 +457,8 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
   std::set<int> has_gradient;
   double grads_live = 0;
   std::vector<engine::OpId> ops;
-  for (engine::OpId id = 0; id < s.ops.size(); ++id)
-    if (s.ops[id].rank == rank && s.ops[id].kind == engine::OpKind::compute) ops.push_back(id);
+  for (const engine::OpId id : rank_ops)
+    if (s.ops[id].kind == engine::OpKind::compute) ops.push_back(id);
   std::stable_sort(ops.begin(), ops.end(), [&](engine::OpId a, engine::OpId b) {
     return timeline.launch[a] < timeline.launch[b];
   });

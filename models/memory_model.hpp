@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -135,7 +136,9 @@ MemoryEstimate estimate_memory(const Scenario& scenario, const BuiltSchedule& bu
 // ends and go when its backward ends, recompute brings a block back when it starts, lazily
 // allocated gradients appear at their layer's first backward and go after the optimizer step,
 // whose temporaries live while it runs. Points are (time, total bytes) at each change.
+// `rank_ops`: the rank's ops, in id order (RankRuns::ops_of).
 std::vector<MemoryPoint> memory_timeline(const Scenario& scenario, const BuiltSchedule& built,
-                                         const engine::Timeline& timeline, engine::Rank rank);
+                                         const engine::Timeline& timeline, engine::Rank rank,
+                                         std::span<const engine::OpId> rank_ops);
 
 }  // namespace clustersim::models

@@ -49,11 +49,10 @@ bool offloads_activations(const PlanContext& ctx, int layer) {
 }
 
 OffloadActivity offload_activity(const engine::Schedule& s, const engine::Timeline& tl,
-                                 engine::Rank rank) {
+                                 std::span<const engine::OpId> rank_ops) {
   OffloadActivity a;
-  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+  for (const engine::OpId id : rank_ops) {
     const engine::Op& op = s.ops[id];
-    if (op.rank != rank) continue;
     // launch: a compute op's and a host copy's (an instance of its own) is its start, which a
     // run may not record (SimulationOptions::record_starts).
     const double seconds = (tl.end[id] - tl.launch[id]).seconds();

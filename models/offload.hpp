@@ -4,6 +4,8 @@
 // model and scenario validation call these, so the three agree on one set of figures.
 #pragma once
 
+#include <span>
+
 #include "engine/timeline.hpp"
 #include "models/plans/data_parallel.hpp"
 #include "models/scenario.hpp"
@@ -47,8 +49,9 @@ struct OffloadActivity {
   double to_host_s = 0, host_step_s = 0, from_host_s = 0;
   bool any() const { return to_host_bytes > 0 || from_host_bytes > 0 || host_step_s > 0; }
 };
+// `rank_ops`: the rank's ops, in id order (RankRuns::ops_of).
 OffloadActivity offload_activity(const engine::Schedule& schedule, const engine::Timeline& timeline,
-                                 engine::Rank rank);
+                                 std::span<const engine::OpId> rank_ops);
 
 namespace detail {
 // Impossible offload combinations, each named by its key (Scenario::fail).

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 
 #include "engine/calibration/json_fields.hpp"
 #include "engine/format.hpp"
@@ -338,6 +339,14 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
     if (!traces) throw;
     sc.fail("workload.chakra", std::string("the traces cannot run: ") + e.what());
   }
+  // The collective notes read every op once more (0.6 GB on GPT-3 175B): on the other core,
+  // while the metrics make their own pass; appended where they always were.
+  auto collective_notes_of_run = std::async(std::launch::async, [&] {
+    std::vector<std::string> notes;
+    collective_notes(out.built.schedule, out.timeline, out.topology, sc.cluster.topology.node, 3,
+                     notes);
+    return notes;
+  });
   phase("metrics", 0.0);
   out.result = compute_metrics(sc, out.built, out.timeline, out.topology, 10,
                                [&](double f) { phase("metrics", f); });
@@ -360,8 +369,8 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
                    "hop's latency); simulation.fold: none simulates every rank") +
         "; per-rank figures and the trace show replica 0's ranks; link loads are left out");
   }
-  collective_notes(out.built.schedule, out.timeline, out.topology, sc.cluster.topology.node, 3,
-                   out.result.notes);
+  for (std::string& note : collective_notes_of_run.get())
+    out.result.notes.push_back(std::move(note));
   sm_sharing_note(out.timeline, out.result, out.result.notes);
   if (calibrated) {
     for (const engine::ProfileUse& u : network->profile_uses())

@@ -4,7 +4,9 @@
 // hand from the rules in DESIGN.md, not read back from the code.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -135,3 +137,41 @@ TEST(Rendezvous, ErrorsNameTheFirstUnmatchedOpByKey) {
 }
 
 }  // namespace
+
+// The simulator's overload: a communication op's instance goes into the caller's array, the
+// other entries keep what the caller put there (the simulator writes them meanwhile), and the
+// instances are numbered as by the plain overload.
+TEST(Rendezvous, MatchingIntoTheCallersArrayWritesOnlyTheCommunicationOpsEntries) {
+  ScheduleBuilder b(2);
+  const auto s = b.stream("compute");
+  const GroupId g = b.add_group({0, 1}, "g");
+  b.compute({0, s, Category::forward, "f"}, 1e9, 0);                               // 0
+  b.collective({0, s, Category::dp_comm, "x"}, CollectiveType::all_reduce, g, 8);  // 1
+  b.send({0, s, Category::pp_comm, "s"}, 1, 4, 7);                                 // 2
+  b.copy({0, s, Category::optimizer, "d"}, 16);                                    // 3: device
+  b.copy({0, s, Category::optimizer, "h"}, 16, CopyDirection::to_host);            // 4
+  b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 7);                                 // 5
+  b.collective({1, s, Category::dp_comm, "x"}, CollectiveType::all_reduce, g, 8);  // 6
+  b.compute({1, s, Category::forward, "f"}, 1e9, 0);                               // 7
+  const Schedule sched = std::move(b).finish();
+
+  constexpr std::uint32_t kUntouched = 0x12345678u;
+  std::vector<std::uint32_t> instance_of(sched.ops.size(), kUntouched);
+  const Rendezvous into = match_communication(sched, instance_of);
+  // The all-reduce is instance 0, the pair 1, the host copy 2.
+  EXPECT_EQ(instance_of,
+            (std::vector<std::uint32_t>{kUntouched, 0, 1, kUntouched, 2, 1, 0, kUntouched}));
+  EXPECT_TRUE(into.instance_of.empty());
+  const Rendezvous plain = match_communication(sched);
+  EXPECT_EQ(plain.instance_of, (std::vector<std::uint32_t>{kNone, 0, 1, kNone, 2, 1, 0, kNone}));
+  EXPECT_EQ(into.ops, plain.ops);
+  ASSERT_EQ(into.instances.size(), plain.instances.size());
+  for (std::size_t i = 0; i < plain.instances.size(); ++i) {
+    EXPECT_EQ(into.instances[i].ops_begin, plain.instances[i].ops_begin);
+    EXPECT_EQ(into.instances[i].size, plain.instances[i].size);
+    EXPECT_EQ(into.instances[i].group, plain.instances[i].group);
+  }
+
+  std::vector<std::uint32_t> short_array(sched.ops.size() - 1);
+  EXPECT_THROW(match_communication(sched, short_array), std::invalid_argument);
+}
