@@ -10,6 +10,7 @@
 
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "rank0_ops.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -40,33 +41,23 @@ Scenario parse(const std::string& parallel, const std::string& training_extra = 
       "cp-moe.yaml");
 }
 
-engine::OpId find(const engine::Schedule& s, engine::Rank rank, const std::string& label) {
-  for (engine::OpId i = 0; i < s.ops.size(); ++i)
-    if (s.ops[i].rank == rank && s.label(s.ops[i]) == label) return i;
-  throw std::runtime_error("no op '" + label + "' on rank " + std::to_string(rank));
-}
-
-std::vector<engine::Rank> ranks_of(const engine::Schedule& s, engine::OpId id) {
-  return s.groups[s.ops[id].group_or_peer].ranks;
-}
-
 // Rank 0's EP peers differ in the ep coordinate only: 0, 2, 4, 6; its CP partner is rank 1.
 // Each rank routes its own s / cp = 512 tokens: 512 · top-2 copies of h bf16 values.
 TEST(ContextParallelMoe, EachRankRoutesItsSequenceShareOverTheEpGroup) {
   const auto built = build_schedule(parse("{cp: 2, ep: 4}"));
   const auto& s = built.schedule;
-  const auto dispatch = find(s, 0, "L0.mlp fwd ep dispatch all_to_all mb0");
-  EXPECT_EQ(ranks_of(s, dispatch), (std::vector<engine::Rank>{0, 2, 4, 6}));
+  const auto dispatch = find_op(s, 0, "L0.mlp fwd ep dispatch all_to_all mb0");
+  EXPECT_EQ(group_ranks(s, dispatch), (std::vector<engine::Rank>{0, 2, 4, 6}));
   EXPECT_EQ(s.ops[dispatch].collective, CollectiveType::all_to_all);
   EXPECT_EQ(s.ops[dispatch].bytes, static_cast<std::uint64_t>(kSeq / 2 * kTopK * kH * 2));
   // Its experts (8 / ep = 2 on the rank) run the rank's 512 · 2 token copies, 2·h·ffn·3 each.
-  const auto experts = find(s, 0, "L0.mlp fwd experts mb0");
+  const auto experts = find_op(s, 0, "L0.mlp fwd experts mb0");
   EXPECT_DOUBLE_EQ(s.flops(s.ops[experts]), kSeq / 2 * kTopK * 2 * kH * kFe * 3);
   // The attention's K/V ring runs over the CP pair.
   bool cp_ring = false;
   for (engine::OpId id = 0; id < s.ops.size(); ++id)
     if (s.ops[id].rank == 0 && s.ops[id].category == Category::cp_comm) {
-      EXPECT_EQ(ranks_of(s, id), (std::vector<engine::Rank>{0, 1}));
+      EXPECT_EQ(group_ranks(s, id), (std::vector<engine::Rank>{0, 1}));
       cp_ring = true;
     }
   EXPECT_TRUE(cp_ring);

@@ -8,6 +8,7 @@
 
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "rank0_ops.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -34,16 +35,6 @@ Scenario parse(int ep) {
       "hsdp-moe.yaml");
 }
 
-engine::OpId find(const engine::Schedule& s, engine::Rank rank, const std::string& label) {
-  for (engine::OpId i = 0; i < s.ops.size(); ++i)
-    if (s.ops[i].rank == rank && s.label(s.ops[i]) == label) return i;
-  throw std::runtime_error("no op '" + label + "' on rank " + std::to_string(rank));
-}
-
-std::vector<engine::Rank> ranks_of(const engine::Schedule& s, engine::OpId id) {
-  return s.groups[s.ops[id].group_or_peer].ranks;
-}
-
 // ep 1: every rank holds all 8 experts of a block (3·h·ffn each); they are gathered and
 // reduce-scattered over the node (ranks 0-7), and the 1/8 gradient shard, 8·3·h·ffn/8 bf16
 // values, is all-reduced with the same position on the other node (ranks 0 and 8).
@@ -51,14 +42,14 @@ TEST(HsdpMoe, ExpertsShardInsideTheNodeAndReplicateAcross) {
   const auto built = build_schedule(parse(1));
   const auto& s = built.schedule;
   const std::vector<engine::Rank> node{0, 1, 2, 3, 4, 5, 6, 7};
-  const auto gather = find(s, 0, "fsdp U1 all_gather experts fwd mb0");
-  EXPECT_EQ(ranks_of(s, gather), node);
+  const auto gather = find_op(s, 0, "fsdp U1 all_gather experts fwd mb0");
+  EXPECT_EQ(group_ranks(s, gather), node);
   EXPECT_EQ(s.ops[gather].bytes, static_cast<std::uint64_t>(kE * 3 * kH * kFe * 2));
-  const auto rs = find(s, 0, "fsdp U1 experts reduce_scatter mb0");
-  EXPECT_EQ(ranks_of(s, rs), node);
-  const auto ar = find(s, 0, "fsdp U1 experts replica all_reduce mb0");
+  const auto rs = find_op(s, 0, "fsdp U1 experts reduce_scatter mb0");
+  EXPECT_EQ(group_ranks(s, rs), node);
+  const auto ar = find_op(s, 0, "fsdp U1 experts replica all_reduce mb0");
   EXPECT_EQ(s.ops[ar].collective, CollectiveType::all_reduce);
-  EXPECT_EQ(ranks_of(s, ar), (std::vector<engine::Rank>{0, 8}));
+  EXPECT_EQ(group_ranks(s, ar), (std::vector<engine::Rank>{0, 8}));
   EXPECT_EQ(s.ops[ar].bytes, static_cast<std::uint64_t>(kE * 3 * kH * kFe / 8 * 2));
 }
 
@@ -68,15 +59,15 @@ TEST(HsdpMoe, ExpertsShardInsideTheNodeAndReplicateAcross) {
 TEST(HsdpMoe, ExpertParallelismSplitsTheShardGroupByEp) {
   const auto built = build_schedule(parse(2));
   const auto& s = built.schedule;
-  const auto gather = find(s, 0, "fsdp U1 all_gather experts fwd mb0");
-  EXPECT_EQ(ranks_of(s, gather), (std::vector<engine::Rank>{0, 2, 4, 6}));
+  const auto gather = find_op(s, 0, "fsdp U1 all_gather experts fwd mb0");
+  EXPECT_EQ(group_ranks(s, gather), (std::vector<engine::Rank>{0, 2, 4, 6}));
   EXPECT_EQ(s.ops[gather].bytes, static_cast<std::uint64_t>(kE / 2 * 3 * kH * kFe * 2));
-  const auto ar = find(s, 0, "fsdp U1 experts replica all_reduce mb0");
-  EXPECT_EQ(ranks_of(s, ar), (std::vector<engine::Rank>{0, 8}));
+  const auto ar = find_op(s, 0, "fsdp U1 experts replica all_reduce mb0");
+  EXPECT_EQ(group_ranks(s, ar), (std::vector<engine::Rank>{0, 8}));
   EXPECT_EQ(s.ops[ar].bytes, static_cast<std::uint64_t>(kE / 2 * 3 * kH * kFe / 4 * 2));
   // Rank 1 (ep index 1) pairs with the odd ranks of its node and rank 9.
-  const auto ar1 = find(s, 1, "fsdp U1 experts replica all_reduce mb0");
-  EXPECT_EQ(ranks_of(s, ar1), (std::vector<engine::Rank>{1, 9}));
+  const auto ar1 = find_op(s, 1, "fsdp U1 experts replica all_reduce mb0");
+  EXPECT_EQ(group_ranks(s, ar1), (std::vector<engine::Rank>{1, 9}));
 }
 
 // Plain FSDP keeps sharding the experts over the whole expert-dp group (both nodes), with no
@@ -86,8 +77,8 @@ TEST(HsdpMoe, FsdpShardsExpertsOverTheWholeExpertDataParallelGroup) {
   sc.parallel.data_parallel = DataParallel::fsdp;
   const auto built = build_schedule(sc);
   const auto& s = built.schedule;
-  EXPECT_EQ(ranks_of(s, find(s, 0, "fsdp U1 all_gather experts fwd mb0")).size(), 8u);
-  EXPECT_THROW(find(s, 0, "fsdp U1 experts replica all_reduce mb0"), std::runtime_error);
+  EXPECT_EQ(group_ranks(s, find_op(s, 0, "fsdp U1 all_gather experts fwd mb0")).size(), 8u);
+  EXPECT_THROW(find_op(s, 0, "fsdp U1 experts replica all_reduce mb0"), std::runtime_error);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Multi-head latent attention and DeepSeek's MoE layout (docs/parallelism.md "Latent attention"): the
-// presets' and the config.json reader's parameter counts against the published totals, worked by
-// hand from the published shapes; the attention FLOPs and the kernels' GEMM shapes under TP.
+// Multi-head latent attention and DeepSeek's MoE layout (docs/parallelism.md "Latent attention"):
+// the presets' and the config.json reader's parameter counts against the published totals, worked
+// by hand from the published shapes; the attention FLOPs and the kernels' GEMM shapes under TP.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -7,6 +7,7 @@
 
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "rank0_ops.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -33,12 +34,6 @@ std::string llama(const std::string& parallel, const std::string& network = "ana
          network + "}\n";
 }
 
-engine::OpId find(const engine::Schedule& s, engine::Rank rank, const std::string& label) {
-  for (engine::OpId i = 0; i < s.ops.size(); ++i)
-    if (s.ops[i].rank == rank && s.label(s.ops[i]) == label) return i;
-  throw std::runtime_error("no op '" + label + "' on rank " + std::to_string(rank));
-}
-
 // B keeps the exchange: each attention block's backward ring carries K, V and the dK, dV
 // accumulators (2 × the forward's bytes) and waits for no W. W of an attention block is the QKV
 // and output projections' dW = Xᵀ·dY, linear in the rank's tokens: at cp 2 exactly half of W at
@@ -58,9 +53,9 @@ TEST(ZeroBubbleCp, TheKvExchangeStaysWithBAndWIsTheProjectionsWeightGradients) {
   }
   EXPECT_EQ(rings, 2 * 4);  // rank 0 (stage 0) holds 2 blocks, 4 micro-batches
   const auto whole = build_schedule(parse_scenario(llama("pp: 2, schedule: zb-h1"), "t.yaml"));
-  const double w2 = s.flops(s.ops[find(s, 0, "L0.attn bwd-w mb0")]);
+  const double w2 = s.flops(s.ops[find_op(s, 0, "L0.attn bwd-w mb0")]);
   const double w1 =
-      whole.schedule.flops(whole.schedule.ops[find(whole.schedule, 0, "L0.attn bwd-w mb0")]);
+      whole.schedule.flops(whole.schedule.ops[find_op(whole.schedule, 0, "L0.attn bwd-w mb0")]);
   ASSERT_GT(w1, 0);
   EXPECT_DOUBLE_EQ(w2, w1 / 2);
   auto backward_flops = [](const engine::Schedule& sch) {

@@ -8,6 +8,7 @@
 
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "rank0_ops.hpp"
 
 namespace clustersim::models {
 namespace {
@@ -37,19 +38,13 @@ Scenario parse(const std::string& schedule, const std::string& network = "analyt
       "zb-moe.yaml");
 }
 
-engine::OpId find(const engine::Schedule& s, engine::Rank rank, const std::string& label) {
-  for (engine::OpId i = 0; i < s.ops.size(); ++i)
-    if (s.ops[i].rank == rank && s.label(s.ops[i]) == label) return i;
-  throw std::runtime_error("no op '" + label + "' on rank " + std::to_string(rank));
-}
-
 // W of a block's experts is their weight-gradient GEMMs: dW = Xᵀ·dY for gate, up and down, 2·h·ffn
 // FLOPs per routed copy each, over the rank's 1024 · 2 copies; the backward's FLOPs are the same
 // under 1F1B and ZB-H1 (B + W = the whole backward).
 TEST(ZeroBubbleMoe, ExpertWeightGradientsMoveToWAndKeepTheBackwardsFlops) {
   const auto zb = build_schedule(parse("zb-h1"));
   const auto& s = zb.schedule;
-  const auto w = find(s, 0, "L0.mlp bwd-w experts mb0");
+  const auto w = find_op(s, 0, "L0.mlp bwd-w experts mb0");
   EXPECT_DOUBLE_EQ(s.flops(s.ops[w]), kSeq * kTopK * 2 * kH * kFe * 3);
   EXPECT_EQ(s.ops[w].category, Category::backward);
   auto backward_flops = [](const engine::Schedule& sch) {
@@ -78,8 +73,8 @@ TEST(ZeroBubbleMoe, AllToAllsStayWithTheInputGradients) {
   EXPECT_GT(all_to_alls, 0);
   for (int mb = 0; mb < 4; ++mb) {
     const std::string m = " mb" + std::to_string(mb);
-    const auto dispatch_grad = find(s, 0, "L0.mlp bwd ep dispatch-grad all_to_all" + m);
-    const auto w = find(s, 0, "L0.mlp bwd-w experts" + m);
+    const auto dispatch_grad = find_op(s, 0, "L0.mlp bwd ep dispatch-grad all_to_all" + m);
+    const auto w = find_op(s, 0, "L0.mlp bwd-w experts" + m);
     EXPECT_GE(out.timeline.launch[w].seconds(), out.timeline.end[dispatch_grad].seconds());
   }
 }
