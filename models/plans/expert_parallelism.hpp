@@ -1,6 +1,6 @@
-// Mixture-of-experts layers under expert parallelism (DESIGN.md "EP"; docs/parallelism.md "Mixture
-// of experts"). An MoE block's "Lk.mlp" runs, on the compute stream (every step is on the critical
-// path):
+// Mixture-of-experts layers under expert parallelism (DESIGN.md "EP";
+// docs/parallelism.md "Mixture of experts"). An MoE block's "Lk.mlp" runs, on the compute stream
+// (every step is on the critical path):
 //   router → dispatch all-to-all over the EP group → the rank's experts → combine all-to-all →
 //   shared experts (dense, on every rank);
 // backward mirrors it: combine-grad all-to-all, expert backward, dispatch-grad all-to-all, router
