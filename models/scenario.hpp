@@ -79,7 +79,7 @@ enum class Attention { standard, flash, flash1 };
 // around the CP ring, each send overlapped with the attention of the block before; all_gather
 // gathers K and V before the attention and reduce-scatters their gradients after it, exposed
 // (the Llama 3 paper's variant).
-enum class ContextParallelComm { p2p, all_gather };
+enum class ContextParallelComm { p2p, all_gather, a2a };
 
 // The names a scenario uses for each choice (engine/names.hpp).
 inline constexpr engine::NameTable kRecomputeNames{
@@ -156,9 +156,10 @@ inline constexpr engine::NameTable kFoldNames{std::array<std::pair<Fold, std::st
     {Fold::none, "none"},
 }}};
 inline constexpr engine::NameTable kContextParallelCommNames{
-    std::array<std::pair<ContextParallelComm, std::string_view>, 2>{{
+    std::array<std::pair<ContextParallelComm, std::string_view>, 3>{{
         {ContextParallelComm::p2p, "p2p"},
         {ContextParallelComm::all_gather, "all_gather"},
+        {ContextParallelComm::a2a, "a2a"},
     }}};
 
 struct ClusterConfig {

@@ -56,9 +56,23 @@ void validate_transformer(const Scenario& s, const TransformerSpec& t) {
 
 // Context parallelism splits every sequence into 2·cp chunks (two per rank, for causal load
 // balance) and runs the attention as Transformer Engine's fused kernel does.
-void validate_context_parallel(const Scenario& s) {
+void validate_context_parallel(const Scenario& s, const TransformerSpec& t) {
   const ParallelConfig& p = s.parallel;
   if (p.cp == 1) return;
+  // Ulysses hands each CP rank heads / cp of its TP shard's heads: query and KV heads must split.
+  if (p.cp_comm == ContextParallelComm::a2a) {
+    if (t.mla)
+      s.fail("parallel.cp_comm",
+             "cp_comm a2a with latent attention (model.mla) is not modelled; allowed: p2p, "
+             "all_gather");
+    const long heads = t.num_heads, kv_heads = t.num_kv_heads;
+    if (heads % (static_cast<long>(p.tp) * p.cp) != 0 ||
+        kv_heads % (static_cast<long>(p.tp) * p.cp) != 0)
+      s.fail("parallel.cp_comm",
+             "cp_comm a2a splits each TP rank's heads over the CP group: tp · cp = " +
+                 str(static_cast<long>(p.tp) * p.cp) + " must divide num_heads = " + str(heads) +
+                 " and num_kv_heads = " + str(kv_heads) + "; allowed: p2p, all_gather");
+  }
   const long chunks = 2L * p.cp * (p.sequence_parallel ? p.tp : 1);
   if (s.training.seq_len % chunks != 0)
     s.fail("training.seq_len", "seq_len = " + str(s.training.seq_len) + " is not divisible by " +
@@ -510,7 +524,7 @@ void validate(Scenario& s) {
                std::string(to_string(s.training.precision)) + "; allowed: false");
   if (const auto* t = std::get_if<TransformerSpec>(&s.model.body)) {
     validate_transformer(s, *t);
-    validate_context_parallel(s);
+    validate_context_parallel(s, *t);
     validate_stage_layers(s, t->num_layers, true);
     validate_recompute_layers(s, t->num_layers, true);
   } else {

@@ -52,6 +52,14 @@ TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels*
                                  : 2 * hidden / t.num_heads;
     kv_bytes_ = static_cast<std::uint64_t>(static_cast<double>(ctx.training.micro_batch) *
                                            ctx.full_seq_len() * kv_heads * k_and_v * elem_);
+    // Ulysses moves the rank's own s/cp tokens of Q, K, V (its TP heads) and of the output; the
+    // scenario check asked for heads divisible by tp · cp (no MLA).
+    const double tokens = static_cast<double>(ctx.training.micro_batch) * ctx.seq_len();
+    const double head_dim = hidden / t.num_heads;
+    const double q_heads = static_cast<double>(t.num_heads) / tp_;
+    out_local_bytes_ = static_cast<std::uint64_t>(tokens * q_heads * head_dim * elem_);
+    qkv_local_bytes_ =
+        out_local_bytes_ + static_cast<std::uint64_t>(tokens * kv_heads * 2 * head_dim * elem_);
   }
 }
 
@@ -104,6 +112,22 @@ TensorParallelism::KvExchange TensorParallelism::with_kv_exchange(
                      CollectiveType::all_gather, groups.cp, backward ? 2 * kv_bytes_ : kv_bytes_,
                      engine::Algorithm::ring);
     out.compute = out.last = emit();
+    return out;
+  }
+  if (ctx_.parallel.cp_comm == ContextParallelComm::a2a) {
+    // Ulysses (DeepSpeed-Ulysses; Megatron-Core's cp_comm_type a2a): the rank's s/cp tokens of
+    // every head go out and the whole sequence of heads/cp comes in, Q, K and V before the
+    // attention core and its output back after it; backward the output's gradient first, then
+    // those of Q, K and V. All on the compute stream, exposed; modelled around the block's one
+    // compute op (the projections on either side run no faster or slower for it).
+    const std::uint64_t in = backward ? out_local_bytes_ : qkv_local_bytes_;
+    const std::uint64_t back = backward ? qkv_local_bytes_ : out_local_bytes_;
+    b.collective({rank, stream, Category::cp_comm, base + " cp a2a in", mb, deps},
+                 CollectiveType::all_to_all, groups.cp, in);
+    deps.clear();
+    out.compute = emit();
+    out.last = b.collective({rank, stream, Category::cp_comm, base + " cp a2a out", mb},
+                            CollectiveType::all_to_all, groups.cp, back);
     return out;
   }
   b.collective({rank, stream, Category::cp_comm, base + " cp kv all_gather", mb, deps},

@@ -164,6 +164,9 @@ class TensorParallelism {
   std::uint64_t input_gather_bytes(const LayerCost& layer) const;
   std::uint64_t input_grad_bytes(const LayerCost& layer) const;
   std::uint64_t kv_bytes_ = 0;  // K and V of a whole sequence on this TP rank (context parallel)
+  // cp_comm a2a (Ulysses): the rank's local Q, K and V (b·s/cp tokens of its TP heads), and its
+  // attention output, each all-to-all'ed over the CP group.
+  std::uint64_t qkv_local_bytes_ = 0, out_local_bytes_ = 0;
   std::uint8_t precision_ = 0;
 };
 

@@ -158,6 +158,34 @@ TEST(ContextParallel, RingHidesBehindTheAttentionWhereAllGatherDoesNot) {
   EXPECT_LT(ring.result.iteration_time_s, gathered.result.iteration_time_s);
 }
 
+// Ulysses (cp_comm: a2a): per attention block and micro-batch, forward all-to-alls the rank's
+// local Q, K and V, b·(s/cp)·(16 + 2·4)/tp heads of d = 64 in bf16 = 1·2048·12·64·2 bytes, then
+// the output, 1·2048·8·64·2; backward the output's gradient first, then those of Q, K, V. All on
+// the compute stream over the CP pair {0, 2}: exposed, so the breakdown's cp_comm is their sum.
+TEST(ContextParallel, UlyssesAllToAllsTheLocalHeadsOnTheComputeStream) {
+  const auto out =
+      run_scenario(parse_scenario(llama("tp: 2, cp: 2, overlap: false, cp_comm: a2a"), "cp.yaml"));
+  const auto& s = out.built.schedule;
+  constexpr std::uint64_t kQkv = 1ULL * 2048 * 12 * 64 * 2, kOut = 1ULL * 2048 * 8 * 64 * 2;
+  int forward = 0, backward = 0;
+  double total = 0;
+  for (engine::OpId id : ops_of(s, 0, Category::cp_comm)) {
+    const auto& op = s.ops[id];
+    EXPECT_EQ(op.collective, CollectiveType::all_to_all);
+    EXPECT_EQ(group_of(s, id), (std::vector<engine::Rank>{0, 2}));
+    EXPECT_EQ(s.stream_names[op.stream], "compute");
+    const std::string name = s.name_of(op);
+    const bool bwd = name.find(" bwd ") != std::string::npos;
+    const bool in = name.ends_with(" in");
+    EXPECT_EQ(op.bytes, (in != bwd) ? kQkv : kOut) << name;
+    (bwd ? backward : forward) += 1;
+    total += (out.timeline.end[id] - out.timeline.start[id]).seconds();
+  }
+  EXPECT_EQ(forward, 2 * kLayers * kMicrobatches);  // in and out per block and micro-batch
+  EXPECT_EQ(backward, 2 * kLayers * kMicrobatches);
+  EXPECT_NEAR(out.result.breakdown_s.cp_comm, total, 1e-9);
+}
+
 void expect_error(const std::string& text, const std::string& key, const std::string& fragment) {
   try {
     parse_scenario(text, "bad.yaml");
@@ -179,7 +207,10 @@ TEST(ContextParallel, ImpossiblePlansAreNamed) {
   std::string standard = llama("tp: 2, cp: 2");
   standard.replace(standard.find("attention: flash"), 16, "attention: standard");
   expect_error(standard, "training.attention", "allowed: flash");
-  expect_error(llama("tp: 2, cp: 2, cp_comm: a2a"), "parallel.cp_comm", "p2p");
+  // Ulysses splits each TP rank's 2 KV heads over cp 4: not possible.
+  expect_error(llama("tp: 2, cp: 4, cp_comm: a2a"), "parallel.cp_comm",
+               "tp · cp = 8 must divide num_heads = 16 and num_kv_heads = 4");
+  expect_error(llama("tp: 2, cp: 2, cp_comm: ring"), "parallel.cp_comm", "p2p");
   expect_error(llama("tp: 2, cp: 2, order: [tp, cp, cp, dp, pp]"), "parallel.order[2]",
                "listed twice");
 }
