@@ -180,12 +180,14 @@ std::pair<std::vector<Rank>, std::vector<Rank>> ShardedDataParallel::hsdp_expert
     blocks.back().push_back(x);
     last = b;
   }
-  const std::size_t mine = block_of(r);
-  std::vector<Rank> inside;
-  for (const auto& b : blocks)
-    if (block_of(b.front()) == mine) inside = b;
-  const auto pos =
-      static_cast<std::size_t>(std::find(inside.begin(), inside.end(), r) - inside.begin());
+  // r's own block (r is a member of its expert-dp group), and r's place in it.
+  std::size_t pos = 0;
+  const auto mine = std::find_if(blocks.begin(), blocks.end(), [&](const std::vector<Rank>& b) {
+    const auto at = std::find(b.begin(), b.end(), r);
+    pos = static_cast<std::size_t>(at - b.begin());
+    return at != b.end();
+  });
+  const std::vector<Rank> inside = *mine;
   std::vector<Rank> across;
   for (const auto& b : blocks)
     if (pos < b.size()) across.push_back(b[pos]);

@@ -10,6 +10,7 @@
 
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "moe_test_model.hpp"
 #include "rank0_ops.hpp"
 
 namespace clustersim::models {
@@ -27,13 +28,10 @@ Scenario parse(const std::string& parallel, const std::string& training_extra = 
   return parse_scenario(
       "name: cp-moe\n"
       "cluster: {nodes: 1, gpus_per_node: 8, gpu: H100-SXM5-80GB,\n"
-      "          intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s}}\n"
-      "model: {num_layers: 2, hidden_size: 1024, num_heads: 8, ffn_hidden_size: 4096,\n"
-      "        vocab_size: 32000, activation: swiglu, norm: rmsnorm, bias: false,\n"
-      "        learned_positions: false,\n"
-      "        moe: {num_experts: 8, top_k: 2, expert_ffn_hidden_size: 2048, imbalance: 1}}\n"
-      "training: {global_batch: 8, micro_batch: 1, seq_len: 1024, precision: bf16,\n"
-      "           attention: flash" +
+      "          intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s}}\n" +
+          small_moe_model(2) +
+          "training: {global_batch: 8, micro_batch: 1, seq_len: 1024, precision: bf16,\n"
+          "           attention: flash" +
           training_extra +
           "}\n"
           "parallel: " +

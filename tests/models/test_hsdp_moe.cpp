@@ -8,6 +8,7 @@
 
 #include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
+#include "moe_test_model.hpp"
 #include "rank0_ops.hpp"
 
 namespace clustersim::models {
@@ -24,13 +25,10 @@ Scenario parse(int ep) {
       "name: hsdp-moe\n"
       "cluster: {nodes: 2, gpus_per_node: 8, gpu: H100-SXM5-80GB,\n"
       "          intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s},\n"
-      "          network: {topology: single-switch}}\n"
-      "model: {num_layers: 2, hidden_size: 1024, num_heads: 8, ffn_hidden_size: 4096,\n"
-      "        vocab_size: 32000, activation: swiglu, norm: rmsnorm, bias: false,\n"
-      "        learned_positions: false,\n"
-      "        moe: {num_experts: 8, top_k: 2, expert_ffn_hidden_size: 2048}}\n"
-      "training: {global_batch: 16, micro_batch: 1, seq_len: 512, precision: bf16}\n"
-      "parallel: {ep: " +
+      "          network: {topology: single-switch}}\n" +
+          small_moe_model(2) +
+          "training: {global_batch: 16, micro_batch: 1, seq_len: 512, precision: bf16}\n"
+          "parallel: {ep: " +
           std::to_string(ep) + ", data_parallel: hsdp}\n",
       "hsdp-moe.yaml");
 }
