@@ -34,11 +34,12 @@ enum class VertexKind : std::uint8_t {
   nic,
   leaf_switch,
   spine_switch,
+  core_switch,  // a three-level fat tree's top: joins the pods' spines
 };
 enum class LinkKind : std::uint8_t { nvlink, pcie, ib, ethernet, cpu_interconnect };
 inline constexpr int kNumLinkKinds = 5;
 
-inline constexpr NameTable kVertexKindNames{std::array<std::pair<VertexKind, std::string_view>, 7>{{
+inline constexpr NameTable kVertexKindNames{std::array<std::pair<VertexKind, std::string_view>, 8>{{
     {VertexKind::gpu, "gpu"},
     {VertexKind::nvswitch, "nvswitch"},
     {VertexKind::pcie_switch, "pcie-switch"},
@@ -46,6 +47,7 @@ inline constexpr NameTable kVertexKindNames{std::array<std::pair<VertexKind, std
     {VertexKind::nic, "nic"},
     {VertexKind::leaf_switch, "leaf-switch"},
     {VertexKind::spine_switch, "spine-switch"},
+    {VertexKind::core_switch, "core-switch"},
 }}};
 // The spelling of scenario keys (simulation.link_efficiency.<kind>), JSON and traces alike.
 inline constexpr NameTable kLinkKindNames{

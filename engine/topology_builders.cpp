@@ -2,6 +2,7 @@
 // aggregated spine trunks, no GPU forwarding) are explained in docs/topology.md.
 #include "engine/topology_builders.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -72,6 +73,26 @@ void validate_fabric(const FabricSpec& f) {
            "= " + std::to_string(f.oversubscription) + " (allowed: a finite ratio >= 1)");
   if (f.kind == FabricKind::fat_tree) require_count("fabric.nics_per_leaf", f.nics_per_leaf, 1);
   if (f.kind != FabricKind::single_switch) require_count("fabric.spines", f.spines, 1);
+  require_count("fabric.leaves_per_pod", f.leaves_per_pod, 0);
+  if (f.leaves_per_pod == 0) {
+    // Without pods the pod keys mean nothing: a stated value is a mistake, not a default.
+    if (f.pod_oversubscription != 1.0)
+      reject("fabric.pod_oversubscription",
+             "= " + std::to_string(f.pod_oversubscription) +
+                 " without pods (allowed: 1 unless fabric.leaves_per_pod >= 1)");
+    if (f.cores != 1)
+      reject("fabric.cores", "= " + std::to_string(f.cores) +
+                                 " without pods (allowed: 1 unless fabric.leaves_per_pod >= 1)");
+    return;
+  }
+  if (f.kind != FabricKind::fat_tree)
+    reject("fabric.leaves_per_pod",
+           "= " + std::to_string(f.leaves_per_pod) +
+               " on a fabric that is not a fat tree (allowed: 0, or pods of a fat tree)");
+  if (!(f.pod_oversubscription >= 1.0) || !std::isfinite(f.pod_oversubscription))
+    reject("fabric.pod_oversubscription",
+           "= " + std::to_string(f.pod_oversubscription) + " (allowed: a finite ratio >= 1)");
+  require_count("fabric.cores", f.cores, 1);
 }
 
 // Item i of `count` spread in contiguous blocks over `holders`: ⌊i·holders/count⌋.
@@ -138,17 +159,46 @@ std::vector<VertexId> build_node(Topology& topo, const NodeTopologySpec& n, int 
   return nic;
 }
 
-// Uplinks of every leaf to every spine; a leaf's trunk to each spine carries
-// (its NICs × NIC bandwidth) / oversubscription / spines.
-void add_spines(Topology& topo, const FabricSpec& f, const std::vector<VertexId>& leaves,
-                const std::vector<int>& nics_on_leaf, Bandwidth nic_bw) {
+// Uplinks of every leaf to every one of `spines` (named `prefix`spine<s>); a leaf's trunk to each
+// spine carries (its NICs × NIC bandwidth) / oversubscription / spines. Returns the spines.
+std::vector<VertexId> add_spines(Topology& topo, const FabricSpec& f,
+                                 const std::vector<VertexId>& leaves,
+                                 const std::vector<int>& nics_on_leaf, Bandwidth nic_bw,
+                                 const std::string& prefix = "") {
   std::vector<VertexId> spine(static_cast<std::size_t>(f.spines));
   for (int s = 0; s < f.spines; ++s)
-    spine[s] = topo.add_vertex(VertexKind::spine_switch, "spine" + std::to_string(s), -1);
+    spine[s] = topo.add_vertex(VertexKind::spine_switch, prefix + "spine" + std::to_string(s), -1);
   for (std::size_t l = 0; l < leaves.size(); ++l) {
     const Bandwidth trunk = nic_bw * nics_on_leaf[l] / f.oversubscription / f.spines;
     for (VertexId s : spine)
       topo.add_link(leaves[l], s, trunk, f.latency, f.link_kind);
+  }
+  return spine;
+}
+
+// A fat tree of three levels: consecutive leaves in pods of leaves_per_pod (the last may be
+// partial), each pod its own spines (pod<p>.spine<s>), every pod spine cabled to every core
+// (core<c>). A pod spine's downlinks carry its pod's NICs × NIC bandwidth / oversubscription /
+// spines; its uplinks sum to that / pod_oversubscription, split evenly over the cores.
+void add_pods(Topology& topo, const FabricSpec& f, const std::vector<VertexId>& leaves,
+              const std::vector<int>& nics_on_leaf, Bandwidth nic_bw) {
+  std::vector<VertexId> core(static_cast<std::size_t>(f.cores));
+  for (int c = 0; c < f.cores; ++c)
+    core[c] = topo.add_vertex(VertexKind::core_switch, "core" + std::to_string(c), -1);
+  const std::size_t per_pod = static_cast<std::size_t>(f.leaves_per_pod);
+  for (std::size_t first = 0, pod = 0; first < leaves.size(); first += per_pod, ++pod) {
+    const std::size_t last = std::min(leaves.size(), first + per_pod);
+    const std::vector<VertexId> pod_leaves(leaves.begin() + first, leaves.begin() + last);
+    const std::vector<int> pod_nics(nics_on_leaf.begin() + first, nics_on_leaf.begin() + last);
+    int nics = 0;
+    for (int n : pod_nics)
+      nics += n;
+    const Bandwidth trunk =
+        nic_bw * nics / f.oversubscription / f.spines / f.pod_oversubscription / f.cores;
+    for (VertexId s :
+         add_spines(topo, f, pod_leaves, pod_nics, nic_bw, "pod" + std::to_string(pod) + "."))
+      for (VertexId c : core)
+        topo.add_link(s, c, trunk, f.latency, f.link_kind);
   }
 }
 
@@ -179,7 +229,10 @@ void build_fabric(Topology& topo, const ClusterTopologySpec& spec,
         topo.add_link(nic[p / per_node][p % per_node], leaf[l], nic_bw, f.latency, f.link_kind);
         ++count[l];
       }
-      add_spines(topo, f, leaf, count, nic_bw);
+      if (f.leaves_per_pod > 0)
+        add_pods(topo, f, leaf, count, nic_bw);
+      else
+        add_spines(topo, f, leaf, count, nic_bw);
       return;
     }
     case FabricKind::rail_optimized: {

@@ -1,7 +1,9 @@
 // Builders for the topologies of DESIGN.md: an NVSwitch node (DGX/HGX), a PCIe node (GPUs under
 // PCIe switches, traffic between switches through the CPU, optional NVLink bridges between pairs),
-// and the fabric between nodes: one switch, a two-level fat tree with an oversubscription ratio,
-// or rail-optimized. GPUs are numbered node-major: endpoint = node × gpus_per_node + local index.
+// and the fabric between nodes: one switch, a fat tree of two levels (leaves, spines) or three
+// (leaves and spines in pods, pods joined by core switches), each level with its oversubscription
+// ratio, or rail-optimized. GPUs are numbered node-major: endpoint = node × gpus_per_node + local
+// index.
 #pragma once
 
 #include "engine/topology.hpp"
@@ -43,7 +45,14 @@ struct FabricSpec {
   LinkKind link_kind = LinkKind::ib;
   double oversubscription = 1.0;  // fat tree: leaf downlink capacity / uplink capacity
   int nics_per_leaf = 32;         // fat tree: NIC ports under one leaf switch
-  int spines = 1;                 // fat tree / rail: spine switches (ECMP picks among them)
+  int spines = 1;  // fat tree / rail: spine switches (ECMP picks among them), per pod
+  // Fat tree of three levels: consecutive leaves form pods of `leaves_per_pod` (0: no pods, two
+  // levels), each pod with its own `spines`; every pod spine is cabled to every one of `cores`
+  // core switches, its uplinks summing to its downlinks / pod_oversubscription (Meta's Llama 3
+  // cluster: 1:7 at the layer between pods, docs/topology.md).
+  int leaves_per_pod = 0;
+  double pod_oversubscription = 1.0;
+  int cores = 1;
   bool sharp = false;  // switches reduce in the network (SHARP): enables CollNet all-reduce
 };
 

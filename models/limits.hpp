@@ -14,7 +14,7 @@ inline constexpr long kNodes = 65'536;
 inline constexpr long kGpusPerNode = 1'024;
 inline constexpr long kWorld = 262'144;       // nodes × gpus_per_node
 inline constexpr long kCpus = 64;             // intra_node.cpus
-inline constexpr long kFabricPorts = 65'536;  // nics_per_leaf, spines
+inline constexpr long kFabricPorts = 65'536;  // nics_per_leaf, spines, leaves_per_pod, cores
 // Leaf-to-spine links of a fat tree or rail fabric (leaves × spines): bounds the topology graph.
 inline constexpr long kFabricLinks = 4'194'304;
 

@@ -133,9 +133,25 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
   if (auto x = m.get("nics_per_leaf"))
     topology.fabric.nics_per_leaf = x->count(1, limits::kFabricPorts);
   if (auto x = m.get("spines")) topology.fabric.spines = x->count(1, limits::kFabricPorts);
+  // A third level: pods of leaves joined by core switches (docs/topology.md "Fabrics").
+  auto pod = m.get("leaves_per_pod");
+  if (pod) topology.fabric.leaves_per_pod = pod->count(1, limits::kFabricPorts);
+  auto pod_over = m.get("pod_oversubscription");
+  if (pod_over) topology.fabric.pod_oversubscription = pod_over->number(1.0);
+  auto cores = m.get("cores");
+  if (cores) topology.fabric.cores = cores->count(1, limits::kFabricPorts);
   // SHARP-capable switches (in-network reduction): the tuner may pick CollNet for all-reduce.
   if (auto x = m.get("sharp")) topology.fabric.sharp = x->boolean();
   m.finish();
+  if (!pod) {
+    for (const auto& key : {pod_over, cores})
+      if (key)
+        key->fail(
+            "pods are not configured; allowed: this key together with leaves_per_pod (a fat tree "
+            "of three levels)");
+  } else if (topology.fabric.kind != engine::FabricKind::fat_tree) {
+    pod->fail("pods exist only in a fat tree; allowed: leaves_per_pod with topology: fat-tree");
+  }
   return nics;
 }
 

@@ -61,6 +61,12 @@ void check_fabric(const Scenario& s) {
       s, written(s, {"cluster.network.spines", "cluster.network.nics_per_leaf"}),
       leaves * topo.fabric.spines, limits::kFabricLinks,
       "leaf-to-spine links (" + str(leaves) + " leaves · " + str(topo.fabric.spines) + " spines)");
+  if (topo.fabric.leaves_per_pod <= 0) return;
+  const std::int64_t pods = (leaves + topo.fabric.leaves_per_pod - 1) / topo.fabric.leaves_per_pod;
+  check_bound(s, written(s, {"cluster.network.cores", "cluster.network.spines"}),
+              pods * topo.fabric.spines * topo.fabric.cores, limits::kFabricLinks,
+              "spine-to-core links (" + str(pods) + " pods · " + str(topo.fabric.spines) +
+                  " spines · " + str(topo.fabric.cores) + " cores)");
 }
 
 }  // namespace

@@ -9,20 +9,22 @@ namespace clustersim::gui {
 
 int tier_of(engine::VertexKind kind) {
   switch (kind) {
-    case engine::VertexKind::spine_switch:
+    case engine::VertexKind::core_switch:
       return 0;
-    case engine::VertexKind::leaf_switch:
+    case engine::VertexKind::spine_switch:
       return 1;
-    case engine::VertexKind::nic:
+    case engine::VertexKind::leaf_switch:
       return 2;
-    case engine::VertexKind::cpu:
+    case engine::VertexKind::nic:
       return 3;
-    case engine::VertexKind::pcie_switch:
+    case engine::VertexKind::cpu:
       return 4;
-    case engine::VertexKind::nvswitch:
+    case engine::VertexKind::pcie_switch:
       return 5;
-    case engine::VertexKind::gpu:
+    case engine::VertexKind::nvswitch:
       return 6;
+    case engine::VertexKind::gpu:
+      return 7;
   }
   return kNumTiers - 1;
 }

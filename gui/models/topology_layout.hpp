@@ -1,5 +1,5 @@
-// The cluster graph laid out by tier for the topology view: spine and leaf switches on top, then
-// NICs, CPUs, PCIe switches, NVSwitches and GPUs at the bottom; in each tier vertices in node
+// The cluster graph laid out by tier for the topology view: core, spine and leaf switches on top,
+// then NICs, CPUs, PCIe switches, NVSwitches and GPUs at the bottom; in each tier vertices in node
 // order, evenly spaced. Both directions of a cable are drawn as one line, coloured by the busier
 // one.
 #pragma once
@@ -11,11 +11,11 @@
 
 namespace clustersim::gui {
 
-inline constexpr int kNumTiers = 7;
+inline constexpr int kNumTiers = 8;
 
 struct PlacedVertex {
   engine::VertexId id = 0;
-  int tier = 0;  // 0 (top: spine) .. kNumTiers - 1 (bottom: GPUs)
+  int tier = 0;  // 0 (top: core switches) .. kNumTiers - 1 (bottom: GPUs)
   double x = 0;  // 0..1 across the tier
 };
 

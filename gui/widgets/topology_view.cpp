@@ -19,8 +19,8 @@ constexpr double kHoverPixels = 4.0;
 
 QColor kind_color(engine::VertexKind kind) {
   // Okabe–Ito, in tier order.
-  static constexpr QRgb kColors[] = {0xffcc79a7, 0xff56b4e9, 0xff009e73, 0xff999999,
-                                     0xffe69f00, 0xffd55e00, 0xff0072b2};
+  static constexpr QRgb kColors[] = {0xff000000, 0xffcc79a7, 0xff56b4e9, 0xff009e73,
+                                     0xff999999, 0xffe69f00, 0xffd55e00, 0xff0072b2};
   return QColor::fromRgb(kColors[tier_of(kind)]);
 }
 
@@ -112,9 +112,14 @@ void TopologyView::paintEvent(QPaintEvent*) {
   // Legend: kinds, then the utilization scale.
   double x = 8;
   for (const auto kind :
-       {engine::VertexKind::spine_switch, engine::VertexKind::leaf_switch, engine::VertexKind::nic,
-        engine::VertexKind::cpu, engine::VertexKind::pcie_switch, engine::VertexKind::nvswitch,
-        engine::VertexKind::gpu}) {
+       {engine::VertexKind::core_switch, engine::VertexKind::spine_switch,
+        engine::VertexKind::leaf_switch, engine::VertexKind::nic, engine::VertexKind::cpu,
+        engine::VertexKind::pcie_switch, engine::VertexKind::nvswitch, engine::VertexKind::gpu}) {
+    // Core switches exist only in a fat tree of three levels: named only where there are some.
+    const auto tier = static_cast<std::size_t>(tier_of(kind));
+    if (kind == engine::VertexKind::core_switch &&
+        (tier >= layout_.tier_sizes.size() || layout_.tier_sizes[tier] == 0))
+      continue;
     const auto name = engine::to_string(kind);
     const QString label = QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
     painter.fillRect(QRectF(x, 24, 10, 10), kind_color(kind));

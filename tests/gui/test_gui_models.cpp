@@ -461,6 +461,23 @@ class GuiModelsTest : public QObject {
     QCOMPARE(cables_csv(t, layout).count('\n'), 3);
   }
 
+  void topology_puts_core_switches_above_spines_and_leaves() {
+    // A three-level fat tree's tiers from the top: cores, spines, leaves, each on a row of its own.
+    engine::Topology t;
+    const auto leaf = t.add_vertex(engine::VertexKind::leaf_switch, "leaf0", -1);
+    const auto spine = t.add_vertex(engine::VertexKind::spine_switch, "pod0.spine0", -1);
+    const auto core = t.add_vertex(engine::VertexKind::core_switch, "core0", -1);
+    const auto bandwidth = engine::Bandwidth::bytes_per_second(100.0);
+    t.add_link(leaf, spine, bandwidth, engine::Time::zero(), engine::LinkKind::ib);
+    t.add_link(spine, core, bandwidth, engine::Time::zero(), engine::LinkKind::ib);
+    const TopologyLayout layout =
+        layout_topology(t, std::vector<double>(t.num_links(), 0.0), 1.0, 1);
+    QCOMPARE(layout.vertices[core].tier, 0);
+    QCOMPARE(layout.vertices[spine].tier, 1);
+    QCOMPARE(layout.vertices[leaf].tier, 2);
+    QCOMPARE(layout.cables.size(), std::size_t{2});
+  }
+
   void a_bad_value_reports_the_cli_message() {
     RunController runner;
     QSignalSpy failed(&runner, &RunController::failed);
