@@ -12,36 +12,20 @@
 
 #include "engine/topology.hpp"
 #include "engine/topology_builders.hpp"
+#include "tests/engine/topology_test_helpers.hpp"
 
 namespace clustersim::engine {
 namespace {
 
-constexpr double kGB = 1e9;
+using test::count_kind;
+using test::path;
 
-// Vertex names along the route, source GPU first; also checks the links form a chain.
-std::vector<std::string> path(const Topology& t, EndpointId a, EndpointId b) {
-  std::vector<std::string> names{t.vertex(t.gpu_vertex(a)).name};
-  VertexId at = t.gpu_vertex(a);
-  for (LinkId l : t.route(a, b)) {
-    EXPECT_EQ(t.link(l).src, at) << "route links must form a chain";
-    at = t.link(l).dst;
-    names.push_back(t.vertex(at).name);
-  }
-  EXPECT_EQ(at, t.gpu_vertex(b));
-  return names;
-}
+constexpr double kGB = 1e9;
 
 const LinkInfo& link_named(const Topology& t, const std::string& name) {
   for (LinkId l = 0; l < t.num_links(); ++l)
     if (t.link(l).name == name) return t.link(l);
   throw std::runtime_error("no link " + name);
-}
-
-std::size_t count_kind(const Topology& t, VertexKind k) {
-  std::size_t n = 0;
-  for (VertexId v = 0; v < t.num_vertices(); ++v)
-    n += t.vertex(v).kind == k ? 1 : 0;
-  return n;
 }
 
 // A DGX-A100-like node: 8 GPUs on one NVSwitch, 4 PCIe switches of 2 GPUs, 2 CPUs, 8 NICs.
@@ -82,21 +66,9 @@ ClusterTopologySpec pcie_box() {
 // Four small NVSwitch nodes (2 GPUs, 1 PCIe switch, 1 CPU, 2 NICs of 25 GB/s) on a fat tree of
 // 4-port leaves: 8 NIC ports -> leaf0 holds n0, n1 and leaf1 holds n2, n3; 4 spines, 2:1.
 ClusterTopologySpec small_fat_tree() {
-  ClusterTopologySpec s;
-  s.nodes = 4;
-  s.node.fabric = IntraNodeFabric::nvswitch;
-  s.node.gpus = 2;
-  s.node.gpus_per_pcie_switch = 2;
-  s.node.cpus = 1;
-  s.node.nics = 2;
-  s.node.pcie_bandwidth = Bandwidth::gigabytes_per_second(32);
-  s.node.pcie_latency = Time::from_ps(400'000);
-  s.node.nic_bandwidth = Bandwidth::gigabits_per_second(200);  // 25 GB/s
-  s.fabric.kind = FabricKind::fat_tree;
-  s.fabric.nics_per_leaf = 4;
+  ClusterTopologySpec s = test::small_nodes_on_leaves_of_four(4);
   s.fabric.spines = 4;
   s.fabric.oversubscription = 2.0;
-  s.fabric.latency = Time::from_ps(1'000'000);
   s.fabric.link_kind = LinkKind::ethernet;
   return s;
 }

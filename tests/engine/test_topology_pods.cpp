@@ -10,48 +10,26 @@
 #include "engine/network/network_model.hpp"
 #include "engine/topology.hpp"
 #include "engine/topology_builders.hpp"
+#include "tests/engine/topology_test_helpers.hpp"
 
 namespace clustersim::engine {
 namespace {
 
+using test::count_kind;
+using test::path;
+
 constexpr double kGB = 1e9;
 
-// `nodes` small NVSwitch nodes (2 GPUs, 1 PCIe switch, 1 CPU, 2 NICs of 25 GB/s) on 4-port
-// leaves: leaf l holds nodes 2l and 2l + 1 (GPU endpoints 4l .. 4l + 3).
+// test::small_nodes_on_leaves_of_four: leaf l holds nodes 2l and 2l + 1 (GPU endpoints
+// 4l .. 4l + 3), each GPU with its own 25 GB/s NIC.
 ClusterTopologySpec pods(int nodes, int leaves_per_pod, int spines, int cores,
                          double pod_oversubscription) {
-  ClusterTopologySpec s;
-  s.nodes = nodes;
-  s.node.fabric = IntraNodeFabric::nvswitch;
-  s.node.gpus = 2;
-  s.node.gpus_per_pcie_switch = 2;
-  s.node.cpus = 1;
-  s.node.nics = 2;
-  s.node.pcie_bandwidth = Bandwidth::gigabytes_per_second(32);
-  s.node.pcie_latency = Time::from_ps(400'000);
-  s.node.nic_bandwidth = Bandwidth::gigabits_per_second(200);  // 25 GB/s
-  s.fabric.kind = FabricKind::fat_tree;
-  s.fabric.nics_per_leaf = 4;
+  ClusterTopologySpec s = test::small_nodes_on_leaves_of_four(nodes);
   s.fabric.spines = spines;
   s.fabric.leaves_per_pod = leaves_per_pod;
   s.fabric.cores = cores;
   s.fabric.pod_oversubscription = pod_oversubscription;
-  s.fabric.latency = Time::from_ps(1'000'000);
   return s;
-}
-
-std::vector<std::string> path(const Topology& t, EndpointId a, EndpointId b) {
-  std::vector<std::string> names{t.vertex(t.gpu_vertex(a)).name};
-  for (LinkId l : t.route(a, b))
-    names.push_back(t.vertex(t.link(l).dst).name);
-  return names;
-}
-
-std::size_t count_kind(const Topology& t, VertexKind k) {
-  std::size_t n = 0;
-  for (VertexId v = 0; v < t.num_vertices(); ++v)
-    n += t.vertex(v).kind == k ? 1 : 0;
-  return n;
 }
 
 // Sum of the bandwidths of the links from vertices named `from_prefix`* to `to_kind` vertices.
