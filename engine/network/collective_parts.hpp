@@ -30,6 +30,11 @@ std::vector<std::vector<EndpointId>> group_by_node(std::span<const EndpointId> m
                                                    const Topology& topology);
 // How many distinct nodes the members sit on.
 std::size_t count_nodes(std::span<const EndpointId> members, const Topology& topology);
+// Whether the members of a node talk over NVLink (NCCL's intra hardware class NVLINK vs PCI);
+// with one member per node, the node's kind. `groups` as group_by_node gives them.
+bool nvlink_inside(const std::vector<std::vector<EndpointId>>& groups, const Topology& topology);
+// The distinct NICs a node's members leave it through (at least 1).
+int rails_of(const std::vector<EndpointId>& node_members, const Topology& topology);
 
 // Flows keyed by (src, dst): whatever puts bytes on the same GPU pair (NCCL's channels, PXN
 // relays) becomes one flow of the summed bytes, so the flow count does not grow with them.

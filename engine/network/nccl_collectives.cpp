@@ -29,27 +29,6 @@ bool uniform(const std::vector<std::vector<EndpointId>>& groups) {
   return true;
 }
 
-// Whether the members of a node talk over NVLink (NCCL's intra hardware class NVLINK vs PCI).
-bool nvlink_inside(const std::vector<std::vector<EndpointId>>& groups, const Topology& topology) {
-  for (const auto& g : groups) {
-    if (g.size() < 2) continue;
-    for (LinkId l : topology.route(g[0], g[1]))
-      if (topology.link(l).kind == LinkKind::nvlink) return true;
-    return false;
-  }
-  return topology.collective_hardware().nvls;  // one GPU per node: take the node's kind
-}
-
-int rails_of(const std::vector<EndpointId>& node_members, const Topology& topology) {
-  std::vector<VertexId> nics;
-  for (EndpointId e : node_members) {
-    const VertexId nic = topology.nic_of(e);
-    if (nic != Topology::kNoVertex && std::find(nics.begin(), nics.end(), nic) == nics.end())
-      nics.push_back(nic);
-  }
-  return std::max<int>(1, static_cast<int>(nics.size()));
-}
-
 std::size_t entry_index(std::size_t c, std::size_t channels, std::size_t m) {
   return (c * m / channels) % m;
 }
@@ -497,30 +476,6 @@ TransferPlan nccl_transfer_plan(CollectiveType type, Algorithm algorithm,
 }  // namespace detail
 
 using namespace detail;
-
-namespace {
-
-// NCCL's channel rule from the topology (docs/network.md "Channels").
-int rule_channels(std::span<const EndpointId> members, const Topology& topology) {
-  const auto groups = group_by_node(members, topology);
-  const bool nvlink = nvlink_inside(groups, topology);
-  if (groups.size() > 1) {
-    const int rails = rails_of(groups.front(), topology);
-    return std::min(32, nvlink ? 2 * rails : rails);
-  }
-  if (!nvlink) return 2;
-  const double gbps = topology.route_bandwidth(members[0], members[1]).bytes_per_second() / 1e9;
-  return std::clamp(static_cast<int>(std::lround(gbps / 20.0)), 2, 32);
-}
-
-}  // namespace
-
-int collective_channels(std::span<const EndpointId> members, const Topology& topology) {
-  const auto& hw = topology.collective_hardware();
-  if (members.size() < 2) return 1;
-  const int channels = hw.channels > 0 ? hw.channels : rule_channels(members, topology);
-  return std::max(channels, hw.min_ctas);  // NCCL_MIN_CTAS raises every count to its floor
-}
 
 CollectiveChoice choose_collective(CollectiveType type, double payload_bytes,
                                    std::span<const EndpointId> members, const Topology& topology,
