@@ -45,10 +45,19 @@ ExpertParallelism::ExpertParallelism(const PlanContext& ctx, const LayerKernels*
   expert_params_ = hidden_ * ffn * matrices + (t->bias ? ffn * (matrices - 1) + hidden_ : 0.0);
 }
 
+double routed_load_factor(const MoeSpec& moe, int ep) {
+  const double f = ep > 1 ? moe.imbalance : 1.0;
+  return std::min(f, moe.capacity_factor);
+}
+
+bool is_routed_experts_op(std::string_view name) {
+  constexpr std::string_view kExperts = " experts", kShared = " shared experts";
+  return name.ends_with(kExperts) && !name.ends_with(kShared);
+}
+
 double ExpertParallelism::routed_copies() const {
   if (moe_ == nullptr) return 0.0;
-  const double f = ep_ > 1 ? moe_->imbalance : 1.0;
-  return tokens_ * moe_->top_k * std::min(f, moe_->capacity_factor);
+  return tokens_ * moe_->top_k * routed_load_factor(*moe_, ep_);
 }
 
 std::uint64_t ExpertParallelism::all_to_all_bytes(bool feeds_fp8_gemm) const {

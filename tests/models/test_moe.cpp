@@ -159,5 +159,28 @@ TEST(Moe, FsdpShardsExpertsOverTheExpertDataParallelGroup) {
   EXPECT_EQ(op.bytes, static_cast<std::uint64_t>((kE / 8) * 3 * kH * kFe * 2));
 }
 
+// Model FLOPs (MFU) count the balanced model: top_k expert MLPs per token, whatever the imbalance
+// or capacity (docs/parallelism.md "Mixture of experts"). Per token forward: Q, K, V and O
+// 8·h², the attention core 4·s·h (Megatron's count, no causal halving), the router 2·h·E, two
+// SwiGLU experts 2 · 6·h·fe, the logits 2·h·V; backward twice that; 8 sequences of 512 tokens.
+// The simulation charges every rank the hottest rank's f × the mean (its pace), but the cluster
+// executes T·top_k copies per rank in all: tflops_per_gpu counts that mean too.
+TEST(Moe, ImbalanceChangesTimeNotModelFlops) {
+  constexpr double kV = 32000, kTokens = 8 * kSeq, kLayers = 2, kWorld = 8;
+  const double per_token =
+      kLayers * (8 * kH * kH + 4 * kSeq * kH + 2 * kH * kE + kTopK * 6 * kH * kFe) + 2 * kH * kV;
+  const double model_flops = 3 * per_token * kTokens;
+  const double peak = 989e12;
+  for (const char* extra : {", imbalance: 1", ", imbalance: 2, capacity_factor: 4",
+                            ", imbalance: 3, capacity_factor: 1.25"}) {
+    SCOPED_TRACE(extra);
+    const Result r = run_scenario(parse(extra)).result;
+    const double gpu_seconds = kWorld * r.iteration_time_s;
+    EXPECT_NEAR(r.mfu * peak * gpu_seconds / model_flops, 1.0, 1e-9);
+    // No recompute: the executed FLOPs are the model's.
+    EXPECT_NEAR(r.tflops_per_gpu * 1e12 * gpu_seconds / model_flops, 1.0, 1e-9);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models
