@@ -452,7 +452,9 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     double delta;
   };
   std::vector<Change> changes;
-  // Per (layer, micro-batch): 1 after its forward, 2 after its backward.
+  // Per (layer, micro-batch): 1 after its forward, 3 once its recompute started, 2 after its
+  // backward. A layer's pass may be several compute ops (an MoE block's router, experts and
+  // shared experts; a zero-bubble W): the first of each pass changes the memory, once.
   std::map<std::pair<int, std::uint32_t>, int> state;
   std::set<int> has_gradient;
   double grads_live = 0;
@@ -487,10 +489,11 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
         st = 1;
         break;
       case engine::Category::recompute:
-        changes.push_back({timeline.launch[id], a.full - a.kept});
+        if (st == 1) changes.push_back({timeline.launch[id], a.full - a.kept});
+        st = 3;
         break;
       case engine::Category::backward:
-        if (st == 1) {
+        if (st == 1 || st == 3) {
           double delta = -a.full - parts.weight_copy(li);
           if (has_gradient.insert(li).second) {
             delta += grads.at(li);
