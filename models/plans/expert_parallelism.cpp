@@ -69,8 +69,11 @@ double ExpertParallelism::expert_forward_flops() const {
   return routed_copies() * flops_per_copy_ / tp_;
 }
 
+// A TP rank's share, as every other FLOP of a TP-split layer: under sequence parallelism it routes
+// its own T/tp tokens; without it every TP rank routes all T (the kernels time that), work the
+// FLOPs count once, as latent attention's duplicated down-projections.
 double ExpertParallelism::router_forward_flops() const {
-  return moe_ == nullptr ? 0.0 : 2.0 * tokens_ * hidden_ * moe_->num_experts;
+  return moe_ == nullptr ? 0.0 : 2.0 * tokens_ * hidden_ * moe_->num_experts / tp_;
 }
 
 double ExpertParallelism::shared_forward_flops() const {

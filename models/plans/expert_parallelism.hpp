@@ -96,7 +96,7 @@ class ExpertParallelism {
   // the gradient sent back to the experts' down-projection).
   std::uint64_t all_to_all_bytes(bool feeds_fp8_gemm = false) const;
   double expert_forward_flops() const;  // FLOPs of the rank's experts' forward
-  double router_forward_flops() const;  // 2 · T · h · E (replicated over TP)
+  double router_forward_flops() const;  // 2 · T · h · E / tp
   double shared_forward_flops() const;  // shared experts, as a dense MLP, / tp
 
  private:
