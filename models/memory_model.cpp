@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <variant>
 
 #include "models/memory_overheads.hpp"
@@ -457,10 +458,20 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
   // shared experts; a zero-bubble W): the first of each pass changes the memory, once.
   std::map<std::pair<int, std::uint32_t>, int> state;
   std::set<int> has_gradient;
+  std::map<std::pair<int, std::uint32_t>, bool> offloaded;  // activations in host memory
   double grads_live = 0;
   std::vector<engine::OpId> ops;
+  // Activation offload's copies (docs/offload.md): a layer's kept activations leave the GPU when
+  // its "act d2h" ends and are back when its "act h2d" starts.
+  constexpr std::string_view kDown = " act d2h", kUp = " act h2d";
+  auto offload_copy = [&](const engine::Op& op) {
+    if (!engine::is_host_copy(op)) return 0;
+    const std::string& name = s.name_of(op);
+    return name.ends_with(kDown) ? -1 : name.ends_with(kUp) ? 1 : 0;
+  };
   for (const engine::OpId id : rank_ops)
-    if (s.ops[id].kind == engine::OpKind::compute) ops.push_back(id);
+    if (s.ops[id].kind == engine::OpKind::compute || offload_copy(s.ops[id]) != 0)
+      ops.push_back(id);
   std::stable_sort(ops.begin(), ops.end(), [&](engine::OpId a, engine::OpId b) {
     return timeline.launch[a] < timeline.launch[b];
   });
@@ -483,6 +494,18 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     const int li = it->second;
     const LayerActivation& a = parts.activations.at(li);
     int& st = state[std::pair{li, op.microbatch()}];
+    if (const int copy = offload_copy(op); copy != 0) {
+      // Only what the forward left on the GPU goes down, and only that comes back.
+      bool& away = offloaded[std::pair{li, op.microbatch()}];
+      if (copy < 0 && st == 1 && !away) {
+        changes.push_back({timeline.end[id], -a.kept});
+        away = true;
+      } else if (copy > 0 && away) {
+        changes.push_back({timeline.launch[id], a.kept});
+        away = false;
+      }
+      continue;
+    }
     switch (op.category) {
       case engine::Category::forward:
         if (st != 1) changes.push_back({timeline.end[id], a.kept + parts.weight_copy(li)});
