@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <variant>
 
 #include "models/memory_overheads.hpp"
@@ -48,6 +49,9 @@ struct Parts {
   LayerKernels kernels;
   ActivationMemory activations;
   std::unique_ptr<DataParallelStrategy> data_parallel;
+  // parallel.offload.activations: per stage, the most offloaded bytes a simulated GPU held at once
+  // (measured_offload_windows); empty without a simulation.
+  std::vector<double> offload_windows;
 
   bool full_shard() const {
     const auto k = sc.parallel.data_parallel;
@@ -201,6 +205,10 @@ StageResult walk_stage(const Parts& parts, int stage) {
   for (int li = 0; li < static_cast<int>(ctx.layers.size()); ++li)
     if (offloads_activations(ctx, li)) window = std::max(window, act.at(li).kept);
   window *= kActivationOffloadWindow;
+  // The window assumes the copies keep pace with the compute; where the simulation had more on
+  // the GPU at once (copies slower than the forward), that is what the GPU holds.
+  if (static_cast<std::size_t>(stage) < parts.offload_windows.size())
+    window = std::max(window, parts.offload_windows[static_cast<std::size_t>(stage)]);
   auto offload = [&](int li, double sign) {
     if (!offloads_activations(ctx, li)) return;
     offloaded += sign * act.at(li).kept;
@@ -321,8 +329,10 @@ std::vector<LayerCost> layers_of(const Scenario& sc) {
 }
 
 MemoryEstimate estimate(const Scenario& sc, std::vector<LayerCost> layers,
-                        std::vector<std::vector<int>> partition) {
-  const Parts parts(sc, std::move(layers), std::move(partition));
+                        std::vector<std::vector<int>> partition,
+                        std::vector<double> offload_windows = {}) {
+  Parts parts(sc, std::move(layers), std::move(partition));
+  parts.offload_windows = std::move(offload_windows);
   MemoryEstimate est;
   est.capacity = sc.cluster.gpu.memory_bytes;
   est.fragmentation_share = sc.simulation.memory.fragmentation;
@@ -419,14 +429,66 @@ MemoryEstimate estimate_memory_only(const Scenario& sc, const BuiltSchedule& bui
   return estimate(sc, built.layers, built.partition);
 }
 
-MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built) {
-  MemoryEstimate est = estimate_memory_only(sc, built);
+MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built,
+                               std::vector<double> offload_windows) {
+  MemoryEstimate est = estimate(sc, built.layers, built.partition, std::move(offload_windows));
   if (est.verdict() != MemoryVerdict::fits) {
     est.suggestions = memory_suggestions(sc);
     // Also when a change alone fits only without the fragmentation allowance (tight).
     if (!est.a_change_alone_fits()) est.combined = memory_combination(sc);
   }
   return est;
+}
+
+std::vector<double> measured_offload_windows(const Scenario& sc, const BuiltSchedule& built,
+                                             const engine::Timeline& timeline) {
+  if (!sc.parallel.offload.activations) return {};
+  const engine::Schedule& s = built.schedule;
+  // A layer's offloaded bytes are on the GPU from its forward's end (the d2h copy's dependency)
+  // to the copy's end, and again from its reload's start to the end of its backward.
+  using Key = std::tuple<engine::Rank, std::string, std::uint32_t>;
+  auto layer_of = [&](const engine::Op& op) {
+    const std::string& name = s.name_of(op);
+    return name.substr(0, name.find(' '));
+  };
+  std::map<Key, engine::Time> backward_end;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (op.kind != engine::OpKind::compute || op.category != engine::Category::backward) continue;
+    engine::Time& t = backward_end[Key{op.rank, layer_of(op), op.microbatch()}];
+    t = std::max(t, timeline.end[id]);
+  }
+  std::map<engine::Rank, std::vector<std::pair<engine::Time, double>>> changes;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (!engine::is_host_copy(op)) continue;
+    const std::string& name = s.name_of(op);
+    const double bytes = static_cast<double>(op.bytes);
+    auto& rank = changes[op.rank];
+    if (name.ends_with(" act d2h") && op.deps_count > 0) {
+      rank.emplace_back(timeline.end[s.dependencies(op).front()], bytes);
+      rank.emplace_back(timeline.end[id], -bytes);
+    } else if (name.ends_with(" act h2d")) {
+      const auto it = backward_end.find(Key{op.rank, layer_of(op), op.microbatch()});
+      if (it == backward_end.end()) continue;
+      rank.emplace_back(timeline.launch[id], bytes);
+      rank.emplace_back(it->second, -bytes);
+    }
+  }
+  const RankLayout layout = rank_layout(sc.parallel);
+  std::vector<double> windows(static_cast<std::size_t>(sc.parallel.pp), 0.0);
+  for (auto& [rank, list] : changes) {
+    // Frees before allocations at one instant: a copy that ends as the next starts.
+    std::sort(list.begin(), list.end());
+    double now = 0, most = 0;
+    for (const auto& [at, delta] : list) {
+      now += delta;
+      most = std::max(most, now);
+    }
+    double& w = windows[static_cast<std::size_t>(layout.coords(rank).pp)];
+    w = std::max(w, most);
+  }
+  return windows;
 }
 
 std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule& built,

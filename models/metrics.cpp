@@ -235,7 +235,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   r.bubble_fraction = t > 0 ? b.idle / t : 0.0;
 
   if (!r.from_traces) {
-    r.memory = estimate_memory(sc, built);
+    r.memory = estimate_memory(sc, built, measured_offload_windows(sc, built, tl));
     done(kMetricsAfterMemoryEstimate);
     const bool same_rank = r.memory.peak_rank == r.critical_rank;
     const std::vector<engine::OpId> peak_ops =
