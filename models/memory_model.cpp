@@ -538,14 +538,19 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     return timeline.launch[a] < timeline.launch[b];
   });
   const double temporaries = parts.optimizer_temporaries(states);
+  const double set_aside_for_step = (parts.full_shard() ? states.buffers : 0.0) +
+                                    parts.data_parallel->backward_gradient_buffers(stage, -1);
   // The gradients the step sees are the strategy's (sharded under FSDP, even after no_sync);
   // those not in a persistent buffer go with zero_grad after it.
   const double step_gradients = persistent ? 0.0 : states.gradients;
   for (engine::OpId id : ops) {
     const engine::Op& op = s.ops[id];
     if (op.category == engine::Category::optimizer) {
-      changes.push_back({timeline.launch[id], temporaries + step_gradients - grads_live});
-      changes.push_back({timeline.end[id], -temporaries - step_gradients});
+      // The step holds no gathered FSDP unit (resharded) and no gradient waiting for its
+      // reduction, both constant in `base` otherwise (as the estimate's optimizer step).
+      changes.push_back(
+          {timeline.launch[id], temporaries + step_gradients - grads_live - set_aside_for_step});
+      changes.push_back({timeline.end[id], -temporaries - step_gradients + set_aside_for_step});
       grads_live = 0;
       has_gradient.clear();
       continue;

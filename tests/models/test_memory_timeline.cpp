@@ -59,5 +59,38 @@ TEST(MemoryTimeline, DenseReturnsToItsStart) {
   }
 }
 
+// FSDP reshards its units for the optimizer step and holds no gradient waiting for a
+// reduce-scatter there (docs/memory.md "Phases"); the timeline counts both as a constant
+// otherwise. The step is resolved in time (its temporaries and gradients), so while it runs the
+// timeline cannot stand above the peak. A foreach step (a parameter-sized temporary) over
+// activations of 64 tokens.
+TEST(MemoryTimeline, FsdpOptimizerStepHoldsNoGatheredUnits) {
+  const std::string dense =
+      "model: {num_layers: 4, hidden_size: 2048, num_heads: 16, vocab_size: 32000}\n";
+  for (const char* parallel :
+       {"{data_parallel: fsdp}", "{data_parallel: fsdp, fsdp: {root_unit: true}}",
+        "{data_parallel: zero3}", "{data_parallel: hsdp}"}) {
+    SCOPED_TRACE(parallel);
+    Scenario sc = timeline_scenario(dense, "full", parallel);
+    sc.training.seq_len = 64;
+    sc.training.global_batch = 8;
+    sc.training.optimizer_impl = OptimizerImpl::foreach;
+    const RunOutput out = run_scenario(sc);
+    const auto& s = out.built.schedule;
+    const auto rank = static_cast<engine::Rank>(out.result.memory.peak_rank);
+    int steps = 0;
+    for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+      if (s.ops[id].rank != rank || s.ops[id].category != engine::Category::optimizer) continue;
+      ++steps;
+      const double from = out.timeline.launch[id].seconds(), to = out.timeline.end[id].seconds();
+      for (const auto& p : out.result.memory.timeline)
+        if (p.time_s >= from && p.time_s < to) {
+          EXPECT_LE(p.bytes, out.result.memory.total());
+        }
+    }
+    EXPECT_EQ(steps, 1);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models
