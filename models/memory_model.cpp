@@ -6,6 +6,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <tuple>
 #include <variant>
 
 #include "models/memory_overheads.hpp"
@@ -47,6 +49,9 @@ struct Parts {
   LayerKernels kernels;
   ActivationMemory activations;
   std::unique_ptr<DataParallelStrategy> data_parallel;
+  // parallel.offload.activations: per stage, the most offloaded bytes a simulated GPU held at once
+  // (measured_offload_windows); empty without a simulation.
+  std::vector<double> offload_windows;
 
   bool full_shard() const {
     const auto k = sc.parallel.data_parallel;
@@ -200,6 +205,10 @@ StageResult walk_stage(const Parts& parts, int stage) {
   for (int li = 0; li < static_cast<int>(ctx.layers.size()); ++li)
     if (offloads_activations(ctx, li)) window = std::max(window, act.at(li).kept);
   window *= kActivationOffloadWindow;
+  // The window assumes the copies keep pace with the compute; where the simulation had more on
+  // the GPU at once (copies slower than the forward), that is what the GPU holds.
+  if (static_cast<std::size_t>(stage) < parts.offload_windows.size())
+    window = std::max(window, parts.offload_windows[static_cast<std::size_t>(stage)]);
   auto offload = [&](int li, double sign) {
     if (!offloads_activations(ctx, li)) return;
     offloaded += sign * act.at(li).kept;
@@ -320,8 +329,10 @@ std::vector<LayerCost> layers_of(const Scenario& sc) {
 }
 
 MemoryEstimate estimate(const Scenario& sc, std::vector<LayerCost> layers,
-                        std::vector<std::vector<int>> partition) {
-  const Parts parts(sc, std::move(layers), std::move(partition));
+                        std::vector<std::vector<int>> partition,
+                        std::vector<double> offload_windows = {}) {
+  Parts parts(sc, std::move(layers), std::move(partition));
+  parts.offload_windows = std::move(offload_windows);
   MemoryEstimate est;
   est.capacity = sc.cluster.gpu.memory_bytes;
   est.fragmentation_share = sc.simulation.memory.fragmentation;
@@ -418,14 +429,66 @@ MemoryEstimate estimate_memory_only(const Scenario& sc, const BuiltSchedule& bui
   return estimate(sc, built.layers, built.partition);
 }
 
-MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built) {
-  MemoryEstimate est = estimate_memory_only(sc, built);
+MemoryEstimate estimate_memory(const Scenario& sc, const BuiltSchedule& built,
+                               std::vector<double> offload_windows) {
+  MemoryEstimate est = estimate(sc, built.layers, built.partition, std::move(offload_windows));
   if (est.verdict() != MemoryVerdict::fits) {
     est.suggestions = memory_suggestions(sc);
     // Also when a change alone fits only without the fragmentation allowance (tight).
     if (!est.a_change_alone_fits()) est.combined = memory_combination(sc);
   }
   return est;
+}
+
+std::vector<double> measured_offload_windows(const Scenario& sc, const BuiltSchedule& built,
+                                             const engine::Timeline& timeline) {
+  if (!sc.parallel.offload.activations) return {};
+  const engine::Schedule& s = built.schedule;
+  // A layer's offloaded bytes are on the GPU from its forward's end (the d2h copy's dependency)
+  // to the copy's end, and again from its reload's start to the end of its backward.
+  using Key = std::tuple<engine::Rank, std::string, std::uint32_t>;
+  auto layer_of = [&](const engine::Op& op) {
+    const std::string& name = s.name_of(op);
+    return name.substr(0, name.find(' '));
+  };
+  std::map<Key, engine::Time> backward_end;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (op.kind != engine::OpKind::compute || op.category != engine::Category::backward) continue;
+    engine::Time& t = backward_end[Key{op.rank, layer_of(op), op.microbatch()}];
+    t = std::max(t, timeline.end[id]);
+  }
+  std::map<engine::Rank, std::vector<std::pair<engine::Time, double>>> changes;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (!engine::is_host_copy(op)) continue;
+    const std::string& name = s.name_of(op);
+    const double bytes = static_cast<double>(op.bytes);
+    auto& rank = changes[op.rank];
+    if (name.ends_with(" act d2h") && op.deps_count > 0) {
+      rank.emplace_back(timeline.end[s.dependencies(op).front()], bytes);
+      rank.emplace_back(timeline.end[id], -bytes);
+    } else if (name.ends_with(" act h2d")) {
+      const auto it = backward_end.find(Key{op.rank, layer_of(op), op.microbatch()});
+      if (it == backward_end.end()) continue;
+      rank.emplace_back(timeline.launch[id], bytes);
+      rank.emplace_back(it->second, -bytes);
+    }
+  }
+  const RankLayout layout = rank_layout(sc.parallel);
+  std::vector<double> windows(static_cast<std::size_t>(sc.parallel.pp), 0.0);
+  for (auto& [rank, list] : changes) {
+    // Frees before allocations at one instant: a copy that ends as the next starts.
+    std::sort(list.begin(), list.end());
+    double now = 0, most = 0;
+    for (const auto& [at, delta] : list) {
+      now += delta;
+      most = std::max(most, now);
+    }
+    double& w = windows[static_cast<std::size_t>(layout.coords(rank).pp)];
+    w = std::max(w, most);
+  }
+  return windows;
 }
 
 std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule& built,
@@ -452,25 +515,42 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     double delta;
   };
   std::vector<Change> changes;
-  // Per (layer, micro-batch): 1 after its forward, 2 after its backward.
+  // Per (layer, micro-batch): 1 after its forward, 3 once its recompute started, 2 after its
+  // backward. A layer's pass may be several compute ops (an MoE block's router, experts and
+  // shared experts; a zero-bubble W): the first of each pass changes the memory, once.
   std::map<std::pair<int, std::uint32_t>, int> state;
   std::set<int> has_gradient;
+  std::map<std::pair<int, std::uint32_t>, bool> offloaded;  // activations in host memory
   double grads_live = 0;
   std::vector<engine::OpId> ops;
+  // Activation offload's copies (docs/offload.md): a layer's kept activations leave the GPU when
+  // its "act d2h" ends and are back when its "act h2d" starts.
+  constexpr std::string_view kDown = " act d2h", kUp = " act h2d";
+  auto offload_copy = [&](const engine::Op& op) {
+    if (!engine::is_host_copy(op)) return 0;
+    const std::string& name = s.name_of(op);
+    return name.ends_with(kDown) ? -1 : name.ends_with(kUp) ? 1 : 0;
+  };
   for (const engine::OpId id : rank_ops)
-    if (s.ops[id].kind == engine::OpKind::compute) ops.push_back(id);
+    if (s.ops[id].kind == engine::OpKind::compute || offload_copy(s.ops[id]) != 0)
+      ops.push_back(id);
   std::stable_sort(ops.begin(), ops.end(), [&](engine::OpId a, engine::OpId b) {
     return timeline.launch[a] < timeline.launch[b];
   });
   const double temporaries = parts.optimizer_temporaries(states);
+  const double set_aside_for_step = (parts.full_shard() ? states.buffers : 0.0) +
+                                    parts.data_parallel->backward_gradient_buffers(stage, -1);
   // The gradients the step sees are the strategy's (sharded under FSDP, even after no_sync);
   // those not in a persistent buffer go with zero_grad after it.
   const double step_gradients = persistent ? 0.0 : states.gradients;
   for (engine::OpId id : ops) {
     const engine::Op& op = s.ops[id];
     if (op.category == engine::Category::optimizer) {
-      changes.push_back({timeline.launch[id], temporaries + step_gradients - grads_live});
-      changes.push_back({timeline.end[id], -temporaries - step_gradients});
+      // The step holds no gathered FSDP unit (resharded) and no gradient waiting for its
+      // reduction, both constant in `base` otherwise (as the estimate's optimizer step).
+      changes.push_back(
+          {timeline.launch[id], temporaries + step_gradients - grads_live - set_aside_for_step});
+      changes.push_back({timeline.end[id], -temporaries - step_gradients + set_aside_for_step});
       grads_live = 0;
       has_gradient.clear();
       continue;
@@ -481,16 +561,29 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     const int li = it->second;
     const LayerActivation& a = parts.activations.at(li);
     int& st = state[std::pair{li, op.microbatch()}];
+    if (const int copy = offload_copy(op); copy != 0) {
+      // Only what the forward left on the GPU goes down, and only that comes back.
+      bool& away = offloaded[std::pair{li, op.microbatch()}];
+      if (copy < 0 && st == 1 && !away) {
+        changes.push_back({timeline.end[id], -a.kept});
+        away = true;
+      } else if (copy > 0 && away) {
+        changes.push_back({timeline.launch[id], a.kept});
+        away = false;
+      }
+      continue;
+    }
     switch (op.category) {
       case engine::Category::forward:
         if (st != 1) changes.push_back({timeline.end[id], a.kept + parts.weight_copy(li)});
         st = 1;
         break;
       case engine::Category::recompute:
-        changes.push_back({timeline.launch[id], a.full - a.kept});
+        if (st == 1) changes.push_back({timeline.launch[id], a.full - a.kept});
+        st = 3;
         break;
       case engine::Category::backward:
-        if (st == 1) {
+        if (st == 1 || st == 3) {
           double delta = -a.full - parts.weight_copy(li);
           if (has_gradient.insert(li).second) {
             delta += grads.at(li);

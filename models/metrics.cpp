@@ -5,6 +5,7 @@
 #include <numeric>
 #include <span>
 
+#include "models/plans/expert_parallelism.hpp"
 #include "models/rank_runs.hpp"
 
 namespace clustersim::models {
@@ -54,16 +55,42 @@ struct OpScan {
   RankRuns runs;
 };
 
-OpScan scan_ops(const engine::Schedule& s, const engine::Timeline& tl) {
+// What one FLOP of an op counts in the model and the executed FLOPs, by the op's name. A
+// routed-experts op carries the pace-setting rank's load g = min(f, cf) × the mean T·top_k (every
+// rank is simulated at that pace, expert_parallelism.hpp), but the cluster routes T·top_k copies
+// a rank: the model FLOPs count the balanced load (1/g), the executed ones what the experts
+// accept of it, min(1, cf)/g (a capacity below the mean drops tokens). Other ops: 1.
+struct FlopScales {
+  std::vector<double> model, executed;  // index: interned name; empty: all 1
+};
+
+FlopScales flop_scales(const Scenario& sc, const engine::Schedule& s) {
+  const auto* t = std::get_if<TransformerSpec>(&sc.model.body);
+  if (t == nullptr || !t->moe || sc.workload.from_chakra()) return {};
+  const double g = routed_load_factor(*t->moe, sc.parallel.ep);
+  if (!(g > 0.0) || g == 1.0) return {};
+  FlopScales out{std::vector<double>(s.names.size(), 1.0),
+                 std::vector<double>(s.names.size(), 1.0)};
+  for (std::size_t i = 0; i < s.names.size(); ++i)
+    if (is_routed_experts_op(s.names[i])) {
+      out.model[i] = 1.0 / g;
+      out.executed[i] = std::min(1.0, t->moe->capacity_factor) / g;
+    }
+  return out;
+}
+
+OpScan scan_ops(const Scenario& sc, const engine::Schedule& s, const engine::Timeline& tl) {
   OpScan out{0, 0, 0, RankRuns(s.ops.size())};
   std::vector<Time> last(s.num_ranks, Time::zero());
+  const FlopScales scales = flop_scales(sc, s);
   for (engine::OpId id = 0; id < s.ops.size(); ++id) {
     const auto& op = s.ops[id];
+    const bool scaled = !scales.model.empty() && op.kind == engine::OpKind::compute;
     if (op.category == Category::forward || op.category == Category::backward)
-      out.model_flops += s.flops(op);
+      out.model_flops += s.flops(op) * (scaled ? scales.model[op.name] : 1.0);
     if (op.category == Category::forward || op.category == Category::backward ||
         op.category == Category::recompute)
-      out.executed_flops += s.flops(op);
+      out.executed_flops += s.flops(op) * (scaled ? scales.executed[op.name] : 1.0);
     last[op.rank] = std::max(last[op.rank], tl.end[id]);
     out.runs.add(id, op.rank);
   }
@@ -177,7 +204,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
     r.tokens_per_s = r.samples_per_s * std::max(1, sc.training.seq_len);
   }
 
-  const OpScan scan = scan_ops(s, tl);
+  const OpScan scan = scan_ops(sc, s, tl);
   const double model_flops = scan.model_flops, executed_flops = scan.executed_flops;
   // The FLOPs of the simulated ranks, over their GPU-seconds: a folded run's mirrored ranks do
   // the same work.
@@ -208,7 +235,7 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   r.bubble_fraction = t > 0 ? b.idle / t : 0.0;
 
   if (!r.from_traces) {
-    r.memory = estimate_memory(sc, built);
+    r.memory = estimate_memory(sc, built, measured_offload_windows(sc, built, tl));
     done(kMetricsAfterMemoryEstimate);
     const bool same_rank = r.memory.peak_rank == r.critical_rank;
     const std::vector<engine::OpId> peak_ops =

@@ -45,10 +45,19 @@ ExpertParallelism::ExpertParallelism(const PlanContext& ctx, const LayerKernels*
   expert_params_ = hidden_ * ffn * matrices + (t->bias ? ffn * (matrices - 1) + hidden_ : 0.0);
 }
 
+double routed_load_factor(const MoeSpec& moe, int ep) {
+  const double f = ep > 1 ? moe.imbalance : 1.0;
+  return std::min(f, moe.capacity_factor);
+}
+
+bool is_routed_experts_op(std::string_view name) {
+  constexpr std::string_view kExperts = " experts", kShared = " shared experts";
+  return name.ends_with(kExperts) && !name.ends_with(kShared);
+}
+
 double ExpertParallelism::routed_copies() const {
   if (moe_ == nullptr) return 0.0;
-  const double f = ep_ > 1 ? moe_->imbalance : 1.0;
-  return tokens_ * moe_->top_k * std::min(f, moe_->capacity_factor);
+  return tokens_ * moe_->top_k * routed_load_factor(*moe_, ep_);
 }
 
 std::uint64_t ExpertParallelism::all_to_all_bytes(bool feeds_fp8_gemm) const {
@@ -60,8 +69,11 @@ double ExpertParallelism::expert_forward_flops() const {
   return routed_copies() * flops_per_copy_ / tp_;
 }
 
+// A TP rank's share, as every other FLOP of a TP-split layer: under sequence parallelism it routes
+// its own T/tp tokens; without it every TP rank routes all T (the kernels time that), work the
+// FLOPs count once, as latent attention's duplicated down-projections.
 double ExpertParallelism::router_forward_flops() const {
-  return moe_ == nullptr ? 0.0 : 2.0 * tokens_ * hidden_ * moe_->num_experts;
+  return moe_ == nullptr ? 0.0 : 2.0 * tokens_ * hidden_ * moe_->num_experts / tp_;
 }
 
 double ExpertParallelism::shared_forward_flops() const {

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "engine/schedule.hpp"
@@ -36,6 +37,15 @@ namespace clustersim::models {
 // `experts` selects the routed-expert tensors (true) or the rest (false); counts are unchanged.
 LayerCost select_tensors(const LayerCost& layer, bool experts, int num_experts, int ep,
                          int ep_index);
+
+// The pace-setting rank's routed copies over the balanced T·top_k: min(f, cf), f = 1 at ep 1.
+double routed_load_factor(const MoeSpec& moe, int ep);
+
+// Whether `name` (an op's name, without its micro-batch) is a rank's routed-experts compute:
+// "Lk.mlp fwd experts", "... recompute experts", "... bwd experts", "... bwd-w experts" (the
+// ops ExpertParallelism emits; not the shared experts). Their FLOPs carry the pace-setting rank's
+// load, routed_load_factor × the mean (metrics.cpp counts the mean).
+bool is_routed_experts_op(std::string_view name);
 
 class ExpertParallelism {
  public:
@@ -86,7 +96,7 @@ class ExpertParallelism {
   // the gradient sent back to the experts' down-projection).
   std::uint64_t all_to_all_bytes(bool feeds_fp8_gemm = false) const;
   double expert_forward_flops() const;  // FLOPs of the rank's experts' forward
-  double router_forward_flops() const;  // 2 · T · h · E (replicated over TP)
+  double router_forward_flops() const;  // 2 · T · h · E / tp
   double shared_forward_flops() const;  // shared experts, as a dense MLP, / tp
 
  private:

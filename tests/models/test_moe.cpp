@@ -159,5 +159,47 @@ TEST(Moe, FsdpShardsExpertsOverTheExpertDataParallelGroup) {
   EXPECT_EQ(op.bytes, static_cast<std::uint64_t>((kE / 8) * 3 * kH * kFe * 2));
 }
 
+// Model FLOPs (MFU) count the balanced model: top_k expert MLPs per token, whatever the imbalance
+// or capacity (docs/parallelism.md "Mixture of experts"). Per token forward: Q, K, V and O
+// 8·h², the attention core 4·s·h (Megatron's count, no causal halving), the router 2·h·E, two
+// SwiGLU experts 2 · 6·h·fe, the logits 2·h·V; backward twice that; 8 sequences of 512 tokens.
+// The simulation charges every rank the hottest rank's f × the mean (its pace), but the cluster
+// executes T·top_k copies per rank in all: tflops_per_gpu counts that mean too.
+double balanced_model_flops() {
+  constexpr double kV = 32000, kTokens = 8 * kSeq, kLayers = 2;
+  const double per_token =
+      kLayers * (8 * kH * kH + 4 * kSeq * kH + 2 * kH * kE + kTopK * 6 * kH * kFe) + 2 * kH * kV;
+  return 3 * per_token * kTokens;
+}
+
+constexpr double kPeak = 989e12, kWorld = 8;  // H100's dense bf16 peak; 8 GPUs
+
+TEST(Moe, ImbalanceChangesTimeNotModelFlops) {
+  for (const char* extra : {", imbalance: 1", ", imbalance: 2, capacity_factor: 4",
+                            ", imbalance: 3, capacity_factor: 1.25"}) {
+    SCOPED_TRACE(extra);
+    const Result r = run_scenario(parse(extra)).result;
+    const double gpu_seconds = kWorld * r.iteration_time_s;
+    EXPECT_NEAR(r.mfu * kPeak * gpu_seconds / balanced_model_flops(), 1.0, 1e-9);
+    // No recompute: the executed FLOPs are the model's.
+    EXPECT_NEAR(r.tflops_per_gpu * 1e12 * gpu_seconds / balanced_model_flops(), 1.0, 1e-9);
+  }
+}
+
+// The router's GEMM (2·h·E a token) counts once in the model FLOPs whatever tp: with sequence
+// parallelism each TP rank routes its own b·s/tp tokens (Megatron-Core runs the router on the
+// sequence-sharded input); without it every TP rank routes all b·s, duplicated work that, like
+// latent attention's duplicated down-projections, the FLOPs count once (docs/parallelism.md).
+TEST(Moe, RouterFlopsCountOnceOverTp) {
+  for (const char* parallel : {"{tp: 2, ep: 4, sequence_parallel: true}", "{tp: 2, ep: 4}",
+                               "{tp: 4, ep: 2, sequence_parallel: true}"}) {
+    SCOPED_TRACE(parallel);
+    const Result r = run_scenario(parse("", parallel)).result;
+    const double gpu_seconds = kWorld * r.iteration_time_s;
+    EXPECT_NEAR(r.mfu * kPeak * gpu_seconds / balanced_model_flops(), 1.0, 1e-9);
+    EXPECT_NEAR(r.tflops_per_gpu * 1e12 * gpu_seconds / balanced_model_flops(), 1.0, 1e-9);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models

@@ -29,17 +29,20 @@ constexpr double kPcie = 25e9;
 constexpr double kRouteLatency = 2 * 0.5e-6;
 constexpr double kHostRankBandwidth = 2 * 8 * 3200e6 * 8 * 0.7 / 2;
 
-std::string scenario_text(const std::string& parallel, const std::string& cluster_extra = "") {
-  return "cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 2" + cluster_extra + R"(}
-model:
-  layers: [{name: block, params: 1e6, forward_flops: 1e9, activation_bytes: 1MB, repeat: 8}]
+std::string scenario_text(const std::string& parallel, const std::string& cluster_extra = "",
+                          const std::string& forward_flops = "1e9") {
+  return "cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 2" + cluster_extra +
+         "}\nmodel:\n  layers: [{name: block, params: 1e6, forward_flops: " + forward_flops +
+         R"(, activation_bytes: 1MB, repeat: 8}]
 training: {global_batch: 2, micro_batch: 1, precision: bf16, optimizer: adam}
 parallel: {)" +
          parallel + "}\n";
 }
 
-RunOutput run(const std::string& parallel, const std::string& cluster_extra = "") {
-  return run_scenario(parse_scenario(scenario_text(parallel, cluster_extra), "offload.yaml"));
+RunOutput run(const std::string& parallel, const std::string& cluster_extra = "",
+              const std::string& forward_flops = "1e9") {
+  return run_scenario(
+      parse_scenario(scenario_text(parallel, cluster_extra, forward_flops), "offload.yaml"));
 }
 
 // Duration of rank `rank`'s op named `name`, in seconds; -1 when there is none.
@@ -239,9 +242,11 @@ TEST(Offload, ActivationsGoDownAfterForwardAndComeBackBeforeBackward) {
   }
 }
 
+// With forwards of 1e11 FLOPs (≈ 0.4 ms each on an A100) the 1 MB copies (80 µs with the two
+// ranks sharing the switch's uplink) keep pace: one layer computed, one in transit.
 TEST(Offload, ActivationsLeaveAWindowOfTwoLayersOnTheGpu) {
-  const MemoryEstimate off = run(kActivations).result.memory;
-  const MemoryEstimate on = run("data_parallel: zero2").result.memory;
+  const MemoryEstimate off = run(kActivations, "", "1e11").result.memory;
+  const MemoryEstimate on = run("data_parallel: zero2", "", "1e11").result.memory;
   EXPECT_DOUBLE_EQ(on.peak.activations, 8e6);
   EXPECT_DOUBLE_EQ(off.peak.activations, 2e6);
   EXPECT_DOUBLE_EQ(off.host_per_stage.at(0), 8e6);
@@ -250,6 +255,52 @@ TEST(Offload, ActivationsLeaveAWindowOfTwoLayersOnTheGpu) {
   const MemoryEstimate both =
       run("data_parallel: zero2, offload: {optimizer: true, activations: true}").result.memory;
   EXPECT_DOUBLE_EQ(both.host_per_stage.at(0), 12 * kP + 2 * kP + 8e6);
+}
+
+// With forwards of 1e9 FLOPs (≈ 10 µs each) the 80 µs copies fall behind: when the last forward
+// ends, every layer whose copy has not ended is still on the GPU, counted from the simulated
+// copies' end times; the estimate cannot hold less (before 3 Dec 2026 it assumed a window of two
+// layers whatever the pace, 2 MB here).
+TEST(Offload, ActivationsWaitingForTheirCopyStayOnTheGpu) {
+  const RunOutput out = run(kActivations);
+  const double forward_end = out.timeline.end[ops_named(out, 0, "block[7] fwd").at(0)].seconds();
+  double on_gpu = 0;
+  for (int l = 0; l < 8; ++l)
+    for (const engine::OpId id : ops_named(out, 0, "block[" + std::to_string(l) + "] act d2h"))
+      if (out.timeline.end[id].seconds() >= forward_end) on_gpu += 1e6;
+  EXPECT_GT(on_gpu, 2e6);  // the copies do fall behind here
+  EXPECT_GE(out.result.memory.peak.activations, on_gpu);
+  EXPECT_LE(out.result.memory.peak.activations, 8e6);  // never more than without offload
+}
+
+// The memory timeline follows the copies (docs/memory.md "Timeline"): with forwards of 1e11 FLOPs
+// (≈ 0.4 ms each on an A100) against 1 MB copies (40 µs at 25 GB/s), every layer but the last has
+// gone down by the time the forward ends, so the GPU then holds one layer's 1 MB above where the
+// iteration started, where it holds all 8 MB without offload; and every reload comes back before
+// its backward frees it, so the iteration ends where it started.
+TEST(Offload, MemoryTimelineFollowsTheActivationCopies) {
+  auto above_start_when_forward_ends = [](bool offload) {
+    const std::string text =
+        "cluster: {nodes: 1, node: dgx-a100, gpus_per_node: 2}\n"
+        "model:\n"
+        "  layers: [{name: block, params: 1e6, forward_flops: 1e11, activation_bytes: 1MB, "
+        "repeat: 8}]\n"
+        "training: {global_batch: 2, micro_batch: 1, precision: bf16, optimizer: adam}\n"
+        "parallel: {data_parallel: zero2, offload: {activations: " +
+        std::string(offload ? "true" : "false") + "}}\n";
+    const RunOutput out = run_scenario(parse_scenario(text, "offload.yaml"));
+    const auto& points = out.result.memory.timeline;
+    EXPECT_NEAR(points.back().bytes, points.front().bytes, 1.0);
+    const engine::Rank rank = static_cast<engine::Rank>(out.result.memory.peak_rank);
+    const engine::OpId last_forward = ops_named(out, rank, "block[7] fwd").at(0);
+    const double t = out.timeline.end[last_forward].seconds();
+    double at = points.front().bytes;
+    for (const auto& p : points)
+      if (p.time_s <= t) at = p.bytes;
+    return at - points.front().bytes;
+  };
+  EXPECT_NEAR(above_start_when_forward_ends(false), 8e6, 1.0);
+  EXPECT_NEAR(above_start_when_forward_ends(true), 1e6, 1.0);
 }
 
 void expect_error(const std::string& text, const std::string& key, const std::string& words) {
