@@ -1,4 +1,4 @@
-// FP8 training (docs/parallelism.md "FP8 training"): only the GEMMs run in fp8; what is stored
+// FP8 training (docs/fp8.md): only the GEMMs run in fp8; what is stored
 // and sent stays bf16 (2 bytes an element) but the sequence-parallel all-gathers of GEMM inputs,
 // and parallel.fp8_comm sends the MoE dispatch and parameter all-gathers in fp8 (1 byte).
 // Message sizes and the weight cache worked by hand.
