@@ -131,15 +131,10 @@ MemoryEstimate estimate_memory_only(const Scenario& scenario, const BuiltSchedul
 // The estimate plus, when the plan is tight or does not fit, the cheapest changes that make it
 // fit (recompute, micro-batch, ZeRO stage, tp, pp), each re-estimated.
 // `offload_windows` (parallel.offload.activations, after a simulation): per stage, the most
-// offloaded activation bytes a GPU held at once (measured_offload_windows); the estimate keeps at
-// least that much on the GPU rather than only its assumed window of two layers.
+// offloaded activation bytes a GPU held at once (measured_offload_windows, offload.hpp); the
+// estimate keeps at least that much on the GPU rather than only its assumed window of two layers.
 MemoryEstimate estimate_memory(const Scenario& scenario, const BuiltSchedule& built,
                                std::vector<double> offload_windows = {});
-// Per pipeline stage, the most bytes of offloaded activations the stage's simulated GPUs held at
-// once: each layer's from its forward's end to its "act d2h" copy's end, and from its "act h2d"
-// reload's start to its backward's end. Empty without parallel.offload.activations.
-std::vector<double> measured_offload_windows(const Scenario& scenario, const BuiltSchedule& built,
-                                             const engine::Timeline& timeline);
 
 // The memory of rank `rank` over a simulated timeline: activations appear when a layer's forward
 // ends and go when its backward ends, recompute brings a block back when it starts, lazily

@@ -1,7 +1,11 @@
 #include "models/offload.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "models/rank_layout.hpp"
 
@@ -96,5 +100,56 @@ void validate_offload(const Scenario& s) {
 }
 
 }  // namespace detail
+
+std::vector<double> measured_offload_windows(const Scenario& sc, const BuiltSchedule& built,
+                                             const engine::Timeline& timeline) {
+  if (!sc.parallel.offload.activations) return {};
+  const engine::Schedule& s = built.schedule;
+  // A layer's offloaded bytes are on the GPU from its forward's end (the d2h copy's dependency)
+  // to the copy's end, and again from its reload's start to the end of its backward.
+  using Key = std::tuple<engine::Rank, std::string, std::uint32_t>;
+  auto layer_of = [&](const engine::Op& op) {
+    const std::string& name = s.name_of(op);
+    return name.substr(0, name.find(' '));
+  };
+  std::map<Key, engine::Time> backward_end;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (op.kind != engine::OpKind::compute || op.category != engine::Category::backward) continue;
+    engine::Time& t = backward_end[Key{op.rank, layer_of(op), op.microbatch()}];
+    t = std::max(t, timeline.end[id]);
+  }
+  std::map<engine::Rank, std::vector<std::pair<engine::Time, double>>> changes;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (!engine::is_host_copy(op)) continue;
+    const std::string& name = s.name_of(op);
+    const double bytes = static_cast<double>(op.bytes);
+    auto& rank = changes[op.rank];
+    if (name.ends_with(" act d2h") && op.deps_count > 0) {
+      rank.emplace_back(timeline.end[s.dependencies(op).front()], bytes);
+      rank.emplace_back(timeline.end[id], -bytes);
+    } else if (name.ends_with(" act h2d")) {
+      const auto it = backward_end.find(Key{op.rank, layer_of(op), op.microbatch()});
+      if (it == backward_end.end()) continue;
+      rank.emplace_back(timeline.launch[id], bytes);
+      rank.emplace_back(it->second, -bytes);
+    }
+  }
+  const RankLayout layout = rank_layout(sc.parallel);
+  std::vector<double> windows(static_cast<std::size_t>(sc.parallel.pp), 0.0);
+  for (auto& [rank, list] : changes) {
+    // Frees before allocations at one instant: a copy that ends as the next starts.
+    std::sort(list.begin(), list.end());
+    double now = 0, most = 0;
+    for (const auto& [at, delta] : list) {
+      now += delta;
+      most = std::max(most, now);
+    }
+    double& w = windows[static_cast<std::size_t>(layout.coords(rank).pp)];
+    w = std::max(w, most);
+  }
+  return windows;
+}
 
 }  // namespace clustersim::models

@@ -8,6 +8,7 @@
 
 #include "engine/timeline.hpp"
 #include "models/plans/data_parallel.hpp"
+#include "models/plans/training_schedule.hpp"
 #include "models/scenario.hpp"
 
 namespace clustersim::models {
@@ -52,6 +53,12 @@ struct OffloadActivity {
 // `rank_ops`: the rank's ops, in id order (RankRuns::ops_of).
 OffloadActivity offload_activity(const engine::Schedule& schedule, const engine::Timeline& timeline,
                                  std::span<const engine::OpId> rank_ops);
+
+// Per pipeline stage, the most bytes of offloaded activations the stage's simulated GPUs held at
+// once: each layer's from its forward's end to its "act d2h" copy's end, and from its "act h2d"
+// reload's start to its backward's end. Empty without parallel.offload.activations.
+std::vector<double> measured_offload_windows(const Scenario& scenario, const BuiltSchedule& built,
+                                             const engine::Timeline& timeline);
 
 namespace detail {
 // Impossible offload combinations, each named by its key (Scenario::fail).
