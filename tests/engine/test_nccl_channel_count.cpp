@@ -66,8 +66,7 @@ TEST(NcclChannelCount, OneGpuPerNodeDoublesItsChannelOnlyAtTwentyFiveGBpsOrMore)
 TEST(NcclChannelCount, TwoH100sOnTwoNodesRingAtTwoChannelsNetworkRate) {
   // One H100 per node, 400 Gb/s NICs: 2 channels, each at most kNetChannelGBps = 20.6 GB/s over
   // the network, so an all-reduce's ring moves 2(n-1)/n·S = S at 41.2 GB/s (below the NIC's
-  // 50 GB/s): 1 GiB in 2^30 / 41.2e9 s beyond its latency. NVIDIA/nccl issue 1357 measured 41.3 to
-  // 41.5 GB/s of busbw for one H100 on each of two nodes (tree, 32 MiB and up).
+  // 50 GB/s): 1 GiB in 2^30 / 41.2e9 s beyond its latency.
   const Topology t = build_cluster_topology(nodes_of(2, 90, 50, 50));
   const auto m = first_gpus(2);
   const TransferPlan p =
