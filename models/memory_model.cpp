@@ -474,11 +474,10 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
   std::vector<engine::OpId> ops;
   // Activation offload's copies (docs/offload.md): a layer's kept activations leave the GPU when
   // its "act d2h" ends and are back when its "act h2d" starts.
-  constexpr std::string_view kDown = " act d2h", kUp = " act h2d";
   auto offload_copy = [&](const engine::Op& op) {
     if (!engine::is_host_copy(op)) return 0;
     const std::string& name = s.name_of(op);
-    return name.ends_with(kDown) ? -1 : name.ends_with(kUp) ? 1 : 0;
+    return name.ends_with(kActivationToHost) ? -1 : name.ends_with(kActivationFromHost) ? 1 : 0;
   };
   for (const engine::OpId id : rank_ops)
     if (s.ops[id].kind == engine::OpKind::compute || offload_copy(s.ops[id]) != 0)

@@ -126,10 +126,10 @@ std::vector<double> measured_offload_windows(const Scenario& sc, const BuiltSche
     const std::string& name = s.name_of(op);
     const double bytes = static_cast<double>(op.bytes);
     auto& rank = changes[op.rank];
-    if (name.ends_with(" act d2h") && op.deps_count > 0) {
+    if (name.ends_with(kActivationToHost) && op.deps_count > 0) {
       rank.emplace_back(timeline.end[s.dependencies(op).front()], bytes);
       rank.emplace_back(timeline.end[id], -bytes);
-    } else if (name.ends_with(" act h2d")) {
+    } else if (name.ends_with(kActivationFromHost)) {
       const auto it = backward_end.find(Key{op.rank, layer_of(op), op.microbatch()});
       if (it == backward_end.end()) continue;
       rank.emplace_back(timeline.launch[id], bytes);

@@ -42,6 +42,10 @@ double host_bytes_per_node(const Scenario& scenario, const std::vector<double>& 
 // being computed and the one prefetched in backward.
 bool offloads_activations(const PlanContext& ctx, int layer);
 inline constexpr int kActivationOffloadWindow = 2;
+// The names' endings of a layer's activation copies to and from the host, which the schedule
+// gives them and the memory walks look for.
+inline constexpr char kActivationToHost[] = " act d2h";
+inline constexpr char kActivationFromHost[] = " act h2d";
 
 // What one rank's offload did in the simulated run (the result's `offload`, the summary's line):
 // bytes and busy seconds of its host copies by direction and of its CPU (host-memory) work.

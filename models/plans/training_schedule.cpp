@@ -432,7 +432,7 @@ class PlanComposer {
     if (bytes == 0) return;
     const OpId after[] = {forward};
     offloaded_[{l, mb}] =
-        b_.copy({r, to_host_, Category::forward, name_of(l) + " act d2h", mb, after}, bytes,
+        b_.copy({r, to_host_, Category::forward, name_of(l) + kActivationToHost, mb, after}, bytes,
                 engine::CopyDirection::to_host);
   }
   // ... and come back before its backward (and its recompute), prefetched one layer ahead: the
@@ -444,9 +444,9 @@ class PlanComposer {
     if (it == offloaded_.end()) return;
     std::vector<OpId> after = {it->second};
     if (two_before != engine::kNone) after.push_back(two_before);
-    deps.push_back(b_.copy({r, from_host_, Category::backward, name_of(l) + " act h2d", mb, after},
-                           static_cast<std::uint64_t>(activations_->at(l).kept),
-                           engine::CopyDirection::from_host));
+    deps.push_back(b_.copy(
+        {r, from_host_, Category::backward, name_of(l) + kActivationFromHost, mb, after},
+        static_cast<std::uint64_t>(activations_->at(l).kept), engine::CopyDirection::from_host));
     offloaded_.erase(it);
   }
   const std::string& name_of(int l) const { return ctx_.layers[static_cast<std::size_t>(l)].name; }
