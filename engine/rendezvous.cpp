@@ -66,9 +66,10 @@ Scanned scan(const Schedule& s, const ScanProgress& progress) {
       member_of[s.groups[g].ranks[i]].emplace_back(static_cast<GroupId>(g),
                                                    static_cast<std::uint32_t>(i));
   }
+  const OpStore::Reader ops = s.ops.reader();
   for (OpId id = 0; id < s.ops.size(); ++id) {
     progress.at(id);
-    const Op& op = s.ops[id];
+    const Op op = ops[id];
     switch (op.kind) {
       case OpKind::collective: {
         const auto& groups = member_of[op.rank];
@@ -109,6 +110,8 @@ void match_collectives(const Schedule& s, Rendezvous& r, std::span<std::uint32_t
     members.reserve(present.size());
     for (std::size_t m : present)
       members.push_back(std::move(by_member[g][m]));
+    // Each member's calls go forward in its own ops: a reader each.
+    const std::vector<OpStore::Reader> ops(members.size(), s.ops.reader());
     const std::size_t calls = members[0].size();
     for (std::size_t m = 1; m < members.size(); ++m)
       if (members[m].size() != calls)
@@ -122,10 +125,10 @@ void match_collectives(const Schedule& s, Rendezvous& r, std::span<std::uint32_t
       inst.ops_begin = static_cast<std::uint32_t>(r.ops.size());
       inst.size = static_cast<std::uint32_t>(members.size());
       inst.group = static_cast<GroupId>(g);
-      const Op& first = s.ops[members[0][call]];
-      for (const auto& member : members) {
-        const OpId id = member[call];
-        const Op& op = s.ops[id];
+      const Op first = ops[0][members[0][call]];
+      for (std::size_t m = 0; m < members.size(); ++m) {
+        const OpId id = members[m][call];
+        const Op op = ops[m][id];
         if (op.collective != first.collective || op.bytes != first.bytes ||
             op.tag() != first.tag() || op.algorithm != first.algorithm)
           throw SimulationError(
@@ -154,6 +157,8 @@ void match_point_to_point(const Schedule& s, Rendezvous& r, std::span<std::uint3
   std::stable_sort(recvs.begin(), recvs.end(), by_key);
   using Key = std::tuple<Rank, Rank, std::uint32_t>;
   const auto key_of = [](const Scanned::PointToPoint& p) { return Key{p.src, p.dst, p.tag}; };
+  // A key's sends (and receives) are one rank's, in issue order: a reader each.
+  const OpStore::Reader send_ops = s.ops.reader(), recv_ops = s.ops.reader();
   std::size_t ri = 0;   // recvs before ri are paired, or orphans
   OpId orphan = kNone;  // the first recv (by key) that no send has
   for (std::size_t si = 0; si < sends.size();) {
@@ -181,10 +186,10 @@ void match_point_to_point(const Schedule& s, Rendezvous& r, std::span<std::uint3
     for (std::size_t i = 0; i < count; ++i) {
       const OpId snd = sends[si + i].id;
       const OpId rcv = recvs[ri + i].id;
-      if (s.ops[snd].bytes != s.ops[rcv].bytes)
-        throw SimulationError("schedule: " + describe(s, snd) + " sends " +
-                              std::to_string(s.ops[snd].bytes) + " bytes but " + describe(s, rcv) +
-                              " receives " + std::to_string(s.ops[rcv].bytes));
+      if (const auto sent = send_ops[snd].bytes, received = recv_ops[rcv].bytes; sent != received)
+        throw SimulationError("schedule: " + describe(s, snd) + " sends " + std::to_string(sent) +
+                              " bytes but " + describe(s, rcv) + " receives " +
+                              std::to_string(received));
       Rendezvous::Instance inst;
       inst.ops_begin = static_cast<std::uint32_t>(r.ops.size());
       inst.size = 2;

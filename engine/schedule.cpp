@@ -242,44 +242,69 @@ OpId ScheduleBuilder::stamp(OpId first, OpId last, const StampMap& map) {
   const std::size_t n = last - first;
   if (ops.size() + n >= kNone - 1) throw std::length_error("schedule: too many ops");
   if (n == 0) return base;
-  // Grow as push_back would, once: the copies are read from the same arrays.
-  const std::size_t n_deps =
-      ops[last - 1].deps_begin + ops[last - 1].deps_count - std::size_t{ops[first].deps_begin};
-  if (ops.capacity() < ops.size() + n) ops.reserve(std::max(ops.size() + n, 2 * ops.capacity()));
-  if (deps.capacity() < deps.size() + n_deps)
-    deps.reserve(std::max(deps.size() + n_deps, 2 * deps.capacity()));
-  const Rank source = ops[first].rank;
   const std::size_t deps_base = deps.size();
+  std::pair<OpStore::Stamp, bool> stamped;
   try {
-    stamp_ops(first, last, source, base, map);
+    stamped = stamp_deps(first, last, base, map);
   } catch (...) {
-    ops.resize(base);  // a rejected stamp adds nothing
-    deps.resize(deps_base);
+    deps.resize(deps_base);  // a rejected stamp adds nothing
     throw;
+  }
+  auto& [stamp, contiguous] = stamped;
+  if (!contiguous || !ops.append_stamp(first, n, stamp)) {
+    // Not readable as one stamped run (ops [first, last) stamped themselves, or their
+    // dependency lists not one after another): copies held as records.
+    stamp.deps_shift = 0;
+    std::uint32_t next = static_cast<std::uint32_t>(deps_base);
+    for (OpId i = first; i < last; ++i) {
+      Op op = OpStore::stamped(stamp, ops[i]);
+      op.deps_begin = next;
+      next += op.deps_count;
+      ops.push_back(op);
+    }
   }
   return base;
 }
 
-void ScheduleBuilder::stamp_ops(OpId first, OpId last, Rank source, OpId base,
-                                const StampMap& map) {
-  auto& ops = schedule_.ops;
+// Appends the copies' dependency lists and returns what the copies change in each op: the
+// rank, each group and peer they name, and the shift of the dependency lists; and whether the
+// lists of ops [first, last) are one after another (else no one shift holds).
+std::pair<OpStore::Stamp, bool> ScheduleBuilder::stamp_deps(OpId first, OpId last, OpId base,
+                                                            const StampMap& map) {
+  const auto& ops = schedule_.ops;
   auto& deps = schedule_.deps;
+  OpStore::Stamp stamp;
+  stamp.rank = map.rank;
+  const auto map_once = [](OpStore::Stamp::Map& m, std::uint32_t from, const auto& to) {
+    const auto it = std::lower_bound(m.begin(), m.end(), std::pair{from, std::uint32_t{0}});
+    if (it != m.end() && it->first == from) return;
+    m.insert(it, {from, to(from)});
+  };
+  const std::uint32_t first_deps = ops[first].deps_begin;
+  const Rank source = ops[first].rank;
+  std::uint32_t expected = first_deps;  // where the next op's list begins if they are contiguous
+  bool contiguous = true;
   for (OpId i = first; i < last; ++i) {
-    Op op = ops[i];
+    const Op op = ops[i];
     if (op.rank != source) throw std::invalid_argument("schedule: stamped ops must be of one rank");
-    op.rank = map.rank;
     if (op.kind == OpKind::collective) {
-      op.group_or_peer = map.group(op.group_or_peer);
-      if (op.group_or_peer >= schedule_.groups.size())
-        throw std::invalid_argument("schedule: a stamped collective on an unknown group");
+      map_once(stamp.groups, op.group_or_peer, [&](GroupId g) {
+        const GroupId to = map.group(g);
+        if (to >= schedule_.groups.size())
+          throw std::invalid_argument("schedule: a stamped collective on an unknown group");
+        return to;
+      });
     } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
-      op.group_or_peer = map.peer(op.group_or_peer);
-      if (op.group_or_peer >= schedule_.num_ranks || op.group_or_peer == map.rank)
-        throw std::invalid_argument("schedule: a stamped send or recv with an invalid peer");
+      map_once(stamp.peers, op.group_or_peer, [&](Rank p) {
+        const Rank to = map.peer(p);
+        if (to >= schedule_.num_ranks || to == map.rank)
+          throw std::invalid_argument("schedule: a stamped send or recv with an invalid peer");
+        return to;
+      });
     }
-    const std::uint32_t from = op.deps_begin;
-    op.deps_begin = static_cast<std::uint32_t>(deps.size());
-    for (std::uint32_t k = from; k < from + op.deps_count; ++k) {
+    contiguous = contiguous && op.deps_begin == expected;
+    expected = op.deps_begin + op.deps_count;
+    for (std::uint32_t k = op.deps_begin; k < op.deps_begin + op.deps_count; ++k) {
       const OpId d = deps[k];
       if (d >= first) {
         deps.push_back(d - first + base);
@@ -292,8 +317,10 @@ void ScheduleBuilder::stamp_ops(OpId first, OpId last, Rank source, OpId base,
             std::to_string(map.rank));
       deps.push_back(e);
     }
-    ops.push_back(op);
   }
+  // the copies' lists begin where the first copy's does
+  stamp.deps_shift = static_cast<std::uint32_t>(deps.size() - (expected - first_deps)) - first_deps;
+  return {std::move(stamp), contiguous};
 }
 
 Schedule ScheduleBuilder::finish() && {

@@ -93,8 +93,9 @@ class Run {
     std::vector<Time>& loop = timeline_.end;
     // One pass over the ops sets each op's loop word and a GPU op's work and counts successors;
     // link_lists() makes one more.
+    const OpStore::Reader ops = s_.ops.reader();
     for (OpId id = 0; id < n; ++id) {
-      const Op& op = s_.ops[id];
+      const Op op = ops[id];
       const std::uint32_t stream = stream_index(op);
       for (OpId d : s_.dependencies(op))
         loop[d] = plus(loop[d], kSuccOne);  // counts d's successors
@@ -232,6 +233,7 @@ class Run {
     std::vector<std::uint32_t> fill(succ_begin_.begin() + 1, succ_begin_.end());  // each list's end
     owner_next_.resize(succ_begin_.size() - 1);
     cursor_.assign(std::size_t{s_.num_ranks} * num_streams_, kEndOfStream);
+    const OpStore::Reader ops = s_.ops.reader();
     for (OpId id = static_cast<OpId>(n); id-- > 0;) {
       const Time word = loop[id];
       std::uint32_t& head = cursor_[packed_of(word) & stream_mask_];
@@ -240,7 +242,7 @@ class Run {
       else
         loop[id] = loop_word(head, packed_of(word));
       head = id;
-      const auto deps = s_.dependencies(s_.ops[id]);
+      const auto deps = s_.dependencies(ops[id]);
       for (auto d = deps.rbegin(); d != deps.rend(); ++d)
         succ_[--fill[link_of(loop[*d]) & ~kHasSucc]] = id;
     }

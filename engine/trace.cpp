@@ -99,10 +99,11 @@ void write_trace(std::ostream& out, const Schedule& s, const Timeline& tl, const
   write_metadata(w, s, network_pid, filter);
 
   constexpr OpId kReportEvery = 65'536;
+  const OpStore::Reader in_order = s.ops.reader();
   for (OpId id = 0; id < s.ops.size(); ++id) {
     if (options.progress && id % kReportEvery == 0)
       options.progress(static_cast<double>(id) / static_cast<double>(s.ops.size()));
-    const Op& op = s.ops[id];
+    const Op op = in_order[id];
     if (!filter.keeps_rank(op.rank) || !filter.keeps_time(tl.start[id], tl.end[id])) continue;
     w.event({{"name", s.label(op)},
              {"cat", to_string(op.category)},

@@ -479,8 +479,10 @@ std::vector<MemoryPoint> memory_timeline(const Scenario& sc, const BuiltSchedule
     const std::string& name = s.name_of(op);
     return name.ends_with(kActivationToHost) ? -1 : name.ends_with(kActivationFromHost) ? 1 : 0;
   };
+  const engine::OpStore::Reader rank_op = s.ops.reader();
   for (const engine::OpId id : rank_ops)
-    if (s.ops[id].kind == engine::OpKind::compute || offload_copy(s.ops[id]) != 0)
+    if (const engine::Op op = rank_op[id];
+        op.kind == engine::OpKind::compute || offload_copy(op) != 0)
       ops.push_back(id);
   std::stable_sort(ops.begin(), ops.end(), [&](engine::OpId a, engine::OpId b) {
     return timeline.launch[a] < timeline.launch[b];

@@ -83,8 +83,9 @@ OpScan scan_ops(const Scenario& sc, const engine::Schedule& s, const engine::Tim
   OpScan out{0, 0, 0, RankRuns(s.ops.size())};
   std::vector<Time> last(s.num_ranks, Time::zero());
   const FlopScales scales = flop_scales(sc, s);
+  const engine::OpStore::Reader ops = s.ops.reader();
   for (engine::OpId id = 0; id < s.ops.size(); ++id) {
-    const auto& op = s.ops[id];
+    const engine::Op op = ops[id];
     const bool scaled = !scales.model.empty() && op.kind == engine::OpKind::compute;
     if (op.category == Category::forward || op.category == Category::backward)
       out.model_flops += s.flops(op) * (scaled ? scales.model[op.name] : 1.0);
@@ -114,8 +115,9 @@ Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl,
     int delta;
   };
   std::vector<Edge> edges;
+  const engine::OpStore::Reader ops = s.ops.reader();
   for (const engine::OpId id : rank_ops) {
-    const auto& op = s.ops[id];
+    const engine::Op op = ops[id];
     if (tl.end[id] <= tl.launch[id]) continue;
     const int cls = class_of(op.category);
     edges.push_back({tl.launch[id], cls, +1});

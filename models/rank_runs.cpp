@@ -6,8 +6,8 @@ std::vector<engine::OpId> RankRuns::ops_of(const engine::Schedule& schedule,
                                            engine::Rank rank) const {
   std::vector<engine::OpId> ids;
   if (overflowed_) {
-    for (engine::OpId id = 0; id < schedule.ops.size(); ++id)
-      if (schedule.ops[id].rank == rank) ids.push_back(id);
+    for (auto op = schedule.ops.begin(); op != schedule.ops.end(); ++op)
+      if ((*op).rank == rank) ids.push_back(op.id());
     return ids;
   }
   for (const Run& run : runs_)

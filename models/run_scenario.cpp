@@ -216,8 +216,9 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
     engine::OpId id;
   };
   std::vector<Candidate> best;
+  const engine::OpStore::Reader ops = s.ops.reader();
   for (engine::OpId id = 0; id < s.ops.size(); ++id) {
-    const engine::Op& op = s.ops[id];
+    const engine::Op op = ops[id];
     if (op.kind != engine::OpKind::collective || op.bytes == 0) continue;
     if (best.size() == count && op.bytes <= best.back().bytes) continue;
     const auto& group = s.groups[op.group_or_peer];

@@ -170,8 +170,8 @@ void write_chakra_traces(const Prediction& p, const std::string& prefix) {
   for (const std::string& path : paths)
     check_output_path(path, p.scenario.inputs, "--out");
   std::vector<std::vector<engine::OpId>> ops_of(s.num_ranks);
-  for (engine::OpId id = 0; id < s.ops.size(); ++id)
-    ops_of[s.ops[id].rank].push_back(id);
+  for (auto op = s.ops.begin(); op != s.ops.end(); ++op)
+    ops_of[(*op).rank].push_back(op.id());
   for (engine::Rank r = 0; r < s.num_ranks; ++r)
     write_rank(p, r, ops_of[r], paths[r]);
   // ASTRA-sim's --comm-group-configuration: {"<id>": [ranks...]}, ids as in pg_name.

@@ -149,6 +149,13 @@ void ReplicaStamper::stamp(Rank r) {
     group_map_[g] = kNone;
 }
 
+std::size_t ReplicaStamper::building_ranks() const {
+  std::size_t n = 0;
+  for (Rank r = 0; r < static_cast<Rank>(layout_.world_size()); ++r)
+    if (builder_.peek().simulated(r) && source(r) == r) ++n;
+  return n;
+}
+
 OpId ReplicaStamper::copy_of(Rank r, OpId op) const {
   if (op == kNone) return kNone;
   const auto& from = blocks_[source(r)];

@@ -33,6 +33,8 @@ class ReplicaStamper {
 
   // The rank whose ops rank `r` copies: `r` itself when it builds its own (replica 0).
   engine::Rank source(engine::Rank r) const;
+  // The simulated ranks that build their own ops (the others' are stamped, held once).
+  std::size_t building_ranks() const;
 
   // Around building a source rank's ops: records the groups it asks for and where its ops lie.
   void begin_build(engine::Rank r);

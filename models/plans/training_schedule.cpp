@@ -150,11 +150,13 @@ class PlanComposer {
           stamper_->end_build(rank);
         }
         // Every rank issues about as many ops as the first: size the arrays once instead of
-        // letting them double (which would hold up to twice the memory at the end).
-        if (first)
-          b_.reserve(
-              b_.size() * simulated * static_cast<std::size_t>(iterations_) * 11 / 10,
-              b_.peek().deps.size() * simulated * static_cast<std::size_t>(iterations_) * 11 / 10);
+        // letting them double (which would hold up to twice the memory at the end). Only the
+        // ranks that build their own ops hold records; every rank holds dependency lists.
+        if (first) {
+          const auto per_rank = static_cast<std::size_t>(iterations_) * 11 / 10;
+          b_.reserve(b_.size() * stamper_->building_ranks() * per_rank,
+                     b_.peek().deps.size() * simulated * per_rank);
+        }
         if (progress) progress(++done / total);
       }
     out_.buckets = data_parallel_->reported_buckets();

@@ -72,6 +72,30 @@ TEST(ScheduleStamp, CopiesEveryFieldButTheRankGroupPeerAndDependencies) {
   // The originals are untouched.
   EXPECT_EQ(s.ops[1].group_or_peer, 0u);
   EXPECT_EQ(s.ops[2].group_or_peer, 1u);
+  // The copies are read through the originals' records, not held again.
+  EXPECT_EQ(s.ops.records(), 4u);
+}
+
+// A copy of copies (rank 2's stamped ops onto rank 3) cannot read through one run of records:
+// it is held as records, and reads the same as a copy of the originals would.
+TEST(ScheduleStamp, ACopyOfCopiesIsHeldAsRecordsAndReadsTheSame) {
+  StampedRanks t;
+  const OpId first = t.b.stamp(t.x, t.send + 1, t.onto_rank2());
+  auto onto_rank3 = t.onto_rank2();
+  onto_rank3.rank = 3;
+  onto_rank3.group = [&t](GroupId g) { return g == t.g23 ? t.g23 : kNone; };
+  onto_rank3.peer = [](Rank p) { return p == 3 ? Rank{1} : kNone; };
+  const OpId again = t.b.stamp(first, first + 3, onto_rank3);
+  const Schedule s = std::move(t.b).finish();
+  ASSERT_EQ(s.ops.size(), 10u);
+  EXPECT_EQ(s.ops.records(), 7u);  // rank 0's 3, rank 1's 1, rank 3's 3
+  EXPECT_EQ(s.ops[again].rank, 3u);
+  EXPECT_EQ(s.flops(s.ops[again]), 5.0);
+  EXPECT_EQ(s.ops[again + 1].group_or_peer, t.g23);
+  EXPECT_EQ(s.ops[again + 2].group_or_peer, 1u);
+  EXPECT_EQ(std::vector<OpId>(s.dependencies(s.ops[again + 2]).begin(),
+                              s.dependencies(s.ops[again + 2]).end()),
+            std::vector<OpId>{again + 1});
 }
 
 // A copied op that depends on an op before the copied range (an earlier iteration) depends on

@@ -19,7 +19,7 @@ inline bool rank0_has_op(const engine::Schedule& s, const std::string& label) {
 }
 
 // Fails the test (and returns the first op) when rank 0 has no such op.
-inline const engine::Op& rank0_op(const engine::Schedule& s, const std::string& label) {
+inline engine::Op rank0_op(const engine::Schedule& s, const std::string& label) {
   for (const auto& op : s.ops)
     if (op.rank == 0 && s.label(op) == label) return op;
   ADD_FAILURE() << "no op '" << label << "' on rank 0";

@@ -51,7 +51,7 @@ std::vector<Kernel> list_of(const engine::Schedule& s, const Op& op) {
 }
 
 // The first op of rank 0 whose name is `name` (names carry no micro-batch).
-const Op& op_named(const engine::Schedule& s, const std::string& name) {
+Op op_named(const engine::Schedule& s, const std::string& name) {
   for (const Op& op : s.ops)
     if (op.rank == 0 && s.name_of(op) == name) return op;
   throw std::runtime_error("no op " + name);
@@ -233,7 +233,7 @@ TEST(LayerKernels, MoeOpsCarryTheirParts) {
 TEST(LayerKernels, OptimizerStepLaunchesTheOptimizerKernels) {
   const BuiltSchedule b = build(gpt(2));
   const auto& s = b.schedule;
-  const Op& step = op_named(s, "optimizer step");
+  const Op step = op_named(s, "optimizer step");
   ASSERT_NE(step.kernels, kNone);
   const auto list = list_of(s, step);
   // Adam over the rank's parameters: 7 fp32 words per parameter in the fused Adam pass.
@@ -272,7 +272,7 @@ TEST(LayerKernels, ComputeModelCostsListsOnKernelGpusAndTheRooflineElsewhere) {
   const RooflineComputeModel model(a100);
   const auto lists = model.kernel_list_durations(s.kernels);
   ASSERT_EQ(lists.size(), s.kernels.size());
-  const Op& attn = op_named(s, "L0.attn fwd");
+  const Op attn = op_named(s, "L0.attn fwd");
   EXPECT_EQ(lists[attn.kernels], engine::Time::from_seconds(
                                      kernels::kernels_seconds(s.kernels.list(attn.kernels), a100)));
   // Without kernel figures (peaks and bandwidth only) there is nothing to cost kernels with.

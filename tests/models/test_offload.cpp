@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,11 +69,12 @@ double seconds(const RunOutput& out, engine::OpId id, bool end) {
   return (end ? out.timeline.end[id] : out.timeline.start[id]).seconds();
 }
 
-const engine::Op* op_named(const RunOutput& out, engine::Rank rank, const std::string& name) {
+std::optional<engine::Op> op_named(const RunOutput& out, engine::Rank rank,
+                                   const std::string& name) {
   const engine::Schedule& s = out.built.schedule;
   for (const engine::Op& op : s.ops)
-    if (op.rank == rank && s.name_of(op) == name) return &op;
-  return nullptr;
+    if (op.rank == rank && s.name_of(op) == name) return op;
+  return std::nullopt;
 }
 
 constexpr const char* kOffload = "data_parallel: zero2, offload: {optimizer: true}";
@@ -80,10 +82,10 @@ constexpr const char* kOffload = "data_parallel: zero2, offload: {optimizer: tru
 TEST(Offload, CopiesTheGradientShardDownAndTheParameterShardUp) {
   const RunOutput out = run(kOffload);
   for (engine::Rank r : {0u, 1u}) {
-    const engine::Op* down = op_named(out, r, "offload grads d2h");
-    const engine::Op* up = op_named(out, r, "offload params h2d");
-    ASSERT_NE(down, nullptr);
-    ASSERT_NE(up, nullptr);
+    const std::optional<engine::Op> down = op_named(out, r, "offload grads d2h");
+    const std::optional<engine::Op> up = op_named(out, r, "offload params h2d");
+    ASSERT_TRUE(down.has_value());
+    ASSERT_TRUE(up.has_value());
     EXPECT_EQ(down->kind, engine::OpKind::copy);
     EXPECT_EQ(down->tag(), static_cast<std::uint32_t>(engine::CopyDirection::to_host));
     EXPECT_EQ(up->tag(), static_cast<std::uint32_t>(engine::CopyDirection::from_host));
@@ -96,7 +98,7 @@ TEST(Offload, CopiesTheGradientShardDownAndTheParameterShardUp) {
     EXPECT_EQ(out.built.schedule.stream_names[up->stream], "offload h2d");
   }
   // No optimizer step on the GPU.
-  EXPECT_EQ(op_named(out, 0, "optimizer step"), nullptr);
+  EXPECT_FALSE(op_named(out, 0, "optimizer step").has_value());
 }
 
 TEST(Offload, CopiesShareThePcieSwitchUplinkAtItsBandwidth) {

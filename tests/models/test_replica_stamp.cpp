@@ -158,6 +158,9 @@ TEST_P(StampedSchedule, EqualsTheScheduleBuiltRankByRank) {
   const auto world = static_cast<std::size_t>(sc.world_size());
   const auto iterations = static_cast<std::size_t>(sc.simulation.iterations);
   EXPECT_EQ(stamped.stamped_ranks, iterations * (world - world / replicas));
+  // Replicas issue equally many ops, and only the first's are held as records.
+  EXPECT_EQ(stamped.schedule.ops.records() * replicas, stamped.schedule.ops.size());
+  EXPECT_EQ(built.schedule.ops.records(), built.schedule.ops.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(ShippedAndVaried, StampedSchedule, ::testing::ValuesIn(stamp_cases()));
