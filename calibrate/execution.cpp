@@ -23,8 +23,9 @@ std::vector<std::vector<OpId>> matching_sets(const engine::Schedule& s) {
   // group -> rank -> that rank's collectives on the group, in issue order
   std::vector<std::map<engine::Rank, std::vector<OpId>>> by_group(s.groups.size());
   std::map<std::tuple<engine::Rank, engine::Rank, std::uint32_t>, std::vector<OpId>> sends, recvs;
+  const engine::OpStore::Reader in_order = s.ops.reader();
   for (OpId id = 0; id < s.ops.size(); ++id) {
-    const engine::Op& op = s.ops[id];
+    const engine::Op op = in_order[id];
     if (op.kind == OpKind::collective)
       by_group.at(op.group_or_peer)[op.rank].push_back(id);
     else if (op.kind == OpKind::send)
@@ -144,8 +145,9 @@ nlohmann::ordered_json execution_to_json(const models::Prediction& predicted,
   const engine::Timeline& m = measured.output.timeline;
   const int per_node = predicted.scenario.cluster.topology.node.gpus;
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  const engine::OpStore::Reader in_order = s.ops.reader();
   for (OpId id = 0; id < s.ops.size(); ++id) {
-    const engine::Op& op = s.ops[id];
+    const engine::Op op = in_order[id];
     nlohmann::ordered_json o = op_json(s, id, p);
     o["start_s"] = m.start[id].seconds();
     o["launch_s"] = m.launch[id].seconds();

@@ -90,8 +90,9 @@ KinetoMapping map_kineto_trace(const engine::Schedule& s, const ordered_json& tr
     const Kernel& k = list[i++];
     return OpTimes{k.start_s, k.end_s};
   };
+  const engine::OpStore::Reader in_order = s.ops.reader();
   for (engine::OpId id = 0; id < s.ops.size(); ++id) {
-    const engine::Op& op = s.ops[id];
+    const engine::Op op = in_order[id];
     if (op.rank != m.rank) continue;
     std::optional<OpTimes> t;
     if (op.kind == OpKind::compute) {
@@ -126,8 +127,9 @@ Comparison compare_kineto(const engine::Schedule& s, const engine::Timeline& pre
   double first = 1e300, last = 0;
   std::map<std::string, Figure> by_category;
   std::vector<OpError> errors;
+  const engine::OpStore::Reader in_order = s.ops.reader();
   for (engine::OpId id = 0; id < s.ops.size(); ++id) {
-    const engine::Op& op = s.ops[id];
+    const engine::Op op = in_order[id];
     if (op.rank != m.rank) continue;
     first = std::min(first, predicted.start[id].seconds());
     last = std::max(last, predicted.end[id].seconds());

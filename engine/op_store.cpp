@@ -29,14 +29,13 @@ bool OpStore::append_stamp(OpId first, std::size_t count, Stamp stamp) {
   if (size_ + count >= kNone - 1) throw std::length_error("schedule: too many ops");
   const auto last = static_cast<OpId>(first + count - 1);
   std::uint32_t record = first;
-  if (!runs_.empty()) {
-    const std::size_t run = run_of(first);
-    if (runs_[run].stamp != kNone || last >= run_end(run)) return false;
-    record = runs_[run].record + (first - runs_[run].begin);
-  }
   if (runs_.empty()) {  // every op so far is the record at its own index: one run of records
     runs_.push_back({0, 0, kNone});
     grow_pages();
+  } else {
+    const std::size_t run = run_of(first);
+    if (runs_[run].stamp != kNone || last >= run_end(run)) return false;
+    record = runs_[run].record + (first - runs_[run].begin);
   }
   stamps_.push_back(std::move(stamp));
   runs_.push_back(

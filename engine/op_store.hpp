@@ -7,16 +7,16 @@
 // the ops it copies and puts in its own rank, dependency offset, groups and peers as each op is
 // read; only the records of ops built one by one are held.
 //
-// So an op is read by value (40 bytes, cheaper to copy than to look up twice), through
-// operator[] or the iterators; `const Op& op = ops[id]` binds the copy. Reading an op of a
-// stamped run costs a page-table lookup of its run and, for a collective or a send or receive,
-// a search of the run's few groups or peers. A store without stamps reads records directly.
+// So an op is read by value (a 40-byte copy), through operator[], the iterators or a Reader;
+// `const Op& op = ops[id]` binds the copy, and nothing may keep a pointer into the store.
+// Reading an op of a stamped run costs a page-table lookup of its run (once per run for a
+// Reader's pass) and, for a collective or a send or receive, a search of the run's few groups or
+// peers. A store without stamps reads its records directly.
 #pragma once
 
 #include <compare>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <iterator>
 #include <utility>
 #include <vector>
@@ -37,8 +37,8 @@ class OpStore {
   };
 
   OpStore() = default;
-  OpStore(std::vector<Op> ops) : records_(std::move(ops)), size_(records_.size()) {}  // NOLINT
-  OpStore(std::initializer_list<Op> ops) : OpStore(std::vector<Op>(ops)) {}
+  // Every op a record (implicit: trace assembly assigns its array, `s.ops = std::move(ops)`).
+  OpStore(std::vector<Op> ops) : records_(std::move(ops)), size_(records_.size()) {}
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

@@ -256,8 +256,9 @@ OpId ScheduleBuilder::stamp(OpId first, OpId last, const StampMap& map) {
     // dependency lists not one after another): copies held as records.
     stamp.deps_shift = 0;
     std::uint32_t next = static_cast<std::uint32_t>(deps_base);
+    const OpStore::Reader source_ops = ops.reader();
     for (OpId i = first; i < last; ++i) {
-      Op op = OpStore::stamped(stamp, ops[i]);
+      Op op = OpStore::stamped(stamp, source_ops[i]);
       op.deps_begin = next;
       next += op.deps_count;
       ops.push_back(op);
@@ -284,8 +285,9 @@ std::pair<OpStore::Stamp, bool> ScheduleBuilder::stamp_deps(OpId first, OpId las
   const Rank source = ops[first].rank;
   std::uint32_t expected = first_deps;  // where the next op's list begins if they are contiguous
   bool contiguous = true;
+  const OpStore::Reader source_ops = ops.reader();
   for (OpId i = first; i < last; ++i) {
-    const Op op = ops[i];
+    const Op op = source_ops[i];
     if (op.rank != source) throw std::invalid_argument("schedule: stamped ops must be of one rank");
     if (op.kind == OpKind::collective) {
       map_once(stamp.groups, op.group_or_peer, [&](GroupId g) {

@@ -54,8 +54,9 @@ py::dict timeline_columns(const models::Prediction& prediction, bool numpy) {
   };
   std::vector<py::object> streams, kinds, categories, groups;  // null until first used
   const py::object no_group = py::str("");
+  const engine::OpStore::Reader in_order = schedule.ops.reader();
   for (std::size_t i = 0; i < n; ++i) {
-    const engine::Op& op = schedule.ops[i];
+    const engine::Op op = in_order[static_cast<engine::OpId>(i)];
     rank.set(i, op.rank);
     stream[i] = interned(streams, op.stream, schedule.stream_names[op.stream]);
     kind[i] = interned(kinds, static_cast<std::size_t>(op.kind), engine::to_string(op.kind));

@@ -38,8 +38,9 @@ QString ops_csv(const engine::Schedule& schedule, const engine::Timeline& timeli
   auto text = [](std::string_view v) {
     return QString::fromUtf8(v.data(), static_cast<qsizetype>(v.size()));
   };
+  const engine::OpStore::Reader in_order = schedule.ops.reader();
   for (engine::OpId id = 0; id < schedule.ops.size(); ++id) {
-    const engine::Op& op = schedule.ops[id];
+    const engine::Op op = in_order[id];
     out += QStringList{QString::number(id),
                        QString::number(op.rank),
                        quoted(QString::fromStdString(schedule.stream_names[op.stream])),

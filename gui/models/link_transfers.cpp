@@ -34,9 +34,10 @@ OpList transfers_over(const engine::Schedule& schedule, const engine::Timeline& 
                                 links);
   };
   OpList out;
+  const engine::OpStore::Reader in_order = schedule.ops.reader();
   for (engine::OpId id = 0; id < schedule.ops.size(); ++id) {
     if (id % 65'536 == 0 && cancel != nullptr && cancel->load(std::memory_order_relaxed)) return {};
-    const engine::Op& op = schedule.ops[id];
+    const engine::Op op = in_order[id];
     const bool p2p = op.kind == OpKind::send || op.kind == OpKind::recv;
     if (op.kind != OpKind::collective && !p2p) continue;
     // A transfer of no bytes, or one that never ran, put nothing on any link.

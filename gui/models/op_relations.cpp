@@ -17,15 +17,16 @@ bool is_point_to_point(OpKind kind) {
 std::vector<engine::OpId> collective_peers(const engine::Schedule& s, engine::OpId id) {
   const engine::Op& op = s.ops[id];
   const engine::GroupId group = op.group_or_peer;
+  const engine::OpStore::Reader in_order = s.ops.reader();
   std::uint32_t position = 0;
   for (engine::OpId i = 0; i < id; ++i)
-    if (s.ops[i].kind == OpKind::collective && s.ops[i].rank == op.rank &&
-        s.ops[i].group_or_peer == group)
+    if (const engine::Op other = in_order[i];
+        other.kind == OpKind::collective && other.rank == op.rank && other.group_or_peer == group)
       ++position;
   std::unordered_map<engine::Rank, std::uint32_t> issued;
   std::vector<engine::OpId> peers;
   for (engine::OpId i = 0; i < s.ops.size(); ++i) {
-    const engine::Op& other = s.ops[i];
+    const engine::Op other = in_order[i];
     if (other.kind != OpKind::collective || other.group_or_peer != group || other.rank == op.rank)
       continue;
     if (issued[other.rank]++ == position) peers.push_back(i);
@@ -41,12 +42,13 @@ std::optional<engine::OpId> point_to_point_partner(const engine::Schedule& s, en
     return other.kind == kind && other.rank == rank && other.group_or_peer == peer &&
            other.tag() == op.tag();
   };
+  const engine::OpStore::Reader in_order = s.ops.reader();
   std::uint32_t position = 0;
   for (engine::OpId i = 0; i < id; ++i)
-    if (same_channel(s.ops[i], op.kind, op.rank, op.group_or_peer)) ++position;
+    if (same_channel(in_order[i], op.kind, op.rank, op.group_or_peer)) ++position;
   std::uint32_t seen = 0;
   for (engine::OpId i = 0; i < s.ops.size(); ++i)
-    if (same_channel(s.ops[i], partner_kind, op.group_or_peer, op.rank) && seen++ == position)
+    if (same_channel(in_order[i], partner_kind, op.group_or_peer, op.rank) && seen++ == position)
       return i;
   return std::nullopt;
 }

@@ -22,8 +22,9 @@ TimelineStore TimelineStore::build(const engine::Schedule& schedule,
   }
   std::vector<std::size_t> sizes(store.lanes_.size(), 0);
   std::vector<std::size_t> lane_of_op(schedule.ops.size());
+  const engine::OpStore::Reader in_order = schedule.ops.reader();
   for (engine::OpId id = 0; id < schedule.ops.size(); ++id) {
-    const auto& op = schedule.ops[id];
+    const engine::Op op = in_order[id];
     lane_of_op[id] = index.at({op.rank, op.stream});
     ++sizes[lane_of_op[id]];
   }

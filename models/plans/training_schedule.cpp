@@ -132,7 +132,8 @@ class PlanComposer {
   engine::Schedule build(const std::function<void(double)>& progress) {
     const int world = layout_.world_size();
     const std::size_t simulated = b_.peek().simulated_ranks();
-    const double total = static_cast<double>(simulated) * iterations_;
+    const auto its = static_cast<std::size_t>(iterations_);
+    const double total = static_cast<double>(simulated * its);
     double done = 0;
     optimizer_.assign(static_cast<std::size_t>(world), engine::kNone);
     for (int it = 0; it < iterations_; ++it)
@@ -150,13 +151,10 @@ class PlanComposer {
           stamper_->end_build(rank);
         }
         // Every rank issues about as many ops as the first: size the arrays once instead of
-        // letting them double (which would hold up to twice the memory at the end). Only the
-        // ranks that build their own ops hold records; every rank holds dependency lists.
-        if (first) {
-          const auto per_rank = static_cast<std::size_t>(iterations_) * 11 / 10;
-          b_.reserve(b_.size() * stamper_->building_ranks() * per_rank,
-                     b_.peek().deps.size() * simulated * per_rank);
-        }
+        // letting them double. Stamped ranks hold dependency lists but no op records.
+        if (first)
+          b_.reserve(b_.size() * stamper_->building_ranks() * its * 11 / 10,
+                     b_.peek().deps.size() * simulated * its * 11 / 10);
         if (progress) progress(++done / total);
       }
     out_.buckets = data_parallel_->reported_buckets();
