@@ -62,10 +62,11 @@ StreamId ScheduleBuilder::stream(std::string_view name) {
 }
 
 OpId ScheduleBuilder::last_on(Rank rank, StreamId stream) const {
-  const auto& ops = schedule_.ops;
-  for (std::size_t i = ops.size(); i-- > 0;) {
-    if (ops[i].rank != rank) break;
-    if (ops[i].stream == stream) return static_cast<OpId>(i);
+  const OpStore::Reader ops = schedule_.ops.reader();  // backwards through the last run
+  for (auto i = static_cast<OpId>(schedule_.ops.size()); i-- > 0;) {
+    const Op op = ops[i];
+    if (op.rank != rank) break;
+    if (op.stream == stream) return i;
   }
   return kNone;
 }
