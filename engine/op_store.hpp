@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/huge_pages.hpp"
 #include "engine/op.hpp"
 
 namespace clustersim::engine {
@@ -46,7 +47,7 @@ class OpStore {
   Op front() const { return (*this)[0]; }
   Op back() const { return (*this)[static_cast<OpId>(size_ - 1)]; }
 
-  void reserve(std::size_t n) { records_.reserve(n); }
+  void reserve(std::size_t n) { reserve_huge(records_, n); }
   void push_back(const Op& op);
   // Appends `count` ops that read as ops [first, first + count), as changed by `stamp`; those
   // must be records held in one run (ops built one by one, not stamped). Returns false and

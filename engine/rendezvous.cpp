@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "engine/huge_pages.hpp"
 #include "engine/simulator.hpp"
 
 namespace clustersim::engine {
@@ -210,8 +211,8 @@ void match_point_to_point(const Schedule& s, Rendezvous& r, std::span<std::uint3
 void pair(const Schedule& schedule, Scanned& scanned, Rendezvous& r,
           std::span<std::uint32_t> instance_of) {
   // Sized once: every communication op is a member of one instance.
-  r.ops.reserve(scanned.collectives + scanned.sends.size() + scanned.recvs.size() +
-                scanned.host_copies.size());
+  reserve_huge(r.ops, scanned.collectives + scanned.sends.size() + scanned.recvs.size() +
+                          scanned.host_copies.size());
   match_collectives(schedule, r, instance_of, scanned.by_member);
   match_point_to_point(schedule, r, instance_of, scanned.sends, scanned.recvs);
   // A copy to or from host memory needs no peer: an instance of its own.

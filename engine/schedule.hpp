@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/huge_pages.hpp"
 #include "engine/kernels.hpp"
 #include "engine/names.hpp"
 #include "engine/op.hpp"
@@ -128,7 +129,7 @@ class ScheduleBuilder {
   // Room for `ops` records (ops built one by one; stamped ones take none) and `deps` dependencies.
   void reserve(std::size_t ops, std::size_t deps) {
     schedule_.ops.reserve(ops);
-    schedule_.deps.reserve(deps);
+    reserve_huge(schedule_.deps, deps);
   }
   const Schedule& peek() const { return schedule_; }
   // The op `rank` last issued on `stream`, kNone if none since the rank's ops began (ops are

@@ -9,6 +9,7 @@
 #include "engine/call_plans.hpp"
 #include "engine/event_queue.hpp"
 #include "engine/heap.hpp"
+#include "engine/huge_pages.hpp"
 #include "engine/network/op_transfer.hpp"
 #include "engine/rendezvous.hpp"
 #include "engine/sm_sharing.hpp"
@@ -41,6 +42,7 @@ class Run {
     // nothing of each other, so the set-up runs on another thread meanwhile. Each op's work word
     // is written by one of them: a communication op's instance by the matching, a GPU op's
     // duration index by the set-up.
+    reserve_huge(work_, s.ops.size());
     work_.resize(s.ops.size());
     auto set_up = std::async(std::launch::async, [this, &compute] { set_up_loop(compute); });
     try {
@@ -61,7 +63,7 @@ class Run {
     set_up.get();  // its error, if any
     sharing_.emplace(compute, s.kernels, lists_, s.num_ranks, num_streams_);
     if (sharing_->enabled()) simulated_members();
-    instances_.reserve(rendezvous_.instances.size());
+    reserve_huge(instances_, rendezvous_.instances.size());
     for (const auto& instance : rendezvous_.instances)
       instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone, 0});
     if (options.record_link_rates)
@@ -77,7 +79,11 @@ class Run {
     // Each op's start only where a caller asked for it (traces, the GUI, Python): 0.12 GB less
     // on GPT-3 175B. The end array holds each op's loop word until the op ends.
     record_starts_ = options_.record_starts;
-    if (record_starts_) timeline_.start.resize(n);
+    if (record_starts_) {
+      reserve_huge(timeline_.start, n);
+      timeline_.start.resize(n);
+    }
+    reserve_huge(timeline_.end, n);
     timeline_.end.resize(n);
     // Each distinct kernel list is costed once, not once per op that launches it; an op's
     // duration is an index into this table (its list's, or one of its own appended).
@@ -229,8 +235,10 @@ class Run {
       sum += count;
     }
     succ_begin_.push_back(sum);
+    reserve_huge(succ_, sum);
     succ_.resize(sum);
     std::vector<std::uint32_t> fill(succ_begin_.begin() + 1, succ_begin_.end());  // each list's end
+    reserve_huge(owner_next_, succ_begin_.size() - 1);
     owner_next_.resize(succ_begin_.size() - 1);
     cursor_.assign(std::size_t{s_.num_ranks} * num_streams_, kEndOfStream);
     const OpStore::Reader ops = s_.ops.reader();
@@ -391,10 +399,14 @@ class Run {
     const std::size_t n = s_.ops.size();
     // The work words move into the launch array, each into the slot its op's launch then takes
     // (written over below), so that work_ is freed before the plan arrays are allocated.
+    reserve_huge(timeline_.launch, n);
     timeline_.launch.resize(n);
     for (std::size_t id = 0; id < n; ++id)
       timeline_.launch[id] = Time::from_ps(work_[id]);
     release(work_);
+    reserve_huge(timeline_.algorithm, n);
+    reserve_huge(timeline_.protocol, n);
+    reserve_huge(timeline_.channels, n);
     timeline_.algorithm.assign(n, Algorithm::automatic);
     timeline_.protocol.assign(n, Protocol::simple);
     timeline_.channels.assign(n, 0);
