@@ -20,34 +20,22 @@ class EventQueue {
   };
 
   void push(Time time, Payload payload) {
-    heap_.push_back({time, next_sequence_++, payload});
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
+    heap_.emplace_back();
+    sift_up(heap_.size() - 1, {time, next_sequence_++, payload});
   }
   const Event& top() const { return heap_.front(); }
   // Always inlined: the simulator's loop pops millions of times, and a second call site (its
   // rare stale-event path) must not make the compiler move the loop's pop out of line.
   [[gnu::always_inline]] Event pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), Later{});
-    Event e = heap_.back();
+    const Event e = heap_.front();
+    const Event last = heap_.back();
     heap_.pop_back();
+    if (!heap_.empty()) sift_down(0, last);
     return e;
   }
   // Pops the top and pushes (time, payload) in one sift-down: the same heap contents, hence the
   // same pop order, as pop() followed by push(), at about half the cost.
-  void replace_top(Time time, Payload payload) {
-    const Event e{time, next_sequence_++, payload};
-    const std::size_t n = heap_.size();
-    std::size_t i = 0;
-    while (true) {
-      std::size_t c = 2 * i + 1;
-      if (c >= n) break;
-      if (c + 1 < n && later(heap_[c], heap_[c + 1])) ++c;  // the earlier child
-      if (!later(e, heap_[c])) break;
-      heap_[i] = heap_[c];
-      i = c;
-    }
-    heap_[i] = e;
-  }
+  void replace_top(Time time, Payload payload) { sift_down(0, {time, next_sequence_++, payload}); }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   void reserve(std::size_t n) { heap_.reserve(n); }
@@ -57,18 +45,47 @@ class EventQueue {
   template <class Keep>
   void compact(Keep keep) {
     std::erase_if(heap_, [&](const Event& e) { return !keep(e.payload); });
-    std::make_heap(heap_.begin(), heap_.end(), Later{});
+    if (heap_.size() < 2) return;
+    for (std::size_t i = (heap_.size() - 2) / kArity + 1; i-- > 0;)  // from the last parent up
+      sift_down(i, heap_[i]);
   }
 
  private:
+  // Four children a node: half the levels of a binary heap, a node's children side by side (96
+  // bytes). The binary heap's sift-down was about half of `simulate`'s own samples on GPT-3 175B
+  // (~860 events queued; ~16,000 at 16,384 GPUs); bench/bench_event_queue.cpp measures both
+  // sizes. Every event's (time, sequence) is distinct, so the pop order is the same whatever
+  // the arity, and so is every result.
+  static constexpr std::size_t kArity = 4;
+
   static bool later(const Event& a, const Event& b) {
     return a.time != b.time ? a.time > b.time : a.sequence > b.sequence;
   }
-  // A function object, not the function's address: the heap algorithms then inline the
-  // comparison (as a pointer they called it: 8 % of the GPT-3 run).
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const { return later(a, b); }
-  };
+  void sift_up(std::size_t i, const Event e) {
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / kArity;
+      if (!later(heap_[parent], e)) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  // Puts `e` at `i` or below, moving the earliest child up while it is earlier than `e`.
+  void sift_down(std::size_t i, const Event e) {  // by value: it may be heap_[i]
+    const std::size_t n = heap_.size();
+    while (true) {
+      const std::size_t first = kArity * i + 1;
+      if (first >= n) break;
+      const std::size_t end = std::min(first + kArity, n);
+      std::size_t earliest = first;
+      for (std::size_t c = first + 1; c < end; ++c)
+        if (later(heap_[earliest], heap_[c])) earliest = c;
+      if (!later(e, heap_[earliest])) break;
+      heap_[i] = heap_[earliest];
+      i = earliest;
+    }
+    heap_[i] = e;
+  }
   std::vector<Event> heap_;
   std::uint64_t next_sequence_ = 0;
 };

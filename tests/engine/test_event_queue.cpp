@@ -73,4 +73,43 @@ TEST(EventQueue, MatchesAnOrderedSetThroughRandomOperations) {
   EXPECT_TRUE(q.empty());
 }
 
+// A queue as deep as the simulator's at 16,384 GPUs (one event per stream): every level of the
+// four-ary heap is crossed by the sifts, and compact() rebuilds it from many parents.
+TEST(EventQueue, ADeepQueuePopsInOrderThroughReplacesAndCompaction) {
+  std::mt19937 rng(5);
+  EventQueue<std::uint32_t> q;
+  std::set<std::tuple<std::int64_t, std::uint64_t, std::uint32_t>> want;
+  std::uint64_t pushed = 0;
+  for (std::uint32_t p = 0; p < 20'000; ++p) {
+    const auto t = static_cast<std::int64_t>(rng() % 100'000);
+    q.push(Time::from_ps(t), p);
+    want.emplace(t, pushed++, p);
+  }
+  for (int step = 0; step < 50'000; ++step) {
+    const auto [wt, ws, wp] = *want.begin();
+    ASSERT_EQ(q.top().time.ps(), wt);
+    ASSERT_EQ(q.top().payload, wp);
+    want.erase(want.begin());
+    const auto t = wt + static_cast<std::int64_t>(rng() % 1000);  // later, as an op's end is
+    if (step % 3 == 0) {
+      q.pop();
+      q.push(Time::from_ps(t), wp);
+    } else {
+      q.replace_top(Time::from_ps(t), wp);
+    }
+    want.emplace(t, pushed++, wp);
+    if (step == 25'000) {
+      q.compact([](std::uint32_t p) { return p % 3 != 0; });
+      std::erase_if(want, [](const auto& w) { return std::get<2>(w) % 3 == 0; });
+    }
+  }
+  ASSERT_EQ(q.size(), want.size());
+  for (const auto& [wt, ws, wp] : want) {
+    const auto e = q.pop();
+    ASSERT_EQ(e.time.ps(), wt);
+    ASSERT_EQ(e.payload, wp);
+  }
+  EXPECT_TRUE(q.empty());
+}
+
 }  // namespace
