@@ -29,10 +29,23 @@ void PhaseProgress::done() {
   const std::lock_guard lock(mutex_);
   progress_.done();
   paused_ = true;
+  marks_.emplace_back(std::string(), Clock::now());
+}
+
+std::vector<std::pair<std::string, double>> PhaseProgress::phase_seconds() {
+  const std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, double>> out;
+  for (std::size_t i = 0; i + 1 < marks_.size(); ++i) {
+    if (marks_[i].first.empty()) continue;
+    const std::chrono::duration<double> d = marks_[i + 1].second - marks_[i].second;
+    out.emplace_back(marks_[i].first, d.count());
+  }
+  return out;
 }
 
 void PhaseProgress::report(std::string_view phase, double fraction) {
   const std::lock_guard lock(mutex_);
+  if (marks_.empty() || marks_.back().first != phase) marks_.emplace_back(phase, Clock::now());
   phase_ = phase;
   fraction_ = fraction;
   paused_ = false;

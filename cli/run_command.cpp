@@ -30,6 +30,7 @@ struct RunArgs {
   std::string network;
   bool reproducible = false;
   bool strict = false;
+  bool timings = false;
   std::string max_memory;  // a size ("8GB"); empty: half of the machine's RAM
 };
 
@@ -102,6 +103,7 @@ int run(const RunArgs& a) {
     throw BadInput(std::string("--trace-ranks/--trace-from/--trace-to: ") + e.what());
   }
   print_summary(std::cout, p.scenario, p.output.result);
+  if (a.timings) print_phase_seconds(std::cout, progress.phase_seconds());
   // What was printed goes first when an output is standard output too (--json /dev/stdout).
   std::cout.flush();
   std::fflush(stdout);
@@ -154,6 +156,8 @@ void add_run_command(CLI::App& app, Action& action) {
                 "Write simulator.wall_s as 0 so identical inputs give byte-identical JSON");
   cmd->add_option("--max-memory", args->max_memory,
                   "Refuse a run estimated to need more memory than this (default: half the RAM)");
+  cmd->add_flag("--timings", args->timings,
+                "Print the wall time of each phase: building, matching, simulating, metrics");
   cmd->add_flag("--strict", args->strict,
                 "Refuse a calibration profile measured on another GPU family (else a note)");
   cmd->callback([args, &action] { action = [args] { return run(*args); }; });

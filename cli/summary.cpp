@@ -169,4 +169,15 @@ void print_summary(std::ostream& out, const models::Scenario& sc, const models::
   print_links_and_notes(out, r);
 }
 
+void print_phase_seconds(std::ostream& out,
+                         const std::vector<std::pair<std::string, double>>& phases) {
+  out << "  phases:";
+  const char* separator = " ";
+  for (const auto& [phase, seconds] : phases) {
+    out << separator << phase << " " << format_seconds(seconds);
+    separator = ", ";
+  }
+  out << "\n";
+}
+
 }  // namespace clustersim::cli

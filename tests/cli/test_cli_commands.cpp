@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "cli_harness.hpp"
@@ -89,6 +91,40 @@ TEST(Cli, IdealNetworkExposesNoCommunication) {
   EXPECT_EQ(j["network_model"], "ideal");
   EXPECT_EQ(j["exposed_comm_s"]["total"], 0.0);  // communication takes zero time
   EXPECT_EQ(j["breakdown_s"]["dp_comm"], 0.0);
+}
+
+// --timings: every phase the run reports, in the order it runs them, each a wall time that the
+// whole process's wall time bounds; without the flag no such line.
+TEST(Cli, TimingsListTheRunsPhasesInOrderWithinItsWallTime) {
+  const TempDir dir;
+  const auto began = std::chrono::steady_clock::now();
+  const Outcome o = run_cli({"run", kResnet, "--timings"}, dir);
+  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - began;
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto at = o.out.find("\n  phases: ");
+  ASSERT_NE(at, std::string::npos) << o.out;
+  std::string line = o.out.substr(at + 11, o.out.find('\n', at + 1) - at - 11);
+  for (char& c : line)
+    if (c == ',') c = ' ';
+  std::istringstream in(line);
+  std::vector<std::string> names;
+  double sum = 0.0;
+  std::string name, unit;
+  double value = 0.0;
+  while (in >> name >> value >> unit) {
+    names.push_back(name);
+    ASSERT_GE(value, 0.0) << line;
+    const double scale = unit == "s" ? 1.0 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : -1.0;
+    ASSERT_GT(scale, 0.0) << "unit '" << unit << "' in " << line;
+    sum += value * scale;
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"loading", "building", "matching", "simulating", "metrics"}))
+      << line;
+  EXPECT_LE(sum, wall.count()) << line;
+  const Outcome plain = run_cli({"run", kResnet}, dir);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("phases:"), std::string::npos);
 }
 
 TEST(Cli, RefusesToWriteOutputsOverTheScenario) {
