@@ -33,9 +33,6 @@ class EventQueue {
     if (!heap_.empty()) sift_down(0, last);
     return e;
   }
-  // Pops the top and pushes (time, payload) in one sift-down: the same heap contents, hence the
-  // same pop order, as pop() followed by push(), at about half the cost.
-  void replace_top(Time time, Payload payload) { sift_down(0, {time, next_sequence_++, payload}); }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   void reserve(std::size_t n) { heap_.reserve(n); }

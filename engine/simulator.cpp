@@ -7,10 +7,10 @@
 #include <string>
 
 #include "engine/call_plans.hpp"
-#include "engine/event_queue.hpp"
 #include "engine/heap.hpp"
 #include "engine/huge_pages.hpp"
 #include "engine/network/op_transfer.hpp"
+#include "engine/op_end_queue.hpp"
 #include "engine/rendezvous.hpp"
 #include "engine/sm_sharing.hpp"
 
@@ -175,7 +175,7 @@ class Run {
       ++timeline_.events;
       if (std::min(tn, te) >= Time::end_of_clock())
         clock_overflow(tn <= te ? "a transfer would end after the clock's last instant"
-                                : "'" + s_.label(s_.ops[events_.top().payload.op]) +
+                                : "'" + s_.label(s_.ops[events_.front().op]) +
                                       "' would end after the clock's last instant");
       if (tn <= te) {
         now_ = tn;
@@ -184,17 +184,13 @@ class Run {
         for (TransferId t : completed)
           finish_instance(t);
       } else {
-        // The completion stays on the heap while it is processed: the first op it starts
-        // replaces it (one sift instead of a pop and a push); otherwise it is popped after.
-        const auto e = events_.top();
-        now_ = e.time;
-        top_done_ = true;
-        sharing_->finish(e.payload.stream, rank_of(e.payload.stream), now_);
-        finish(e.payload.op, e.payload.stream);
-        if (top_done_) {
-          events_.pop();
-          top_done_ = false;
-        }
+        // The end stays at the queue's front while it is processed (the ends it starts queue
+        // behind it), and is popped after.
+        const OpEndQueue::End e = events_.front();
+        now_ = te;
+        sharing_->finish(e.stream, rank_of(e.stream), now_);
+        finish(e.op, e.stream);
+        events_.pop_front();
       }
       if (finished_ops_ / report_every != reported_ / report_every) {
         reported_ = finished_ops_;
@@ -267,12 +263,7 @@ class Run {
     if (packed & gpu_bit_) {
       const std::uint32_t work = work_[id] & ~kOnGpu;
       const Time end = sharing_->start(rank_of(st), st, id, work, durations_[work], now_);
-      if (top_done_) {
-        events_.replace_top(end, {id, st});
-        top_done_ = false;
-      } else {
-        events_.push(end, {id, st});
-      }
+      events_.push(end, {id, st});
       return;
     }
     const std::uint32_t inst = work_[id];
@@ -320,10 +311,6 @@ class Run {
   // An op's new end: its previous one stays queued, to be dropped when it comes up. Out of line
   // (rare), so that the loop's own pop and push stay inlined.
   [[gnu::noinline]] void push_moved_end(std::uint32_t stream, OpId id, Time end) {
-    if (top_done_) {  // the event being processed is done with: make room at the top
-      events_.pop();
-      top_done_ = false;
-    }
     events_.push(end, {id, stream});
     ++stale_;
   }
@@ -331,9 +318,9 @@ class Run {
   // Drops the queue's leading events that are no longer an op's end (SM sharing moved it).
   [[gnu::noinline]] void drop_stale_events() {
     while (stale_ > 0 && !events_.empty()) {
-      const auto& e = events_.top();
-      if (sharing_->current(e.payload.stream, e.payload.op, e.time)) return;
-      events_.pop();
+      const OpEndQueue::End e = events_.front();
+      if (sharing_->current(e.stream, e.op, events_.front_time())) return;
+      events_.pop_front();
       --stale_;
     }
   }
@@ -507,14 +494,9 @@ class Run {
   std::vector<std::uint32_t> members_begin_;  // into members_, per GroupId (+1 past the end)
   std::size_t stale_ = 0;                     // moved ends still queued
   std::uint64_t gpu_streams_ = 0;             // bit s: some rank runs GPU work on stream s
-  // A GPU op's end, with its stream: the stale-event check at each loop top reads the stream
-  // here instead of in the op's state (a cache miss for each stale event dropped).
-  struct OpEnd {
-    OpId op;
-    std::uint32_t stream;
-  };
-  EventQueue<OpEnd> events_;
-  bool top_done_ = false;
+  // Each running GPU op's end, with its stream: the stale-event check at each loop top reads the
+  // stream here instead of in the op's state (a cache miss for each stale event dropped).
+  OpEndQueue events_;
   std::size_t finished_ops_ = 0;
   std::size_t reported_ = 0;
 };

@@ -1,6 +1,6 @@
 // EventQueue (engine/event_queue.hpp): events pop by time, ties in push order. Checked against a
-// plain ordered set of (time, push number) kept alongside, through random pushes, pops,
-// replace_top() and compact().
+// plain ordered set of (time, push number) kept alongside, through random pushes, pops and
+// compact().
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -51,10 +51,11 @@ TEST(EventQueue, MatchesAnOrderedSetThroughRandomOperations) {
       const auto e = q.pop();
       ASSERT_EQ(e.time.ps(), wt);
       ASSERT_EQ(e.payload, wp);
-    } else if (op < 9) {
-      ASSERT_EQ(q.top().payload, std::get<2>(*want.begin()));
+    } else if (op <
+               9) {  // a pop and a push at once, as a network model's event that starts the next
+      ASSERT_EQ(q.pop().payload, std::get<2>(*want.begin()));
       want.erase(want.begin());
-      q.replace_top(Time::from_ps(t), next_payload);
+      q.push(Time::from_ps(t), next_payload);
       want.emplace(t, pushed++, next_payload++);
     } else {
       // Drop the odd payloads.
@@ -73,9 +74,9 @@ TEST(EventQueue, MatchesAnOrderedSetThroughRandomOperations) {
   EXPECT_TRUE(q.empty());
 }
 
-// A queue as deep as the simulator's at 16,384 GPUs (one event per stream): every level of the
-// four-ary heap is crossed by the sifts, and compact() rebuilds it from many parents.
-TEST(EventQueue, ADeepQueuePopsInOrderThroughReplacesAndCompaction) {
+// A queue as deep as a network model's at 16,384 GPUs: every level of the four-ary heap is
+// crossed by the sifts, and compact() rebuilds it from many parents.
+TEST(EventQueue, ADeepQueuePopsInOrderThroughPushesAndCompaction) {
   std::mt19937 rng(5);
   EventQueue<std::uint32_t> q;
   std::set<std::tuple<std::int64_t, std::uint64_t, std::uint32_t>> want;
@@ -92,10 +93,11 @@ TEST(EventQueue, ADeepQueuePopsInOrderThroughReplacesAndCompaction) {
     want.erase(want.begin());
     const auto t = wt + static_cast<std::int64_t>(rng() % 1000);  // later, as an op's end is
     if (step % 3 == 0) {
+      q.push(Time::from_ps(t), wp);  // pushed before the pop: sifts up through a full heap
+      q.pop();
+    } else {
       q.pop();
       q.push(Time::from_ps(t), wp);
-    } else {
-      q.replace_top(Time::from_ps(t), wp);
     }
     want.emplace(t, pushed++, wp);
     if (step == 25'000) {
