@@ -24,8 +24,8 @@ class EventQueue {
     sift_up(heap_.size() - 1, {time, next_sequence_++, payload});
   }
   const Event& top() const { return heap_.front(); }
-  // Always inlined: the simulator's loop pops millions of times, and a second call site (its
-  // rare stale-event path) must not make the compiler move the loop's pop out of line.
+  // Always inlined: the simulator's loop pops millions of times (through OpEndQueue), and a
+  // second call site (its rare stale-event path) must not move the loop's pop out of line.
   [[gnu::always_inline]] Event pop() {
     const Event e = heap_.front();
     const Event last = heap_.back();

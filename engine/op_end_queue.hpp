@@ -1,8 +1,9 @@
 // The GPU ops' ends the simulator waits for (engine/simulator.cpp), popped in EventQueue's order
 // (by time, ties in push order), with the ends pushed one right after another at one instant held
 // as one queue entry. When a tensor-parallel collective ends, its eight members start their next
-// ops together, and those end together: one heap entry where there were eight, so a queue of a
-// few hundred entries instead of a few thousand, and an eighth of the sifts.
+// ops together, and those end together: one heap entry where there were eight, and one sift
+// each way instead of eight (GPT-3 175B's simulation 28 % faster;
+// docs/performance-largest-runs-4dec.md).
 //
 // The order is EventQueue's exactly: ends pushed one after another got consecutive sequence
 // numbers there, so no other event could come between them; here they share the sequence number
