@@ -156,8 +156,9 @@ void add_run_command(CLI::App& app, Action& action) {
                 "Write simulator.wall_s as 0 so identical inputs give byte-identical JSON");
   cmd->add_option("--max-memory", args->max_memory,
                   "Refuse a run estimated to need more memory than this (default: half the RAM)");
-  cmd->add_flag("--timings", args->timings,
-                "Print the wall time of each phase: building, matching, simulating, metrics");
+  cmd->add_flag(
+      "--timings", args->timings,
+      "Print the wall time of each phase: loading, building, matching, simulating, metrics");
   cmd->add_flag("--strict", args->strict,
                 "Refuse a calibration profile measured on another GPU family (else a note)");
   cmd->callback([args, &action] { action = [args] { return run(*args); }; });
