@@ -17,6 +17,7 @@
 
 #include "engine/event_queue.hpp"
 #include "engine/op.hpp"
+#include "engine/slot_pool.hpp"
 #include "engine/units.hpp"
 
 namespace clustersim::engine {
@@ -90,14 +91,7 @@ class OpEndQueue {
     if (run_.size() == 1) {
       queue_.push(run_time_, {run_[0].op, run_[0].stream});
     } else {
-      std::uint32_t g = 0;
-      if (free_.empty()) {
-        g = static_cast<std::uint32_t>(groups_.size());
-        groups_.emplace_back();
-      } else {
-        g = free_.back();
-        free_.pop_back();
-      }
+      const std::uint32_t g = pool_alloc(groups_, free_);
       groups_[g].ends.swap(run_);  // run_ takes the group's emptied list and its capacity
       queue_.push(run_time_, {g, kGroup});
     }

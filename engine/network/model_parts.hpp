@@ -12,6 +12,7 @@
 
 #include "engine/event_queue.hpp"
 #include "engine/network/network_model.hpp"
+#include "engine/slot_pool.hpp"  // pool_alloc
 
 namespace clustersim::engine::detail {
 
@@ -25,18 +26,6 @@ std::unique_ptr<NetworkModel> make_flow_model(const Topology& topology,
 std::unique_ptr<NetworkModel> make_simgrid_model(const Topology& topology,
                                                  const CollectiveProfile* profile,
                                                  const NetworkOptions& options);
-
-// A slot of `pool`: the last freed one, or a new one at the end.
-template <class T>
-std::uint32_t pool_alloc(std::vector<T>& pool, std::vector<std::uint32_t>& free) {
-  if (!free.empty()) {
-    const std::uint32_t i = free.back();
-    free.pop_back();
-    return i;
-  }
-  pool.emplace_back();
-  return static_cast<std::uint32_t>(pool.size() - 1);
-}
 
 // The routes of a plan's flows, phase by phase in its flow order, looked up in the topology once
 // per plan rather than once per flow: a plan recurs thousands of times (every layer and
