@@ -13,10 +13,17 @@ std::uint32_t OpStore::mapped(const Stamp& s, const Op& op) {
   return it != map.end() && it->first == from ? it->second : kNone;
 }
 
+OpStore::OpStore(std::vector<Op> ops) : records_(std::move(ops)), size_(records_.size()) {
+  for (std::size_t i = 0; i < records_.size(); ++i)
+    if (records_[i].kind != OpKind::compute) non_compute_.push_back(static_cast<std::uint32_t>(i));
+}
+
 void OpStore::push_back(const Op& op) {
   if (size_ >= kNone - 1) throw std::length_error("schedule: too many ops");
   if (!runs_.empty() && runs_.back().stamp != kNone)
     runs_.push_back({static_cast<OpId>(size_), static_cast<std::uint32_t>(records_.size()), kNone});
+  if (op.kind != OpKind::compute)
+    non_compute_.push_back(static_cast<std::uint32_t>(records_.size()));
   records_.push_back(op);
   ++size_;
   if (!runs_.empty()) grow_pages();

@@ -14,6 +14,7 @@
 // peers. A store without stamps reads its records directly.
 #pragma once
 
+#include <algorithm>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -39,7 +40,7 @@ class OpStore {
 
   OpStore() = default;
   // Every op a record (implicit: trace assembly assigns its array, `s.ops = std::move(ops)`).
-  OpStore(std::vector<Op> ops) : records_(std::move(ops)), size_(records_.size()) {}
+  OpStore(std::vector<Op> ops);
 
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -58,8 +59,18 @@ class OpStore {
   // Ops held as records (size() minus the stamped ones).
   std::size_t records() const { return records_.size(); }
 
+  // Calls f(id, op) for every op that is not a compute op, in id order. A stamped run's compute
+  // ops are skipped unread (its records' communication and copy ops are indexed), so a pass that
+  // wants only these reads a fraction of the store: the matching (engine/rendezvous.cpp).
+  template <class F>
+  void for_each_non_compute(F&& f) const;
+
   class Reader;
   Reader reader() const;
+  // A Reader for passes that never read a communication op's group or peer: a stamped op keeps
+  // its source's there (its rank and dependencies are its own), which saves the search of its
+  // run's map on every collective, send and receive read (the simulator's set-up).
+  Reader reader_without_peers() const;
   class const_iterator;
   const_iterator begin() const;
   const_iterator end() const;
@@ -79,11 +90,13 @@ class OpStore {
     return run + 1 < runs_.size() ? runs_[run + 1].begin : static_cast<OpId>(size_);
   }
   Op read(OpId id, std::size_t run) const;
+  Op read_without_peer(OpId id, std::size_t run) const;
   // A collective's group or a send's or receive's peer, as stamped by `s`.
   static std::uint32_t mapped(const Stamp& s, const Op& op);
   void grow_pages();
 
   std::vector<Op> records_;
+  std::vector<std::uint32_t> non_compute_;  // the records that are not compute ops, ascending
   std::vector<Run> runs_;  // in id order; empty while every op is the record at its own index
   std::vector<Stamp> stamps_;
   std::vector<std::uint32_t> pages_;  // per 2^kPageBits ids: the run holding the page's first
@@ -95,17 +108,20 @@ class OpStore {
 class OpStore::Reader {
  public:
   Reader() = default;
-  explicit Reader(const OpStore& store) : store_(&store) {}
-  Op operator[](OpId id) const {
+  explicit Reader(const OpStore& store, bool map_peers = true)
+      : store_(&store), map_peers_(map_peers) {}
+  // Inlined where passes read it (GCC kept it out of line once it had two ways to read).
+  [[gnu::always_inline]] Op operator[](OpId id) const {
     const OpStore& s = *store_;
     if (s.runs_.empty()) return s.records_[id];
     if (id - begin_ >= length_) find(id);  // also when id < begin_ (unsigned)
-    return s.read(id, run_);
+    return map_peers_ ? s.read(id, run_) : s.read_without_peer(id, run_);
   }
 
  private:
   void find(OpId id) const;  // out of line: the loop's path is the one above
   const OpStore* store_ = nullptr;
+  bool map_peers_ = true;
   // The run last read in: ids [begin_, begin_ + length_)
   mutable std::size_t run_ = 0;
   mutable OpId begin_ = 0;
@@ -184,8 +200,39 @@ inline Op OpStore::read(OpId id, std::size_t run) const {
   return r.stamp == kNone ? op : stamped(stamps_[r.stamp], op);
 }
 
+template <class F>
+void OpStore::for_each_non_compute(F&& f) const {
+  if (runs_.empty()) {
+    for (std::uint32_t record : non_compute_)
+      f(static_cast<OpId>(record), records_[record]);
+    return;
+  }
+  for (std::size_t run = 0; run < runs_.size(); ++run) {
+    const Run& r = runs_[run];
+    const std::uint32_t last = r.record + (run_end(run) - r.begin);  // past its last record
+    auto it = std::lower_bound(non_compute_.begin(), non_compute_.end(), r.record);
+    for (; it != non_compute_.end() && *it < last; ++it) {
+      const OpId id = r.begin + (*it - r.record);
+      f(id, r.stamp == kNone ? records_[*it] : stamped(stamps_[r.stamp], records_[*it]));
+    }
+  }
+}
+
+inline Op OpStore::read_without_peer(OpId id, std::size_t run) const {
+  const Run& r = runs_[run];
+  Op op = records_[r.record + (id - r.begin)];
+  if (r.stamp != kNone) {
+    op.rank = stamps_[r.stamp].rank;
+    op.deps_begin += stamps_[r.stamp].deps_shift;
+  }
+  return op;
+}
+
 inline OpStore::Reader OpStore::reader() const {
   return Reader(*this);
+}
+inline OpStore::Reader OpStore::reader_without_peers() const {
+  return Reader(*this, false);
 }
 inline OpStore::const_iterator OpStore::begin() const {
   return {this, 0};

@@ -19,14 +19,16 @@ std::string describe(const Schedule& s, OpId id) {
          ")";
 }
 
-// Reports `base` + `span` × (ops scanned / ops) every 2^16 ops of a scan.
+// Reports `base` + `span` × (ops scanned / ops) each time a scan in id order passes 2^16 more
+// ids (the scan below skips compute ops, so it may pass several at once).
 class ScanProgress {
  public:
   ScanProgress(const std::function<void(double)>& report, std::size_t ops, double base, double span)
       : report_(report), ops_(ops), base_(base), span_(span) {}
-  void at(std::size_t id) const {
-    if (report_ && id % kEvery == kEvery - 1)
-      report_(base_ + span_ * static_cast<double>(id + 1) / static_cast<double>(ops_));
+  void at(std::size_t id) {
+    if (id < next_ || !report_) return;
+    report_(base_ + span_ * static_cast<double>(id + 1) / static_cast<double>(ops_));
+    next_ = (id / kEvery + 1) * kEvery;
   }
   void done() const {
     if (report_) report_(base_ + span_);
@@ -36,6 +38,7 @@ class ScanProgress {
   static constexpr std::size_t kEvery = std::size_t{1} << 16;
   const std::function<void(double)>& report_;
   std::size_t ops_;
+  std::size_t next_ = kEvery - 1;
   double base_, span_;
 };
 
@@ -44,6 +47,18 @@ class ScanProgress {
 struct Scanned {
   // Per group: each member's collective ops in issue order.
   std::vector<std::vector<std::vector<OpId>>> by_member;
+  // Per group: each call as the first member to issue it had it, and whether another member's
+  // call differed. A call must agree across members; the scan checks that with the op in hand,
+  // so only a group that disagrees has its ops read again (match_collectives names them).
+  struct Call {
+    std::uint64_t bytes;
+    std::uint32_t tag;
+    CollectiveType collective;
+    Algorithm algorithm;
+    bool operator==(const Call&) const = default;
+  };
+  std::vector<std::vector<Call>> calls;
+  std::vector<std::uint8_t> disagrees;
   // Send and recv ops with their (src, dst, tag), in issue order.
   struct PointToPoint {
     Rank src, dst;
@@ -55,9 +70,11 @@ struct Scanned {
   std::size_t collectives = 0;
 };
 
-Scanned scan(const Schedule& s, const ScanProgress& progress) {
+Scanned scan(const Schedule& s, ScanProgress progress) {
   Scanned out;
   out.by_member.resize(s.groups.size());
+  out.calls.resize(s.groups.size());
+  out.disagrees.assign(s.groups.size(), 0);
   // Each rank's groups with its place in them: a few entries a rank, where a table of every
   // group × every rank grew with the ranks squared (0.2 GB at 16,384 GPUs).
   std::vector<std::vector<std::pair<GroupId, std::uint32_t>>> member_of(s.num_ranks);
@@ -67,10 +84,9 @@ Scanned scan(const Schedule& s, const ScanProgress& progress) {
       member_of[s.groups[g].ranks[i]].emplace_back(static_cast<GroupId>(g),
                                                    static_cast<std::uint32_t>(i));
   }
-  const OpStore::Reader ops = s.ops.reader();
-  for (OpId id = 0; id < s.ops.size(); ++id) {
+  // Compute ops take no part: a stamped replica's are not even read.
+  s.ops.for_each_non_compute([&](OpId id, const Op& op) {
     progress.at(id);
-    const Op op = ops[id];
     switch (op.kind) {
       case OpKind::collective: {
         const auto& groups = member_of[op.rank];
@@ -80,7 +96,14 @@ Scanned scan(const Schedule& s, const ScanProgress& progress) {
           throw SimulationError("schedule: collective " + describe(s, id) + " on group '" +
                                 s.groups[op.group_or_peer].name + "' that rank " +
                                 std::to_string(op.rank) + " is not a member of");
-        out.by_member[op.group_or_peer][it->second].push_back(id);
+        std::vector<OpId>& mine = out.by_member[op.group_or_peer][it->second];
+        std::vector<Scanned::Call>& calls = out.calls[op.group_or_peer];
+        const Scanned::Call call{op.bytes, op.tag(), op.collective, op.algorithm};
+        if (mine.size() == calls.size())  // the first member to issue this call
+          calls.push_back(call);
+        else if (calls[mine.size()] != call)
+          out.disagrees[op.group_or_peer] = 1;
+        mine.push_back(id);
         ++out.collectives;
         break;
       }
@@ -93,13 +116,34 @@ Scanned scan(const Schedule& s, const ScanProgress& progress) {
       default:
         if (is_host_copy(op)) out.host_copies.push_back(id);
     }
-  }
+  });
   progress.done();
   return out;
 }
 
+// Throws, naming both ops, where a member's call `call` on group `g` differs from the first
+// member's: what the scan found somewhere in the group.
+void check_calls_agree(const Schedule& s, GroupId g, std::size_t call,
+                       const std::vector<std::vector<OpId>>& members,
+                       const std::vector<OpStore::Reader>& ops) {
+  const Op first = ops[0][members[0][call]];
+  for (std::size_t m = 1; m < members.size(); ++m) {
+    const OpId id = members[m][call];
+    const Op op = ops[m][id];
+    if (op.collective != first.collective || op.bytes != first.bytes || op.tag() != first.tag() ||
+        op.algorithm != first.algorithm)
+      throw SimulationError(
+          "schedule: collective call " + std::to_string(call) + " on group '" + s.groups[g].name +
+          "' does not match: " + describe(s, members[0][call]) + " is " +
+          std::string(to_string(first.collective)) + " of " + std::to_string(first.bytes) +
+          " bytes, " + describe(s, id) + " is " + std::string(to_string(op.collective)) + " of " +
+          std::to_string(op.bytes) + " bytes");
+  }
+}
+
 void match_collectives(const Schedule& s, Rendezvous& r, std::span<std::uint32_t> instance_of,
-                       std::vector<std::vector<std::vector<OpId>>>& by_member) {
+                       Scanned& scanned) {
+  auto& by_member = scanned.by_member;
   for (std::size_t g = 0; g < s.groups.size(); ++g) {
     const auto& ranks = s.groups[g].ranks;
     // Members folded onto another rank issue nothing; the simulated ones must agree.
@@ -111,8 +155,9 @@ void match_collectives(const Schedule& s, Rendezvous& r, std::span<std::uint32_t
     members.reserve(present.size());
     for (std::size_t m : present)
       members.push_back(std::move(by_member[g][m]));
-    // Each member's calls go forward in its own ops: a reader each.
-    const std::vector<OpStore::Reader> ops(members.size(), s.ops.reader());
+    // Each member's calls go forward in its own ops: a reader each (read where they disagree).
+    const std::vector<OpStore::Reader> ops(scanned.disagrees[g] ? members.size() : 0,
+                                           s.ops.reader());
     const std::size_t calls = members[0].size();
     for (std::size_t m = 1; m < members.size(); ++m)
       if (members[m].size() != calls)
@@ -126,18 +171,9 @@ void match_collectives(const Schedule& s, Rendezvous& r, std::span<std::uint32_t
       inst.ops_begin = static_cast<std::uint32_t>(r.ops.size());
       inst.size = static_cast<std::uint32_t>(members.size());
       inst.group = static_cast<GroupId>(g);
-      const Op first = ops[0][members[0][call]];
+      if (scanned.disagrees[g]) check_calls_agree(s, static_cast<GroupId>(g), call, members, ops);
       for (std::size_t m = 0; m < members.size(); ++m) {
         const OpId id = members[m][call];
-        const Op op = ops[m][id];
-        if (op.collective != first.collective || op.bytes != first.bytes ||
-            op.tag() != first.tag() || op.algorithm != first.algorithm)
-          throw SimulationError(
-              "schedule: collective call " + std::to_string(call) + " on group '" +
-              s.groups[g].name + "' does not match: " + describe(s, members[0][call]) + " is " +
-              std::string(to_string(first.collective)) + " of " + std::to_string(first.bytes) +
-              " bytes, " + describe(s, id) + " is " + std::string(to_string(op.collective)) +
-              " of " + std::to_string(op.bytes) + " bytes");
         instance_of[id] = static_cast<std::uint32_t>(r.instances.size());
         r.ops.push_back(id);
       }
@@ -213,7 +249,7 @@ void pair(const Schedule& schedule, Scanned& scanned, Rendezvous& r,
   // Sized once: every communication op is a member of one instance.
   reserve_huge(r.ops, scanned.collectives + scanned.sends.size() + scanned.recvs.size() +
                           scanned.host_copies.size());
-  match_collectives(schedule, r, instance_of, scanned.by_member);
+  match_collectives(schedule, r, instance_of, scanned);
   match_point_to_point(schedule, r, instance_of, scanned.sends, scanned.recvs);
   // A copy to or from host memory needs no peer: an instance of its own.
   for (OpId id : scanned.host_copies) {

@@ -98,8 +98,8 @@ class Run {
     pack_streams();
     std::vector<Time>& loop = timeline_.end;
     // One pass over the ops sets each op's loop word and a GPU op's work and counts successors;
-    // link_lists() makes one more.
-    const OpStore::Reader ops = s_.ops.reader();
+    // link_lists() makes one more. Neither reads a group or a peer.
+    const OpStore::Reader ops = s_.ops.reader_without_peers();
     for (OpId id = 0; id < n; ++id) {
       const Op op = ops[id];
       const std::uint32_t stream = stream_index(op);
@@ -237,7 +237,7 @@ class Run {
     reserve_huge(owner_next_, succ_begin_.size() - 1);
     owner_next_.resize(succ_begin_.size() - 1);
     cursor_.assign(std::size_t{s_.num_ranks} * num_streams_, kEndOfStream);
-    const OpStore::Reader ops = s_.ops.reader();
+    const OpStore::Reader ops = s_.ops.reader_without_peers();
     for (OpId id = static_cast<OpId>(n); id-- > 0;) {
       const Time word = loop[id];
       std::uint32_t& head = cursor_[packed_of(word) & stream_mask_];

@@ -149,6 +149,41 @@ TEST(OpStore, ReadsTheSameByIdByPassesAndInAnyOrderAcrossManyRuns) {
   EXPECT_EQ((*it).bytes, expected[1234].bytes);
   EXPECT_EQ(it[10].bytes, expected[1244].bytes);
   EXPECT_EQ(ops.end() - ops.begin(), static_cast<std::ptrdiff_t>(expected.size()));
+
+  // The pass over the non-compute ops visits exactly those ids, in order, read as above.
+  std::vector<OpId> visited;
+  ops.for_each_non_compute([&](OpId i, const Op& op) {
+    visited.push_back(i);
+    expect_same(op, expected[i], i);
+  });
+  std::vector<OpId> want;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    if (expected[i].kind != OpKind::compute) want.push_back(static_cast<OpId>(i));
+  EXPECT_GT(want.size(), 1000u);
+  EXPECT_EQ(visited, want);
+
+  // Without peers: the same, but a stamped collective keeps its source's group (1).
+  const OpStore::Reader raw = ops.reader_without_peers();
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    Op op = expected[i];
+    if (op.kind == OpKind::collective) op.group_or_peer = 1;
+    expect_same(raw[static_cast<OpId>(i)], op, i);
+  }
+}
+
+// A store made from an array of ops (trace assembly) has every op a record; its pass over the
+// non-compute ops still skips the compute ones.
+TEST(OpStore, AStoreMadeFromAnArrayVisitsItsNonComputeOps) {
+  const OpStore ops(
+      std::vector<Op>{record(0, OpKind::compute, kNone, 0), record(1, OpKind::send, 3, 0),
+                      record(2, OpKind::compute, kNone, 0), record(3, OpKind::copy, kNone, 0),
+                      record(4, OpKind::collective, 2, 0)});
+  std::vector<std::uint64_t> bytes;
+  ops.for_each_non_compute([&](OpId i, const Op& op) {
+    EXPECT_EQ(op.bytes, i);
+    bytes.push_back(op.bytes);
+  });
+  EXPECT_EQ(bytes, (std::vector<std::uint64_t>{1, 3, 4}));
 }
 
 }  // namespace

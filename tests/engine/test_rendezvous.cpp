@@ -4,10 +4,12 @@
 // hand from the rules in DESIGN.md, not read back from the code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/rendezvous.hpp"
@@ -134,6 +136,84 @@ TEST(Rendezvous, ErrorsNameTheFirstUnmatchedOpByKey) {
     for (const std::string& want : c.says)
       EXPECT_NE(e.find(want), std::string::npos) << want << " in: " << e;
   }
+}
+
+// A call must agree across the group's members in type, bytes, root (tag) and algorithm. The
+// error names the call, the first member's op (in group order) and the first member whose op
+// differs, whichever rank issued first: here rank 0 issues first but is the group's second
+// member.
+TEST(Rendezvous, ACallThatDiffersInAnyFieldNamesTheFirstMemberAndTheOddOne) {
+  using Odd = std::function<void(ScheduleBuilder&, const ScheduleBuilder::Common&, GroupId)>;
+  const std::pair<const char*, Odd> fields[] = {
+      {"bytes", [](ScheduleBuilder& b, const ScheduleBuilder::Common& c,
+                   GroupId g) { b.collective(c, CollectiveType::all_reduce, g, 16); }},
+      {"type", [](ScheduleBuilder& b, const ScheduleBuilder::Common& c,
+                  GroupId g) { b.collective(c, CollectiveType::all_gather, g, 8); }},
+      {"root",
+       [](ScheduleBuilder& b, const ScheduleBuilder::Common& c, GroupId g) {
+         b.collective(c, CollectiveType::all_reduce, g, 8, Algorithm::automatic, 1);
+       }},
+      {"algorithm",
+       [](ScheduleBuilder& b, const ScheduleBuilder::Common& c, GroupId g) {
+         b.collective(c, CollectiveType::all_reduce, g, 8, Algorithm::ring);
+       }},
+  };
+  // Group order: rank 1, rank 0, rank 2. Issued rank by rank, two calls each: rank r's calls are
+  // ops 2r and 2r + 1. One rank's second call differs.
+  for (const auto& [field, odd] : fields) {
+    for (const Rank odd_rank : {Rank{0}, Rank{2}}) {
+      ScheduleBuilder b(3);
+      const auto s = b.stream("compute");
+      const GroupId g = b.add_group({1, 0, 2}, "g");
+      for (Rank r = 0; r < 3; ++r) {
+        b.collective({r, s, Category::dp_comm, "a"}, CollectiveType::all_reduce, g, 8);
+        if (r == odd_rank)
+          odd(b, {r, s, Category::dp_comm, "odd"}, g);
+        else
+          b.collective({r, s, Category::dp_comm, "b"}, CollectiveType::all_reduce, g, 8);
+      }
+      const std::string e = matching_error(std::move(b).finish());
+      const std::string odd_op = "'odd' (op " + std::to_string(2 * odd_rank + 1) + ", rank " +
+                                 std::to_string(odd_rank) + ")";
+      for (const std::string& want : {std::string("collective call 1 on group 'g' does not match"),
+                                      std::string("'b' (op 3, rank 1)"), odd_op})
+        EXPECT_NE(e.find(want), std::string::npos)
+            << field << ", odd rank " << odd_rank << ": " << want << " in: " << e;
+    }
+  }
+  // All agree: no error, two instances with their members in group order.
+  ScheduleBuilder b(3);
+  const auto s = b.stream("compute");
+  const GroupId g = b.add_group({1, 0, 2}, "g");
+  for (Rank r = 0; r < 3; ++r) {
+    b.collective({r, s, Category::dp_comm, "a"}, CollectiveType::all_reduce, g, 8);
+    b.collective({r, s, Category::dp_comm, "b"}, CollectiveType::all_reduce, g, 8);
+  }
+  const Rendezvous r = match_communication(std::move(b).finish());
+  ASSERT_EQ(r.instances.size(), 2u);
+  EXPECT_EQ(instance_members(r, 1), (std::vector<OpId>{3, 1, 5}));
+}
+
+// Progress through the matching: it rises, passes 0.5 when the scan is done and ends at 1, with
+// reports during a scan of more than 2^16 ops.
+TEST(Rendezvous, ReportsItsProgressRisingToOne) {
+  ScheduleBuilder b(2);
+  const auto s = b.stream("compute");
+  for (std::uint32_t i = 0; i < 100'000; ++i) {
+    b.send({0, s, Category::pp_comm, "s"}, 1, 4, 0);
+    b.compute({0, s, Category::forward, "f"}, 1e9, 0);
+  }
+  for (std::uint32_t i = 0; i < 100'000; ++i)
+    b.recv({1, s, Category::pp_comm, "r"}, 0, 4, 0);
+  const Schedule sched = std::move(b).finish();
+  std::vector<double> reports;
+  match_communication(sched, [&](double f) { reports.push_back(f); });
+  ASSERT_GE(reports.size(), 5u);  // 300,000 ops: four during the scan, its end, the pairing's
+  EXPECT_TRUE(std::is_sorted(reports.begin(), reports.end()));
+  EXPECT_GT(reports.front(), 0.0);
+  EXPECT_LT(reports.front(), 0.5);
+  EXPECT_NE(std::find(reports.begin(), reports.end(), 0.5), reports.end());
+  EXPECT_EQ(reports.back(), 1.0);
 }
 
 }  // namespace
