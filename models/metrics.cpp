@@ -83,7 +83,7 @@ OpScan scan_ops(const Scenario& sc, const engine::Schedule& s, const engine::Tim
   OpScan out{0, 0, 0, RankRuns(s.ops.size())};
   std::vector<Time> last(s.num_ranks, Time::zero());
   const FlopScales scales = flop_scales(sc, s);
-  const engine::OpStore::Reader ops = s.ops.reader();
+  const engine::OpStore::Reader ops = s.ops.reader_without_peers();  // no group or peer read
   for (engine::OpId id = 0; id < s.ops.size(); ++id) {
     const engine::Op op = ops[id];
     const bool scaled = !scales.model.empty() && op.kind == engine::OpKind::compute;
@@ -115,7 +115,7 @@ Sweep sweep_rank(const engine::Schedule& s, const engine::Timeline& tl,
     int delta;
   };
   std::vector<Edge> edges;
-  const engine::OpStore::Reader ops = s.ops.reader();
+  const engine::OpStore::Reader ops = s.ops.reader_without_peers();  // categories only
   for (const engine::OpId id : rank_ops) {
     const engine::Op op = ops[id];
     if (tl.end[id] <= tl.launch[id]) continue;

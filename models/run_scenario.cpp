@@ -216,11 +216,9 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
     engine::OpId id;
   };
   std::vector<Candidate> best;
-  const engine::OpStore::Reader ops = s.ops.reader();
-  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
-    const engine::Op op = ops[id];
-    if (op.kind != engine::OpKind::collective || op.bytes == 0) continue;
-    if (best.size() == count && op.bytes <= best.back().bytes) continue;
+  s.ops.for_each_non_compute([&](engine::OpId id, const engine::Op& op) {
+    if (op.kind != engine::OpKind::collective || op.bytes == 0) return;
+    if (best.size() == count && op.bytes <= best.back().bytes) return;
     const auto& group = s.groups[op.group_or_peer];
     const std::string what = collective_kind(op, group.name) + " " +
                              std::string(engine::to_string(op.collective)) + " of " +
@@ -229,14 +227,14 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
     const auto same =
         std::find_if(best.begin(), best.end(), [&](const Candidate& c) { return c.what == what; });
     if (same != best.end()) {
-      if (op.bytes <= same->bytes) continue;
+      if (op.bytes <= same->bytes) return;
       best.erase(same);  // the same description, larger: keep the larger
     }
     best.push_back({op.bytes, what, id});
     std::stable_sort(best.begin(), best.end(),
                      [](const Candidate& a, const Candidate& b) { return a.bytes > b.bytes; });
     if (best.size() > count) best.pop_back();
-  }
+  });
   for (const Candidate& c : best) {
     if (c.id >= tl.algorithm.size()) continue;
     notes.push_back(c.what + ": " + std::string(engine::to_string(tl.algorithm[c.id])) + " / " +
