@@ -42,8 +42,8 @@ class ScanProgress {
   double base_, span_;
 };
 
-// What one scan of the ops collects for the matching below, so that the 15 M ops of a large run
-// (56 bytes each) are read once rather than three times.
+// What one scan of the communication ops collects for the matching below, so that each is read
+// once (a second time only where a group's calls disagree, to name the ops).
 struct Scanned {
   // Per group: each member's collective ops in issue order.
   std::vector<std::vector<std::vector<OpId>>> by_member;

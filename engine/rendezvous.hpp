@@ -26,8 +26,9 @@ struct Rendezvous {
   std::vector<std::uint32_t> instance_of;  // per OpId; kNone for compute and device copy ops
 };
 
-// `progress`, when set, gets the share of the matching done (the one scan of the ops ends at 0.5,
-// reporting every 65,536 ops scanned; the pairing at 1); it may throw to stop.
+// `progress`, when set, gets the share of the matching done (the one scan of the communication
+// ops ends at 0.5, reporting as it passes each further 65,536 op ids; the pairing at 1); it may
+// throw to stop.
 Rendezvous match_communication(const Schedule& schedule,
                                const std::function<void(double)>& progress = {});
 // The same, but each communication op's instance goes into `instance_of` (one entry per op,
