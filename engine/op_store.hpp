@@ -91,6 +91,8 @@ class OpStore {
   }
   Op read(OpId id, std::size_t run) const;
   Op read_without_peer(OpId id, std::size_t run) const;
+  // `op` with the rank and dependency offset `s` puts in (its group or peer left as it is).
+  static Op stamped_rank_and_deps(const Stamp& s, Op op);
   // A collective's group or a send's or receive's peer, as stamped by `s`.
   static std::uint32_t mapped(const Stamp& s, const Op& op);
   void grow_pages();
@@ -187,9 +189,14 @@ class OpStore::const_iterator {
   OpId id_ = 0;
 };
 
-inline Op OpStore::stamped(const Stamp& s, Op op) {
+inline Op OpStore::stamped_rank_and_deps(const Stamp& s, Op op) {
   op.rank = s.rank;
   op.deps_begin += s.deps_shift;
+  return op;
+}
+
+inline Op OpStore::stamped(const Stamp& s, Op op) {
+  op = stamped_rank_and_deps(s, op);
   if (op.kind != OpKind::compute && op.kind != OpKind::copy) op.group_or_peer = mapped(s, op);
   return op;
 }
@@ -220,12 +227,8 @@ void OpStore::for_each_non_compute(F&& f) const {
 
 inline Op OpStore::read_without_peer(OpId id, std::size_t run) const {
   const Run& r = runs_[run];
-  Op op = records_[r.record + (id - r.begin)];
-  if (r.stamp != kNone) {
-    op.rank = stamps_[r.stamp].rank;
-    op.deps_begin += stamps_[r.stamp].deps_shift;
-  }
-  return op;
+  const Op& op = records_[r.record + (id - r.begin)];
+  return r.stamp == kNone ? op : stamped_rank_and_deps(stamps_[r.stamp], op);
 }
 
 inline OpStore::Reader OpStore::reader() const {
