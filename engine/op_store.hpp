@@ -65,6 +65,21 @@ class OpStore {
   template <class F>
   void for_each_non_compute(F&& f) const;
 
+  // A run of consecutive ids [begin, end) as the store holds it. Stamped: the ops read as the
+  // records [first_record, first_record + (end - begin)) do, with `rank` and their own
+  // dependencies, groups and peers; every other field (kind, name, category, FLOPs, bytes) is
+  // the record's, so a pass that sums those can sum each distinct record range once
+  // (models/metrics.cpp). Not stamped: the records are read as they are, ranks their own.
+  struct RunView {
+    OpId begin = 0, end = 0;
+    std::uint32_t first_record = 0;
+    bool stamped = false;
+    Rank rank = 0;  // the stamped run's
+  };
+  // Calls f(const RunView&) for every run, in id order (one run where nothing is stamped).
+  template <class F>
+  void for_each_run(F&& f) const;
+
   class Reader;
   Reader reader() const;
   // A Reader for passes that never read a communication op's group or peer: a stamped op keeps
@@ -222,6 +237,19 @@ void OpStore::for_each_non_compute(F&& f) const {
       const OpId id = r.begin + (*it - r.record);
       f(id, r.stamp == kNone ? records_[*it] : stamped(stamps_[r.stamp], records_[*it]));
     }
+  }
+}
+
+template <class F>
+void OpStore::for_each_run(F&& f) const {
+  if (runs_.empty()) {
+    if (size_ > 0) f(RunView{0, static_cast<OpId>(size_), 0, false, 0});
+    return;
+  }
+  for (std::size_t run = 0; run < runs_.size(); ++run) {
+    const Run& r = runs_[run];
+    const bool stamped = r.stamp != kNone;
+    f(RunView{r.begin, run_end(run), r.record, stamped, stamped ? stamps_[r.stamp].rank : 0});
   }
 }
 

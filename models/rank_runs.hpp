@@ -21,9 +21,11 @@ class RankRuns {
   explicit RankRuns(std::size_t ops) : max_runs_(ops / kOpsPerRun + 64) {}
 
   // Ops must be added in id order, each once.
-  void add(engine::OpId id, engine::Rank rank) {
-    if (!runs_.empty() && runs_.back().rank == rank && runs_.back().end == id) {
-      ++runs_.back().end;
+  void add(engine::OpId id, engine::Rank rank) { add(id, id + 1, rank); }
+  // Ops [begin, end), all of `rank`.
+  void add(engine::OpId begin, engine::OpId end, engine::Rank rank) {
+    if (!runs_.empty() && runs_.back().rank == rank && runs_.back().end == begin) {
+      runs_.back().end = end;
       return;
     }
     if (overflowed_) return;
@@ -33,7 +35,7 @@ class RankRuns {
       runs_.shrink_to_fit();
       return;
     }
-    runs_.push_back({rank, id, id + 1});
+    runs_.push_back({rank, begin, end});
   }
 
   // The ops of `rank`, in id order.

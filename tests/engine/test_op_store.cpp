@@ -162,6 +162,28 @@ TEST(OpStore, ReadsTheSameByIdByPassesAndInAnyOrderAcrossManyRuns) {
   EXPECT_GT(want.size(), 1000u);
   EXPECT_EQ(visited, want);
 
+  // The runs tile the ids in order; a stamped run's ops carry its rank and the fields of the
+  // records it names, a run of records names its own (record j is the j-th op pushed).
+  OpId next = 0;
+  std::size_t stamped_ops = 0;
+  ops.for_each_run([&](const OpStore::RunView& run) {
+    EXPECT_EQ(run.begin, next);
+    EXPECT_LT(run.begin, run.end);
+    next = run.end;
+    for (OpId i = run.begin; i < run.end; ++i) {
+      const std::size_t source = record_ids.at(run.first_record + (i - run.begin));
+      EXPECT_EQ(expected[i].bytes, expected[source].bytes) << "op " << i;
+      if (run.stamped) {
+        EXPECT_EQ(expected[i].rank, run.rank) << "op " << i;
+        ++stamped_ops;
+      } else {
+        EXPECT_EQ(source, i);
+      }
+    }
+  });
+  EXPECT_EQ(next, expected.size());
+  EXPECT_EQ(stamped_ops, expected.size() - record_ids.size());
+
   // Without peers: the same, but a stamped collective keeps its source's group (1).
   const OpStore::Reader raw = ops.reader_without_peers();
   for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -184,6 +206,18 @@ TEST(OpStore, AStoreMadeFromAnArrayVisitsItsNonComputeOps) {
     bytes.push_back(op.bytes);
   });
   EXPECT_EQ(bytes, (std::vector<std::uint64_t>{1, 3, 4}));
+  // Its runs: one, of records.
+  int runs = 0;
+  ops.for_each_run([&](const OpStore::RunView& run) {
+    ++runs;
+    EXPECT_EQ(run.begin, 0u);
+    EXPECT_EQ(run.end, 5u);
+    EXPECT_EQ(run.first_record, 0u);
+    EXPECT_FALSE(run.stamped);
+  });
+  EXPECT_EQ(runs, 1);
+  OpStore none;
+  none.for_each_run([](const OpStore::RunView&) { ADD_FAILURE() << "an empty store has no run"; });
 }
 
 }  // namespace

@@ -36,6 +36,19 @@ TEST(RankRuns, ARanksOpsAreItsRunsInIdOrder) {
   EXPECT_TRUE(runs_of(s, 3).empty());
 }
 
+// Ranges added at once (a stamped run, models/metrics.cpp) list as their ops added one by one,
+// joined to a run of the same rank that ends where they begin.
+TEST(RankRuns, RangesListAsTheirOpsOneByOne) {
+  const auto s = schedule_of_ranks({0, 0, 0, 1, 1, 1, 0, 0, 0}, 2);
+  models::RankRuns runs(s.ops.size());
+  runs.add(0, 3, 0);
+  runs.add(3, 5, 1);
+  runs.add(5, 1);  // joins [3, 5)
+  runs.add(6, 9, 0);
+  EXPECT_EQ(runs.ops_of(s, 0), (std::vector<engine::OpId>{0, 1, 2, 6, 7, 8}));
+  EXPECT_EQ(runs.ops_of(s, 1), (std::vector<engine::OpId>{3, 4, 5}));
+}
+
 TEST(RankRuns, RanksThatAlternateOpByOpAreFoundByAScan) {
   // 2,000 ops of two ranks alternating: 2,000 runs, more than 2,000 / kOpsPerRun + 64 = 189.
   std::vector<engine::Rank> ranks;

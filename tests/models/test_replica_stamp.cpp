@@ -5,7 +5,9 @@
 // equals the one built rank by rank: every op field for field, every dependency, every group's
 // ranks and name, and the names, streams and kernel lists. HSDP stamps shard groups: the shipped
 // HSDP validation cases unfolded, shard groups smaller than a node, tp, cp and ep beside HSDP,
-// several iterations and micro-batches; and layouts it must refuse (built rank by rank).
+// several iterations and micro-batches; and layouts it must refuse (built rank by rank). The
+// metrics, which read a stamped run's FLOPs once per range of records it copies, give the
+// figures of the schedule built rank by rank.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "models/metrics.hpp"
 #include "models/plans/training_schedule.hpp"
+#include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
 
 namespace clustersim::models {
@@ -172,6 +176,47 @@ TEST(StampedSchedule, AFoldedScheduleStampsNothing) {
   const BuiltSchedule stamped = build_schedule(sc, true, {}, true);
   expect_same_schedule(stamped, built);
   EXPECT_EQ(stamped.stamped_ranks, 0u);
+}
+
+// The metrics sum a stamped run's FLOPs once per range of records it copies and take its
+// ranks' last ends from its ends alone (models/metrics.cpp): on the same timeline, the figures
+// equal those of the schedule built rank by rank, whose ops are all records read one by one.
+// Several iterations (a replica stamped per iteration), HSDP's shard groups, and routed experts
+// whose FLOPs the metrics scale (imbalance 1.2 on 2 nodes: two expert replicas).
+TEST(StampedSchedule, MetricsEqualThoseOfTheScheduleBuiltRankByRank) {
+  const std::vector<StampCase> cases = {
+      {"llama2-7b-ddp-2xdgx-a100.yaml", {"simulation.iterations=2"}},
+      {"llama2-7b-fsdp-2xdgx-a100.yaml", {"parallel.data_parallel=hsdp"}},
+      {"mixtral-8x7b-ep8-dgx-h100.yaml", {"cluster.nodes=2"}},
+  };
+  for (const StampCase& c : cases) {
+    SCOPED_TRACE(c.file);
+    std::vector<std::string> sets = c.sets;
+    sets.push_back("simulation.fold=none");
+    const Scenario sc = load_scenario(kStampScenarios + c.file, sets);
+    const RunOutput run = run_scenario(sc);
+    ASSERT_GT(run.built.stamped_ranks, 0u);
+    const BuiltSchedule built = build_schedule(sc, false, {}, /*stamp_replicas=*/false);
+    const Result whole = compute_metrics(sc, built, run.timeline, run.topology, 10, {});
+    EXPECT_EQ(run.result.critical_rank, whole.critical_rank);
+    EXPECT_GT(whole.tflops_per_gpu, 0.0);
+    EXPECT_NEAR(run.result.tflops_per_gpu, whole.tflops_per_gpu, 1e-12 * whole.tflops_per_gpu);
+    EXPECT_NEAR(run.result.mfu, whole.mfu, 1e-12 * whole.mfu);
+    EXPECT_EQ(run.result.breakdown_s.compute, whole.breakdown_s.compute);
+    EXPECT_EQ(run.result.breakdown_s.idle, whole.breakdown_s.idle);
+    EXPECT_EQ(run.result.memory.peak_rank, whole.memory.peak_rank);
+    // Replicas end alike, so the critical rank is replica 0's; the last rank (a stamped
+    // replica's) becomes it when its last op is made to end 1 ms after everything else.
+    engine::Timeline late = run.timeline;
+    const auto last_rank = static_cast<engine::Rank>(sc.world_size() - 1);
+    engine::OpId last_op = 0;
+    for (engine::OpId id = 0; id < late.end.size(); ++id)
+      if (run.built.schedule.ops[id].rank == last_rank) last_op = id;
+    late.makespan = late.makespan + engine::Time::from_seconds(1e-3);
+    late.end[last_op] = late.makespan;
+    EXPECT_EQ(compute_metrics(sc, run.built, late, run.topology, 10, {}).critical_rank, last_rank);
+    EXPECT_EQ(compute_metrics(sc, built, late, run.topology, 10, {}).critical_rank, last_rank);
+  }
 }
 
 }  // namespace
