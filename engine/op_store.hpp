@@ -62,7 +62,9 @@ class OpStore {
   // Calls f(id, op) for every op that is not a compute op, in id order. A stamped run's compute
   // ops are skipped unread (its records' communication and copy ops are indexed), so a pass that
   // wants only these reads a fraction of the store: the matching (engine/rendezvous.cpp).
-  template <class F>
+  // kMapPeers false: as reader_without_peers() reads them (a stamped op keeps its source's group
+  // or peer), for a pass that reads a group only for the few ops it keeps (`ops[id]` then).
+  template <bool kMapPeers = true, class F>
   void for_each_non_compute(F&& f) const;
 
   // A run of consecutive ids [begin, end) as the store holds it. Stamped: the ops read as the
@@ -222,7 +224,7 @@ inline Op OpStore::read(OpId id, std::size_t run) const {
   return r.stamp == kNone ? op : stamped(stamps_[r.stamp], op);
 }
 
-template <class F>
+template <bool kMapPeers, class F>
 void OpStore::for_each_non_compute(F&& f) const {
   if (runs_.empty()) {
     for (std::uint32_t record : non_compute_)
@@ -235,7 +237,12 @@ void OpStore::for_each_non_compute(F&& f) const {
     auto it = std::lower_bound(non_compute_.begin(), non_compute_.end(), r.record);
     for (; it != non_compute_.end() && *it < last; ++it) {
       const OpId id = r.begin + (*it - r.record);
-      f(id, r.stamp == kNone ? records_[*it] : stamped(stamps_[r.stamp], records_[*it]));
+      if (r.stamp == kNone)
+        f(id, records_[*it]);
+      else if constexpr (kMapPeers)
+        f(id, stamped(stamps_[r.stamp], records_[*it]));
+      else
+        f(id, stamped_rank_and_deps(stamps_[r.stamp], records_[*it]));
     }
   }
 }

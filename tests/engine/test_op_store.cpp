@@ -184,13 +184,22 @@ TEST(OpStore, ReadsTheSameByIdByPassesAndInAnyOrderAcrossManyRuns) {
   EXPECT_EQ(next, expected.size());
   EXPECT_EQ(stamped_ops, expected.size() - record_ids.size());
 
-  // Without peers: the same, but a stamped collective keeps its source's group (1).
+  // Without peers: the same, but a stamped collective keeps its source's group (1), read by id
+  // and by the pass over the non-compute ops.
   const OpStore::Reader raw = ops.reader_without_peers();
   for (std::size_t i = 0; i < expected.size(); ++i) {
     Op op = expected[i];
     if (op.kind == OpKind::collective) op.group_or_peer = 1;
     expect_same(raw[static_cast<OpId>(i)], op, i);
   }
+  std::vector<OpId> visited_raw;
+  ops.for_each_non_compute<false>([&](OpId i, const Op& op) {
+    visited_raw.push_back(i);
+    Op source_group = expected[i];
+    if (source_group.kind == OpKind::collective) source_group.group_or_peer = 1;
+    expect_same(op, source_group, i);
+  });
+  EXPECT_EQ(visited_raw, want);
 }
 
 // A store made from an array of ops (trace assembly) has every op a record; its pass over the
