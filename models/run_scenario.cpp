@@ -217,7 +217,8 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
   };
   std::vector<Candidate> best;
   // Read without groups: a stamped collective's group is looked up only where it passes the
-  // size test (the search of its run's map for each of GPT-3 175B's 7 M was most of the pass).
+  // size test, not by a search of its run's map for every one (the metrics phase of GPT-3 175B,
+  // which this pass set, 0.11 → 0.06 s).
   s.ops.for_each_non_compute<false>([&](engine::OpId id, const engine::Op& unmapped) {
     if (unmapped.kind != engine::OpKind::collective || unmapped.bytes == 0) return;
     if (best.size() == count && unmapped.bytes <= best.back().bytes) return;
