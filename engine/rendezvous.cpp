@@ -55,6 +55,7 @@ struct Scanned {
     std::uint32_t tag;
     CollectiveType collective;
     Algorithm algorithm;
+    static Call of(const Op& op) { return {op.bytes, op.tag(), op.collective, op.algorithm}; }
     bool operator==(const Call&) const = default;
   };
   std::vector<std::vector<Call>> calls;
@@ -98,7 +99,7 @@ Scanned scan(const Schedule& s, ScanProgress progress) {
                                 std::to_string(op.rank) + " is not a member of");
         std::vector<OpId>& mine = out.by_member[op.group_or_peer][it->second];
         std::vector<Scanned::Call>& calls = out.calls[op.group_or_peer];
-        const Scanned::Call call{op.bytes, op.tag(), op.collective, op.algorithm};
+        const Scanned::Call call = Scanned::Call::of(op);
         if (mine.size() == calls.size())  // the first member to issue this call
           calls.push_back(call);
         else if (calls[mine.size()] != call)
@@ -130,8 +131,7 @@ void check_calls_agree(const Schedule& s, GroupId g, std::size_t call,
   for (std::size_t m = 1; m < members.size(); ++m) {
     const OpId id = members[m][call];
     const Op op = ops[m][id];
-    if (op.collective != first.collective || op.bytes != first.bytes || op.tag() != first.tag() ||
-        op.algorithm != first.algorithm)
+    if (Scanned::Call::of(op) != Scanned::Call::of(first))
       throw SimulationError(
           "schedule: collective call " + std::to_string(call) + " on group '" + s.groups[g].name +
           "' does not match: " + describe(s, members[0][call]) + " is " +
