@@ -53,8 +53,9 @@ struct CollectiveMeasurement {
   std::int64_t wrong = -1;  // elements found wrong; -1 = not checked (nccl-tests "N/A")
 };
 
-// A GEMM a backend is asked to measure besides its own grid (`calibrate --shapes-from`):
-// column-major C[m×n] = op(A)·op(B), op(A) m×k and op(B) k×n, `batch` of them, in `dtype`.
+// A GEMM a backend is asked to measure besides its own grid (`calibrate --shapes-from`), as the
+// model states it: row-major C[m×n] = op(A)·op(B), op(A) m×k and op(B) k×n, `batch` of them, in
+// `dtype` (a linear layer's forward: m tokens, n output features, B the weight stored [n×k]).
 struct GemmRequest {
   std::uint64_t m = 0, n = 0, k = 0, batch = 1;
   std::string dtype;

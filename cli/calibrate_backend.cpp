@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "calibrate/profile.hpp"
 #include "cli/command.hpp"
@@ -74,15 +76,21 @@ int run(std::string_view backend, calibrate::BackendFn fn, bool quick, const std
 
 }  // namespace
 
-std::vector<calibrate::GemmRequest> scenario_gemm_requests(const std::string& scenario) {
+std::vector<calibrate::GemmRequest> scenario_gemm_requests(
+    const std::vector<std::string>& scenarios) {
   std::vector<calibrate::GemmRequest> out;
-  if (scenario.empty()) return out;
-  try {
-    for (const models::ScenarioGemm& g :
-         models::scenario_gemm_shapes(models::load_scenario(scenario), kMaxScenarioGemms))
-      out.push_back({g.m, g.n, g.k, g.batch, g.dtype, g.trans_a, g.trans_b});
-  } catch (const models::ScenarioError& e) {
-    throw BadInput(e.what());
+  std::set<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, std::string, bool,
+                      bool>>
+      seen;
+  for (const std::string& scenario : scenarios) {
+    try {
+      for (const models::ScenarioGemm& g :
+           models::scenario_gemm_shapes(models::load_scenario(scenario), kMaxScenarioGemms))
+        if (seen.emplace(g.m, g.n, g.k, g.batch, g.dtype, g.trans_a, g.trans_b).second)
+          out.push_back({g.m, g.n, g.k, g.batch, g.dtype, g.trans_a, g.trans_b});
+    } catch (const models::ScenarioError& e) {
+      throw BadInput(e.what());
+    }
   }
   return out;
 }
@@ -137,13 +145,14 @@ int backend_main(int argc, char** argv, std::string_view backend, calibrate::Bac
                "calibrate --backend " + std::string(backend) + "`)"};
   app.set_version_flag("--version", name + " " + CLUSTERSIM_VERSION);
   bool quick = false;
-  std::string out, shapes_from;
+  std::string out;
+  std::vector<std::string> shapes_from;
   app.add_flag("--quick", quick, "Small sweeps: a smoke test, not a calibration");
   app.add_option("--out", out, "Profile to write (JSON, written atomically)")->required();
   if (backend == "cuda")
     app.add_option("--shapes-from", shapes_from,
-                   "Also measure the GEMM shapes this scenario launches (its largest " +
-                       std::to_string(kMaxScenarioGemms) + " by FLOPs)");
+                   "Also measure the GEMM shapes these scenarios launch (each one's largest " +
+                       std::to_string(kMaxScenarioGemms) + " by FLOPs; repeatable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -36,13 +36,15 @@ std::filesystem::path find_companion(const std::string& name, const std::string&
 [[noreturn]] void exec_backend(const std::filesystem::path& program,
                                const std::vector<std::string>& args);
 
-// `calibrate --shapes-from`: the GEMMs the scenario launches, the largest kMaxScenarioGemms by
-// FLOPs (models/gemm_shapes.hpp); none for an empty path. A scenario that does not load is
-// BadInput naming its file, line and key.
+// `calibrate --shapes-from`: the GEMMs each scenario launches, its largest kMaxScenarioGemms by
+// FLOPs (models/gemm_shapes.hpp), in the order given; a shape two scenarios share is measured
+// once, where it first appears. None for no scenarios. A scenario that does not load is BadInput
+// naming its file, line and key.
 inline constexpr std::size_t kMaxScenarioGemms = 64;
-std::vector<calibrate::GemmRequest> scenario_gemm_requests(const std::string& scenario);
+std::vector<calibrate::GemmRequest> scenario_gemm_requests(
+    const std::vector<std::string>& scenarios);
 
-// main() of clustersim-calibrate-<backend>: `[--quick] --out PROFILE [--shapes-from SCENARIO]`
+// main() of clustersim-calibrate-<backend>: `[--quick] --out PROFILE [--shapes-from SCENARIO]...`
 // (cuda); runs the backend with the progress reporter (cli/progress.hpp) and Ctrl-C handling, fits,
 // writes the profile atomically (the writing rank only) and returns the exit code (0 ok, 1 failure,
 // 2 bad input).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibrate/from_execution.hpp"
+#include "calibrate/gemm_report.hpp"
 #include "calibrate/nccl_tests_import.hpp"
 #include "calibrate/profile.hpp"
 #include "cli/calibrate_backend.hpp"
@@ -30,7 +31,9 @@ struct CalibrateArgs {
   std::uint32_t nodes = 0;
   std::string measured;  // from-execution: the JSON of `clustersim execute`
   std::string measured_out;
-  std::string shapes_from;  // also measure this scenario's GEMM shapes (cuda)
+  std::vector<std::string> shapes_from;  // also measure these scenarios' GEMM shapes (cuda)
+  std::string report_profile;            // gemm-report: the profile whose GEMMs are compared
+  std::string report_gpu;                // gemm-report: the GPU preset they are compared with
 };
 
 // Measuring needs a GPU or MPI library, which clustersim does not load: it becomes the back end's
@@ -39,10 +42,7 @@ int run_calibrate(const CalibrateArgs& a) {
   if (a.backend.empty()) throw BadInput("calibrate: --backend cuda|mpi is required");
   if (a.out.empty()) throw BadInput("calibrate: --out PROFILE is required");
   // Before measuring, not after.
-  models::check_output_path(
-      a.out,
-      a.shapes_from.empty() ? std::vector<std::string>{} : std::vector<std::string>{a.shapes_from},
-      "--out");
+  models::check_output_path(a.out, a.shapes_from, "--out");
   std::vector<std::string> args;
   if (a.quick) args.emplace_back("--quick");
   args.insert(args.end(), {"--out", a.out});
@@ -51,9 +51,12 @@ int run_calibrate(const CalibrateArgs& a) {
       throw BadInput("calibrate: --shapes-from measures GEMMs, which only --backend cuda does");
     // A scenario that does not load is refused here, before the back end starts.
     const auto shapes = scenario_gemm_requests(a.shapes_from);
-    std::cout << "measuring " << shapes.size() << " GEMM shapes of " << a.shapes_from
-              << " besides the grid\n";
-    args.insert(args.end(), {"--shapes-from", std::filesystem::absolute(a.shapes_from).string()});
+    std::cout << "measuring " << shapes.size() << " GEMM shapes of ";
+    for (std::size_t i = 0; i < a.shapes_from.size(); ++i)
+      std::cout << (i == 0 ? "" : ", ") << a.shapes_from[i];
+    std::cout << " besides the grid\n";
+    for (const std::string& s : a.shapes_from)
+      args.insert(args.end(), {"--shapes-from", std::filesystem::absolute(s).string()});
   }
   exec_backend(find_backend(a.backend), args);
 }
@@ -110,6 +113,33 @@ int run_from_execution(const CalibrateArgs& a) {
   return kExitOk;
 }
 
+// Each GEMM of a profile beside the kernel model's prediction on a preset
+// (calibrate/gemm_report.hpp).
+int run_gemm_report(const CalibrateArgs& a) {
+  const models::GpuSpec* gpu = models::find_gpu(a.report_gpu);
+  if (gpu == nullptr)
+    throw BadInput("calibrate gemm-report: --gpu: unknown GPU preset '" + a.report_gpu +
+                   "' (`clustersim presets` lists them)");
+  calibrate::Profile p;
+  try {
+    p = calibrate::read_profile(a.report_profile);
+  } catch (const std::exception& e) {
+    throw BadInput(e.what());
+  }
+  if (p.measurements.gemms.empty())
+    throw BadInput(a.report_profile +
+                   ": measurements.gemms is empty: the profile measured no GEMM");
+  calibrate::GemmReport report;
+  try {
+    report = calibrate::compare_gemms(p.measurements, *gpu);
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(a.report_profile + ": measurements.gemms: " + e.what());
+  }
+  std::cout << a.report_profile << " (measured on " << p.provenance.gpu << ")\n";
+  calibrate::print_gemm_report(std::cout, report);
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_calibrate_command(CLI::App& app, Action& action) {
@@ -120,8 +150,8 @@ void add_calibrate_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"cuda", "mpi"}));
   cal->add_flag("--quick", args->quick, "Small sweeps: a smoke test, not a calibration");
   cal->add_option("--shapes-from", args->shapes_from,
-                  "Also measure the GEMM shapes this scenario launches (cuda; its largest 64 by "
-                  "FLOPs)");
+                  "Also measure the GEMM shapes these scenarios launch (cuda; each one's largest "
+                  "64 by FLOPs; repeatable)");
   cal->add_option("--out", args->out, "Profile to write (JSON, written atomically)");
 
   CLI::App* imp = cal->add_subcommand("import-nccl-tests",
@@ -154,10 +184,18 @@ void add_calibrate_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   from->add_option("--out", args->measured_out, "Profile to write")->required();
 
+  CLI::App* report = cal->add_subcommand(
+      "gemm-report", "Each GEMM a profile measured beside the kernel model's prediction");
+  report->add_option("PROFILE", args->report_profile, "A calibration profile")
+      ->required()
+      ->check(CLI::ExistingFile);
+  report->add_option("--gpu", args->report_gpu, "The GPU preset to compare with")->required();
+
   imp->callback([args, &action] { action = [args] { return run_import(*args); }; });
   from->callback([args, &action] { action = [args] { return run_from_execution(*args); }; });
-  cal->callback([args, imp, from, &action] {
-    if (imp->parsed() || from->parsed()) return;
+  report->callback([args, &action] { action = [args] { return run_gemm_report(*args); }; });
+  cal->callback([args, imp, from, report, &action] {
+    if (imp->parsed() || from->parsed() || report->parsed()) return;
     action = [args] { return run_calibrate(*args); };
   });
 }

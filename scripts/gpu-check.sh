@@ -1,55 +1,73 @@
 #!/usr/bin/env bash
-# GPU check of the CUDA calibration backend (docs/calibration.md "gpu-check.sh"): configure with
-# CUDA on, build the clustersim binary, run `clustersim calibrate --backend cuda --quick` and print
-# the figures worth a glance: d2d copy bandwidth, bf16 GEMM TFLOP/s, NCCL bus bandwidths.
-# Usage: scripts/gpu-check.sh [BUILD_DIR]   (writes $OUT/profile.json; OUT defaults to BUILD_DIR)
-set -euo pipefail
+# GPU check (docs/calibration.md "Running the CUDA back end on a GPU machine"), run on the GPU
+# machine from the bundle scripts/gpu-bundle.sh packed into .gpu/ (that machine has CUDA, NCCL and
+# PyTorch but not this project's build dependencies):
+#   1. `clustersim calibrate --backend cuda` (full sweeps) with the GEMM shapes of the Hopper
+#      scenarios and validation cases, into $OUT/profile.json;
+#   2. scripts/gpu-kernel-bench.py: attention, memory-bound kernels and a decoder layer through
+#      PyTorch, into $OUT/kernels.json;
+#   3. a summary of the figures worth a glance.
+# Usage: OUT=dir scripts/gpu-check.sh   (OUT defaults to gpu-out)
+set -uo pipefail
 cd "$(dirname "$0")/.."
-BUILD=${1:-build-gpu}
-OUT=${OUT:-$BUILD}
+OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
+[ -x .gpu/clustersim ] || { echo "no .gpu/clustersim: run scripts/gpu-bundle.sh first" >&2; exit 2; }
 
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCLUSTERSIM_WITH_CUDA=ON \
-  -DCLUSTERSIM_WITH_GUI=OFF -DCLUSTERSIM_BUILD_TESTS=OFF -DCLUSTERSIM_BUILD_BENCH=OFF \
-  -DCLUSTERSIM_WERROR=ON
-cmake --build "$BUILD" -j "$(nproc)" --target clustersim
-
+# The machine's cuBLAS and NCCL: the CUDA toolkit's, else PyTorch's wheels (nvidia-*-cu13).
+libdir_of() { find /usr/local/cuda* /usr/lib /opt -name "$1" 2>/dev/null | head -1 | xargs -r dirname; }
+MACHINE_LD_PATH=${LD_LIBRARY_PATH:-}  # PyTorch below needs its own cuDNN, not the toolkit's
+LIBS=$(libdir_of 'libcublasLt.so.13*'):$(libdir_of 'libcublas.so.13*'):$(libdir_of 'libnccl.so.2*')
+export LD_LIBRARY_PATH=$LIBS:$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if ! .gpu/clustersim --version >/dev/null 2>&1; then
+  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$PWD/.gpu/fallback
+fi
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+ldd .gpu/clustersim-calibrate-cuda | grep -E "not found|cublas|nccl|stdc" || true
 nvidia-smi -L || true
-start=$(date +%s)
-# Also the GEMM shapes a Llama 3 70B layer launches (docs/calibration.md "GEMM shapes of a
-# scenario"), so the profile holds measured-vs-modelled points for the shapes that matter.
-"$BUILD/cli/clustersim" calibrate --backend cuda --quick --out "$OUT/profile.json" \
-  --shapes-from scenarios/llama3-70b-8xdgx-h100-interleaved.yaml | tee "$OUT/calibrate.log"
-echo "calibrate --quick took $(( $(date +%s) - start )) s"
+nvidia-smi topo -m || true
+nvidia-smi -q -d CLOCK,POWER,PERFORMANCE >"$OUT/nvidia-smi.txt" 2>&1 || true
 
-python3 - "$OUT/profile.json" <<'PY'
+SHAPES=()
+for s in scenarios/llama3-70b-8xdgx-h100-interleaved.yaml scenarios/mixtral-8x7b-ep8-dgx-h100.yaml \
+  validation/training/nemo2511-llama3-70b-64xh100-fp8.yaml \
+  validation/training/nemo2511-llama3-8b-8xh100-fsdp-fp8.yaml \
+  validation/training/nemo2511-llama31-405b-1024xh100-fp8.yaml \
+  validation/training/nemo2407-gpt3-175b-128xh100-fp8.yaml \
+  validation/training/nemo2407-llama2-7b-8xh100-fp8.yaml \
+  validation/training/mcore-mixtral-8x7b-64xh100.yaml \
+  validation/training/korthikanti-22b-selective-sp.yaml \
+  validation/training/fms-fsdp-llama2-7b-128xa100.yaml; do
+  SHAPES+=(--shapes-from "$s")
+done
+start=$(date +%s)
+.gpu/clustersim calibrate --backend cuda --out "$OUT/profile.json" "${SHAPES[@]}" 2>&1 |
+  tee "$OUT/calibrate.log"
+echo "calibrate took $(($(date +%s) - start)) s"
+
+start=$(date +%s)
+LD_LIBRARY_PATH=$MACHINE_LD_PATH PYTHONUNBUFFERED=1 python3 -W ignore scripts/gpu-kernel-bench.py "$OUT/kernels.json" 2>&1 |
+  tee "$OUT/kernels.log"
+echo "kernel bench took $(($(date +%s) - start)) s"
+
+[ -f "$OUT/profile.json" ] || exit 1
+python3 - "$OUT/profile.json" <<'PY' | tee "$OUT/summary.txt"
 import json, sys
 p = json.load(open(sys.argv[1]))
 prov, m = p["provenance"], p["measurements"]
 print(f"GPUs: {prov['ranks']} x {prov['gpu']}, driver {prov['driver_version']}, "
-      f"runtime {prov['runtime_version']}, NCCL {prov['nccl_version']}, fabric {prov.get('topology', {}).get('fabric', '?')}")
+      f"runtime {prov['runtime_version']}, NCCL {prov['nccl_version']}")
 for d in ("d2d", "h2d", "d2h", "peer"):
     rows = [c for c in m["copies"] if c["direction"] == d]
     if rows:
         best = max(rows, key=lambda c: c["bandwidth"])
         print(f"copy {d:4}: best {best['bandwidth'] / 1e9:8.1f} GB/s at {best['bytes']:.0f} B")
-bf16 = [g for g in m["gemms"] if g["dtype"] == "bf16"]
-if bf16:
-    best = max(bf16, key=lambda g: g["flops_per_s"])
-    print(f"GEMM bf16: best {best['flops_per_s'] / 1e12:.1f} TFLOP/s at {best['m']}x{best['n']}x{best['k']}")
-# The scenario's 15 shapes are the last rows (the grid comes first).
-for g in m["gemms"][-15:]:
-    print(f"GEMM {g['dtype']} {g['m']}x{g['n']}x{g['k']} batch {g.get('batch', 1)}: "
-          f"{g['flops_per_s'] / 1e12:.1f} TFLOP/s")
-print(f"memory-bound bandwidth (fitted): {p['fitted']['compute'].get('memory_bandwidth', 0) / 1e9:.1f} GB/s")
-wrong = sum(c["wrong"] or 0 for c in m["collectives"])
-for f in p["fitted"]["collectives"]:
-    rows = [c for c in m["collectives"] if c["collective"] == f["collective"]]
-    big = max(rows, key=lambda c: c["bytes"]) if rows else None
-    last = f["ranges"][-1]
-    print(f"NCCL {f['collective']:14} {f['ranks']} ranks: fitted alpha {f['ranges'][0]['alpha_s'] * 1e6:.1f} us, "
-          f"busbw {last['busbw'] / 1e9:.1f} GB/s; measured busbw at {big['bytes']:.0f} B: {big['busbw'] / 1e9:.1f} GB/s")
-print(f"NCCL #wrong over all rows: {wrong}")
-sys.exit(1 if wrong else 0)
+for dt in ("fp32", "tf32", "fp16", "bf16", "fp8"):
+    rows = [g for g in m["gemms"] if g["dtype"] == dt]
+    if rows:
+        best = max(rows, key=lambda g: g["flops_per_s"])
+        print(f"GEMM {dt}: {len(rows)} shapes, best {best['flops_per_s'] / 1e12:.1f} TFLOP/s "
+              f"at {best['m']}x{best['n']}x{best['k']}")
+print(f"memory-bound bandwidth (fitted): "
+      f"{p['fitted']['compute'].get('memory_bandwidth', 0) / 1e9:.1f} GB/s")
 PY

@@ -23,10 +23,10 @@ std::size_t nccl_steps(int devices, bool quick);
 // d2d (read + write counted), pinned h2d and d2h on GPU 0; peer copies between every ordered pair.
 void measure_copies(int devices, bool quick, std::ostream* table, const StepFn& step,
                     std::vector<CopyMeasurement>& out);
-// cuBLAS GEMMs on GPU 0 in fp32, tf32, fp16 and bf16 (tf32/bf16 from compute capability 8.0).
-// Then the `requested` shapes (a scenario's), batched and transposed as asked; a dtype this GPU
-// or cuBLAS path cannot run (fp8, or bf16/tf32 before compute capability 8.0) is skipped with a
-// line in the table.
+// cuBLAS GEMMs on GPU 0 in fp32, tf32, fp16, bf16 (tf32/bf16 from compute capability 8.0) and
+// fp8 e4m3 through cuBLASLt (from 8.9). Then the `requested` shapes (a scenario's), batched and
+// transposed as asked (fp8 as TN); a dtype this GPU cannot run, or an fp8 shape cuBLASLt refuses,
+// is skipped with a line in the table.
 void measure_gemms(bool quick, const std::vector<GemmRequest>& requested, std::ostream* table,
                    const StepFn& step, std::vector<GemmMeasurement>& out);
 // NCCL collectives over all local GPUs in one process (ncclCommInitAll), each size checked.

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -115,6 +116,14 @@ inline double time_on_stream(cudaStream_t stream, int iterations,
   cudaEventDestroy(begin);
   cudaEventDestroy(end);
   return static_cast<double>(ms) * 1e-3 / iterations;
+}
+
+// Seconds per call of `launch`, timed over about 50 ms of calls (3 to 100) after one timed to size
+// the run: long enough to smooth the clock's ramp, short enough for a sweep of hundreds of shapes.
+inline double time_for_50ms(cudaStream_t stream, const std::function<void()>& launch) {
+  const double once = time_on_stream(stream, 1, launch);
+  const int iters = std::clamp(static_cast<int>(0.05 / std::max(once, 1e-6)), 3, 100);
+  return time_on_stream(stream, iters, launch);
 }
 
 // Calls `step(phase)` after each measurement; it reports progress and throws Cancelled.

@@ -1,5 +1,6 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "calibrate/cuda/kernels.hpp"
 
@@ -61,6 +62,9 @@ void fill_operand(void* x, std::size_t n, Element type, cudaStream_t s) {
       break;
     case Element::bf16:
       operand_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_bfloat16*>(x), n);
+      break;
+    case Element::f8e4m3:
+      operand_kernel<<<blocks_for(n), kThreads, 0, s>>>(static_cast<__nv_fp8_e4m3*>(x), n);
       break;
   }
 }

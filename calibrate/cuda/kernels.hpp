@@ -9,7 +9,7 @@
 
 namespace clustersim::calibrate::cuda {
 
-enum class Element { f32, f16, bf16 };
+enum class Element { f32, f16, bf16, f8e4m3 };
 
 // x[i] = a + b·⌊i / chunk⌋ (floats; small integers stay exact).
 void fill_pattern(float* x, std::size_t n, float a, float b, std::size_t chunk, cudaStream_t s);

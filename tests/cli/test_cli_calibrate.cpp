@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "calibrate/profile.hpp"
 #include "cli/calibrate_backend.hpp"
 #include "cli_harness.hpp"
 #include "engine/sanitizer.hpp"
@@ -144,7 +145,7 @@ TEST(CliCalibrate, ScenarioGemmRequestsAreTheScenariosLargestShapes) {
   const auto all = models::scenario_gemm_shapes(
       models::load_scenario(std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-tp4.yaml"));
   const auto requests =
-      scenario_gemm_requests(std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-tp4.yaml");
+      scenario_gemm_requests({std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-tp4.yaml"});
   ASSERT_EQ(requests.size(), std::min(all.size(), kMaxScenarioGemms));
   for (std::size_t i = 0; i < requests.size(); ++i) {
     EXPECT_EQ(requests[i].m, all[i].m);
@@ -152,7 +153,28 @@ TEST(CliCalibrate, ScenarioGemmRequestsAreTheScenariosLargestShapes) {
     EXPECT_EQ(requests[i].dtype, all[i].dtype);
     EXPECT_EQ(requests[i].trans_b, all[i].trans_b);
   }
-  EXPECT_TRUE(scenario_gemm_requests("").empty());
+  EXPECT_TRUE(scenario_gemm_requests({}).empty());
+}
+
+// Shapes two scenarios share are measured once; the rest keep each scenario's order.
+TEST(CliCalibrate, ShapesOfSeveralScenariosAreTheirUnionInOrder) {
+  const std::string a = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-tp4.yaml";
+  const std::string b = std::string(CLUSTERSIM_SCENARIOS_DIR) + "/gpt3-175b-1024xA100.yaml";
+  const auto only_a = scenario_gemm_requests({a});
+  const auto only_b = scenario_gemm_requests({b});
+  const auto same = [](const calibrate::GemmRequest& x, const calibrate::GemmRequest& y) {
+    return x.m == y.m && x.n == y.n && x.k == y.k && x.batch == y.batch && x.dtype == y.dtype &&
+           x.trans_a == y.trans_a && x.trans_b == y.trans_b;
+  };
+  std::vector<calibrate::GemmRequest> expected = only_a;
+  for (const auto& r : only_b)
+    if (std::none_of(only_a.begin(), only_a.end(), [&](const auto& x) { return same(x, r); }))
+      expected.push_back(r);
+  const auto both = scenario_gemm_requests({a, b, a});
+  ASSERT_EQ(both.size(), expected.size());
+  ASSERT_GT(expected.size(), only_a.size());  // the two models share no hidden size
+  for (std::size_t i = 0; i < both.size(); ++i)
+    EXPECT_TRUE(same(both[i], expected[i])) << i;
 }
 
 TEST(CliCalibrate, CudaBackendWithoutAGpuIsAClearErrorAndWritesNothing) {
@@ -164,6 +186,40 @@ TEST(CliCalibrate, CudaBackendWithoutAGpuIsAClearErrorAndWritesNothing) {
   EXPECT_EQ(o.code, 1) << o.err;
   EXPECT_TRUE(contains(o.err, "the cuda backend found no usable GPU")) << o.err;
   EXPECT_EQ(dir.entries(), std::vector<std::string>{});
+}
+
+// A profile of one bf16 8192³ GEMM in 2 ms: 2·8192³ / 2 ms = 549.8 TFLOP/s, 0.556 of the
+// H200's 989 TFLOP/s.
+fs::path write_gemm_profile(const TempDir& dir, bool with_gemm) {
+  calibrate::Profile p;
+  p.provenance.host = "node01";
+  p.provenance.gpu = "NVIDIA H200";
+  p.provenance.date = "2026-12-04T12:00:00Z";
+  p.provenance.backend = "cuda";
+  p.provenance.ranks = 1;
+  if (with_gemm) p.measurements.gemms.push_back({8192, 8192, 8192, "bf16", 2e-3});
+  p.measurements.copies.push_back({"d2d", 1 << 30, 5e-4});
+  const fs::path path = dir / (with_gemm ? "p.json" : "empty.json");
+  calibrate::write_profile(p, path.string());
+  return path;
+}
+
+TEST(CliCalibrate, GemmReportComparesEachMeasuredGemmWithThePreset) {
+  const TempDir dir;
+  const fs::path profile = write_gemm_profile(dir, true);
+  Outcome o =
+      run_cli({"calibrate", "gemm-report", profile.string(), "--gpu", "H200-SXM-141GB"}, dir);
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(contains(o.out, "549.8 0.556")) << o.out;
+  EXPECT_TRUE(contains(o.out, "bf16    1 shapes: median |error|")) << o.out;
+  o = run_cli({"calibrate", "gemm-report", profile.string(), "--gpu", "H300"}, dir);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_TRUE(contains(o.err, "unknown GPU preset 'H300'")) << o.err;
+  o = run_cli({"calibrate", "gemm-report", write_gemm_profile(dir, false).string(), "--gpu",
+               "H200-SXM-141GB"},
+              dir);
+  EXPECT_EQ(o.code, 2);
+  EXPECT_TRUE(contains(o.err, "empty.json: measurements.gemms is empty")) << o.err;
 }
 
 constexpr bool kSanitized = clustersim::engine::kAddressSanitizer;
