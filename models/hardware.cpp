@@ -42,6 +42,17 @@ struct KernelFigures {
   double attention_bwd;
   double sustained_compute;
 };
+// Fused attention per CTA, measured (GpuSpec::attention_tail_share): the long-sequence
+// efficiencies, each CTA's overhead in block steps, forward and backward, and the tail share.
+struct AttentionPerCta {
+  double fwd, bwd, overhead_fwd, overhead_bwd, tail;
+};
+// cuDNN's fused attention (what Transformer Engine runs on Hopper, and PyTorch 2.11's SDPA),
+// fitted on the nine causal bf16 shapes measured on an H200 on 4 Dec 2026
+// (validation/hardware/h200-2026-12-04/kernels.json): every forward within 1.5 %, every backward
+// within 3.8 % (docs/fidelity.md "Attention per CTA"). H100 SXM is the same die at the same
+// clocks; attention does not reach the HBM bound, so it shares them.
+constexpr AttentionPerCta kAttentionHopper{0.763, 0.707, 2.2, 4.4, 0.85};
 // Share of the isolated tensor-core rate sustained inside a training step, fitted per GPU family
 // on validation/training/ by scripts/fit-sustained-compute.py (docs/fidelity.md "Sustained
 // compute"): the value with the smallest median |error| over the family's published runs.
@@ -64,6 +75,15 @@ GpuSpec with_kernels(GpuSpec g, const KernelFigures& f) {
   return g;
 }
 
+GpuSpec with_attention(GpuSpec g, const AttentionPerCta& a) {
+  g.attention_fwd_efficiency = a.fwd;
+  g.attention_bwd_efficiency = a.bwd;
+  g.attention_cta_overhead_fwd = a.overhead_fwd;
+  g.attention_cta_overhead_bwd = a.overhead_bwd;
+  g.attention_tail_share = a.tail;
+  return g;
+}
+
 std::vector<GpuSpec> make_gpus() {
   std::vector<GpuSpec> gpus;
   //                     fp32   tf32    fp16    bf16    fp8      HBM GB/s  GiB
@@ -76,13 +96,17 @@ std::vector<GpuSpec> make_gpus() {
   gpus.push_back(with_kernels(gpu("A100-SXM4-80GB", {19.5, 156, 312, 312, 0}, 2039, 80, kEffAmpere),
                               {108, 0.902, false, 0.70, 0.55, kSustainedAmpere}));
   // NVIDIA H100 datasheet (SXM5): sparse figures halved for dense.
-  gpus.push_back(
-      with_kernels(gpu("H100-SXM5-80GB", {67, 494.5, 989, 989, 1979}, 3350, 80, kEffHopper),
-                   {132, 0.836, true, 0.60, 0.45, kSustainedHopper}));
+  gpus.push_back(with_attention(
+      with_kernels(
+          gpu("H100-SXM5-80GB", {67, 494.5, 989, 989, 1979}, 3350, 80, kEffHopper),
+          {132, 0.836, true, kAttentionHopper.fwd, kAttentionHopper.bwd, kSustainedHopper}),
+      kAttentionHopper));
   // NVIDIA H200 datasheet: same compute as H100 SXM, 141 GB HBM3e at 4.8 TB/s.
-  gpus.push_back(
-      with_kernels(gpu("H200-SXM-141GB", {67, 494.5, 989, 989, 1979}, 4800, 141, kEffHopper),
-                   {132, 0.836, true, 0.60, 0.45, kSustainedHopper}));
+  gpus.push_back(with_attention(
+      with_kernels(
+          gpu("H200-SXM-141GB", {67, 494.5, 989, 989, 1979}, 4800, 141, kEffHopper),
+          {132, 0.836, true, kAttentionHopper.fwd, kAttentionHopper.bwd, kSustainedHopper}),
+      kAttentionHopper));
   // NVIDIA HGX B200 datasheet (8-GPU figures / 8, sparse halved): 180 GB HBM3e, 8 TB/s.
   gpus.push_back(with_kernels(gpu("B200", {75, 1125, 2250, 2250, 4500}, 8000, 180, kEffHopper),
                               {148, 0.788, true, 0.60, 0.45, kSustainedBlackwell}));

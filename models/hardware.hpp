@@ -51,8 +51,17 @@ struct GpuSpec {
   bool gemm_stream_k = false;             // persistent stream-K GEMMs soften wave quantization
   double attention_fwd_efficiency = 0.0;  // fused (flash) attention forward, × peak
   double attention_bwd_efficiency = 0.0;  // fused (flash) attention backward, × peak
-  double kernel_launch_floor_s = 0.0;     // shortest device time of any kernel (with its gap)
-  double host_launch_interval_s = 0.0;    // host time to issue one kernel (framework + driver)
+  // Fused attention costed per CTA (docs/fidelity.md "Attention per CTA"), where measured: each
+  // CTA's fixed cost (loading its block, writing its result) in 128 × 128 block steps of its loop,
+  // forward and backward, and the share of the longest CTA's time that outlasts the even spread
+  // of the work over the SMs (causal attention's last blocks do the most). With a tail share the
+  // two efficiencies above are the long-sequence asymptotes; without one (0: not measured) they
+  // apply to every shape, with wave quantization only.
+  double attention_cta_overhead_fwd = 0.0;
+  double attention_cta_overhead_bwd = 0.0;
+  double attention_tail_share = 0.0;
+  double kernel_launch_floor_s = 0.0;   // shortest device time of any kernel (with its gap)
+  double host_launch_interval_s = 0.0;  // host time to issue one kernel (framework + driver)
   // Share of the isolated-kernel tensor-core throughput (GEMMs, fused attention) sustained inside
   // a training step: clocks under the power limit, cache interference (NCCL kernels that share
   // the SMs are modelled apart: sms_held). Fitted per GPU family on validation/ (docs/fidelity.md

@@ -21,6 +21,29 @@ double memory_seconds(double bytes, const GpuSpec& gpu) {
   return bytes / bw;
 }
 
+// The fused kernel's shape factor where it is measured per CTA (GpuSpec::attention_tail_share):
+// the counted FLOPs over the work the SMs do, each a share of the kernel's time. Each CTA owns one
+// 128-row block of the parallelized length (queries forward, keys backward) and steps through the
+// blocks of the other; causal, block j of n steps through about j·(loop/n) of them (the diagonal
+// block in full). The work spreads over the free SMs, plus each CTA's fixed overhead, plus the
+// share of the longest CTA that outlasts the spread:
+//   steps = batch · Σ_j (w_j + overhead) / free_SMs + tail · (w_max + overhead)
+// and the counted FLOPs are batch · m·n/128² block steps (half of them causal), so at long
+// sequences and many heads the factor tends to SMs / SMs = 1.
+double attention_shape_factor(const engine::Kernel& k, const GpuSpec& gpu, bool forward) {
+  constexpr double rows = kAttentionBlockRows;
+  const double par = std::ceil(static_cast<double>(forward ? k.m : k.n) / rows);
+  const double loop = std::ceil(static_cast<double>(forward ? k.n : k.m) / rows);
+  const double overhead = forward ? gpu.attention_cta_overhead_fwd : gpu.attention_cta_overhead_bwd;
+  const double steps_per_sequence = k.causal ? loop * (par + 1) / 2 : par * loop;
+  const double batch = static_cast<double>(std::max<std::uint64_t>(1, k.batch));
+  const double steps = batch * (steps_per_sequence + overhead * par) / free_sms(gpu) +
+                       gpu.attention_tail_share * (loop + overhead);
+  double counted = batch * static_cast<double>(k.m) * static_cast<double>(k.n) / (rows * rows);
+  if (k.causal) counted /= 2;
+  return counted / (steps * gpu.sm_count);
+}
+
 double attention_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
   const bool forward = k.kind == engine::KernelKind::attention_fwd;
   const double eff = (forward ? gpu.attention_fwd_efficiency : gpu.attention_bwd_efficiency) *
@@ -40,17 +63,22 @@ double attention_seconds(const engine::Kernel& k, const GpuSpec& gpu) {
     if (k.causal) flops /= 2;
     if (!forward) flops *= 2.5;
   }
-  // One CTA per (sequence × head, 128-row block of the parallelized length).
-  const std::uint64_t rows = forward ? k.m : k.n;
-  const std::uint64_t blocks =
-      (rows + kAttentionBlockRows - 1) / static_cast<std::uint64_t>(kAttentionBlockRows);
-  const double ctas = static_cast<double>(std::max<std::uint64_t>(1, k.batch * blocks));
-  const double slots = gpu.sm_count;
-  const double free = free_sms(gpu);  // the CTAs run on the SMs communication leaves
-  double waves = std::ceil(ctas / free);
-  if (gpu.gemm_stream_k && ctas > free) waves = ctas / free;  // persistent scheduling
-  const double wave_eff = ctas / (waves * slots);
-  const double compute = flops / (peak * gpu.sustained_compute_fraction * eff * wave_eff);
+  double shape_factor = 0;
+  if (gpu.attention_tail_share > 0) {
+    shape_factor = attention_shape_factor(k, gpu, forward);
+  } else {
+    // One CTA per (sequence × head, 128-row block of the parallelized length), in waves.
+    const std::uint64_t rows = forward ? k.m : k.n;
+    const std::uint64_t blocks =
+        (rows + kAttentionBlockRows - 1) / static_cast<std::uint64_t>(kAttentionBlockRows);
+    const double ctas = static_cast<double>(std::max<std::uint64_t>(1, k.batch * blocks));
+    const double slots = gpu.sm_count;
+    const double free = free_sms(gpu);  // the CTAs run on the SMs communication leaves
+    double waves = std::ceil(ctas / free);
+    if (gpu.gemm_stream_k && ctas > free) waves = ctas / free;  // persistent scheduling
+    shape_factor = ctas / (waves * slots);
+  }
+  const double compute = flops / (peak * gpu.sustained_compute_fraction * eff * shape_factor);
   return std::max(compute, memory_seconds(k.bytes, gpu));
 }
 

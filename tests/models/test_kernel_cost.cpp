@@ -141,6 +141,118 @@ TEST(KernelCost, AttentionWavesRunOnTheSmsCommunicationLeaves) {
   EXPECT_DOUBLE_EQ(kernel_seconds(memory_kernel(1e9), a100), memory_whole);
 }
 
+// A causal attention of one (sequence, head) pair, s = 256 (two 128-row blocks), on the H200:
+// CTA 1 steps through 1 block, CTA 2 through 2, each plus its overhead p. The work spread over
+// 132 SMs is (1 + p + 2 + p) / 132 block steps; the tail adds t·(2 + p). The counted FLOPs are
+// half of 4·256²·128, 2 block steps of 4·128³ FLOP: the factor is 2 / (132 · steps).
+TEST(KernelCost, AttentionPerCtaSpreadsItsStepsAndAddsTheLongestCtasTail) {
+  const GpuSpec& h200 = gpu("H200-SXM-141GB");
+  ASSERT_GT(h200.attention_tail_share, 0);
+  Kernel fa;
+  fa.kind = KernelKind::attention_fwd;
+  fa.m = fa.n = 256;
+  fa.k = 128;
+  fa.batch = 1;
+  fa.causal = true;
+  fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+  const double flops = 4.0 * 256 * 256 * 128 / 2;
+  fa.flops = flops;
+  const double p = h200.attention_cta_overhead_fwd, t = h200.attention_tail_share;
+  const double steps = (3 + 2 * p) / 132 + t * (2 + p);
+  const double factor = 2.0 / (132 * steps);
+  const double peak = h200.peak_flops[static_cast<int>(Precision::bf16)];
+  const double compute =
+      flops / (peak * h200.sustained_compute_fraction * h200.attention_fwd_efficiency * factor);
+  EXPECT_NEAR(kernel_seconds(fa, h200), std::max(compute, h200.kernel_launch_floor_s), 1e-15);
+  // Backward: the same steps with the backward overhead, 2.5 times the FLOPs.
+  fa.kind = KernelKind::attention_bwd;
+  fa.flops = 2.5 * flops;
+  const double pb = h200.attention_cta_overhead_bwd;
+  const double factor_bwd = 2.0 / (132 * ((3 + 2 * pb) / 132 + t * (2 + pb)));
+  EXPECT_NEAR(kernel_seconds(fa, h200),
+              std::max(2.5 * flops /
+                           (peak * h200.sustained_compute_fraction * h200.attention_bwd_efficiency *
+                            factor_bwd),
+                       h200.kernel_launch_floor_s),
+              1e-15);
+}
+
+// cuDNN's fused attention measured on an H200 (validation/hardware/h200-2026-12-04/kernels.json,
+// causal bf16, head dimension 128, TFLOP/s counting half of 4·b·h·s²·d forward, 2.5 times that
+// backward): the isolated model (sustained share 1) within 5 % of each.
+TEST(KernelCost, AttentionPerCtaMatchesTheH200Measurements) {
+  struct Measured {
+    int batch, heads, seq;
+    double fwd_tflops, bwd_tflops;
+  };
+  const Measured measured[] = {
+      {1, 32, 8192, 621, 529}, {1, 16, 8192, 578, 500}, {1, 8, 8192, 498, 448},
+      {1, 16, 8192, 579, 501}, {1, 32, 4096, 542, 458}, {1, 16, 4096, 454, 384},
+      {1, 24, 2048, 371, 299}, {2, 12, 2048, 375, 287}, {4, 20, 2048, 498, 392},
+  };
+  GpuSpec h200 = gpu("H200-SXM-141GB");
+  h200.sustained_compute_fraction = 1.0;
+  for (const Measured& x : measured) {
+    Kernel fa;
+    fa.m = fa.n = static_cast<std::uint64_t>(x.seq);
+    fa.k = 128;
+    fa.batch = static_cast<std::uint64_t>(x.batch * x.heads);
+    fa.causal = true;
+    fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+    const double flops = 4.0 * x.batch * x.heads * x.seq * double(x.seq) * 128 / 2;
+    fa.kind = KernelKind::attention_fwd;
+    fa.flops = flops;
+    EXPECT_NEAR(flops / kernel_seconds(fa, h200) / 1e12 / x.fwd_tflops, 1.0, 0.05)
+        << x.batch << " x " << x.heads << " x " << x.seq << " forward";
+    fa.kind = KernelKind::attention_bwd;
+    fa.flops = 2.5 * flops;
+    EXPECT_NEAR(2.5 * flops / kernel_seconds(fa, h200) / 1e12 / x.bwd_tflops, 1.0, 0.05)
+        << x.batch << " x " << x.heads << " x " << x.seq << " backward";
+  }
+}
+
+// Two decoder layers timed on an H200 through eager PyTorch (validation/hardware/h200-2026-12-04,
+// kernels.json "layers": RMSNorm, fused QKV, kv heads expanded, SDPA (cuDNN), SwiGLU as silu and
+// a product, residual adds; no rotary embedding, bias or dropout), forward and forward +
+// backward: the model's kernel lists for the same layer as eager code, isolated (sustained
+// share 1), within 10 % of each.
+TEST(KernelCost, AnEagerDecoderLayerIsWithinTenPercentOfTheH200Measurement) {
+  struct Layer {
+    long seq, hidden, ffn;
+    int heads, kv_heads;
+    double forward_s, forward_backward_s;
+  };
+  const Layer layers[] = {{4096, 4096, 11008, 32, 32, 2.646e-3, 8.907e-3},
+                          {8192, 4096, 14336, 32, 8, 6.397e-3, 21.018e-3}};
+  GpuSpec h200 = gpu("H200-SXM-141GB");
+  h200.sustained_compute_fraction = 1.0;
+  for (const Layer& l : layers) {
+    TransformerKernelConfig c;
+    c.micro_batch = 1;
+    c.seq = l.seq;
+    c.hidden = l.hidden;
+    c.heads = l.heads;
+    c.kv_heads = l.kv_heads;
+    c.ffn = l.ffn;
+    c.vocab = 32000;
+    c.activation = Activation::swiglu;
+    c.norm = Norm::rmsnorm;
+    c.bias = false;
+    c.learned_positions = true;  // no rotary kernels in the measured layer
+    c.dropout = false;
+    c.fused_kernels = false;
+    engine::KernelTable names;
+    const double forward =
+        kernels_seconds(transformer_layer_kernels(c, Pass::forward, names), h200);
+    const double backward =
+        kernels_seconds(transformer_layer_kernels(c, Pass::backward, names), h200);
+    // Modelled on 4 Dec 2026: 2.821 and 8.544 ms (s = 4096), 6.427 and 19.643 ms (s = 8192).
+    EXPECT_NEAR(forward / l.forward_s, 1.0, 0.10) << l.seq << ": forward " << forward;
+    EXPECT_NEAR((forward + backward) / l.forward_backward_s, 1.0, 0.10)
+        << l.seq << ": forward + backward " << forward + backward;
+  }
+}
+
 TEST(KernelCost, MissingFiguresNameTheGpu) {
   Kernel fa;
   fa.kind = KernelKind::attention_fwd;
