@@ -6,8 +6,11 @@
 #      scenarios and validation cases, into $OUT/profile.json;
 #   2. scripts/gpu-kernel-bench.py: attention, memory-bound kernels and a decoder layer through
 #      PyTorch, into $OUT/kernels.json;
-#   3. a summary of the figures worth a glance.
-# Usage: OUT=dir scripts/gpu-check.sh   (OUT defaults to gpu-out)
+#   3. scripts/gpu-sustained-bench.py: a decoder layer run back to back for 60 s with the clocks
+#      and power logged every 0.5 s (nvidia-smi), and fp8 GEMMs with and without fast
+#      accumulation, into $OUT/sustained.json and $OUT/smi.csv;
+#   4. a summary of the profile's figures worth a glance.
+# Usage: OUT=dir [STEPS="calibrate kernels sustained"] scripts/gpu-check.sh   (OUT: gpu-out)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-out}
@@ -28,6 +31,9 @@ nvidia-smi -L || true
 nvidia-smi topo -m || true
 nvidia-smi -q -d CLOCK,POWER,PERFORMANCE >"$OUT/nvidia-smi.txt" 2>&1 || true
 
+STEPS=${STEPS:-calibrate kernels sustained}
+step() { [[ " $STEPS " == *" $1 "* ]]; }
+
 SHAPES=()
 for s in scenarios/llama3-70b-8xdgx-h100-interleaved.yaml scenarios/mixtral-8x7b-ep8-dgx-h100.yaml \
   validation/training/nemo2511-llama3-70b-64xh100-fp8.yaml \
@@ -40,16 +46,30 @@ for s in scenarios/llama3-70b-8xdgx-h100-interleaved.yaml scenarios/mixtral-8x7b
   validation/training/fms-fsdp-llama2-7b-128xa100.yaml; do
   SHAPES+=(--shapes-from "$s")
 done
-start=$(date +%s)
-.gpu/clustersim calibrate --backend cuda --out "$OUT/profile.json" "${SHAPES[@]}" 2>&1 |
-  tee "$OUT/calibrate.log"
-echo "calibrate took $(($(date +%s) - start)) s"
+if step calibrate; then
+  start=$(date +%s)
+  .gpu/clustersim calibrate --backend cuda --out "$OUT/profile.json" "${SHAPES[@]}" 2>&1 |
+    tee "$OUT/calibrate.log"
+  echo "calibrate took $(($(date +%s) - start)) s"
+fi
 
-start=$(date +%s)
-LD_LIBRARY_PATH=$MACHINE_LD_PATH PYTHONUNBUFFERED=1 python3 -W ignore scripts/gpu-kernel-bench.py "$OUT/kernels.json" 2>&1 |
-  tee "$OUT/kernels.log"
-echo "kernel bench took $(($(date +%s) - start)) s"
+if step kernels; then
+  start=$(date +%s)
+  LD_LIBRARY_PATH=$MACHINE_LD_PATH PYTHONUNBUFFERED=1 python3 -W ignore scripts/gpu-kernel-bench.py \
+    "$OUT/kernels.json" 2>&1 | tee "$OUT/kernels.log"
+  echo "kernel bench took $(($(date +%s) - start)) s"
+fi
 
+if step sustained; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
+    --format=csv -lms 500 >"$OUT/smi.csv" 2>&1 &
+  smi=$!
+  LD_LIBRARY_PATH=$MACHINE_LD_PATH PYTHONUNBUFFERED=1 python3 -W ignore scripts/gpu-sustained-bench.py \
+    "$OUT/sustained.json" 60 2>&1 | tee "$OUT/sustained.log"
+  kill "$smi" 2>/dev/null
+fi
+
+step calibrate || exit 0
 [ -f "$OUT/profile.json" ] || exit 1
 python3 - "$OUT/profile.json" <<'PY' | tee "$OUT/summary.txt"
 import json, sys
