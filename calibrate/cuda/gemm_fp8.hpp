@@ -13,7 +13,8 @@
 namespace clustersim::calibrate::cuda {
 
 // Seconds per call of D[m×n] (bf16) = Aᵀ·B with A k×m and B k×n in e4m3, fp32 accumulation,
-// `batch` of them strided; cuBLASLt's first heuristic choice with `workspace_bytes` of workspace.
+// per-tensor scales of 1, `batch` of them strided; the fastest of cuBLASLt's first 8 heuristic
+// candidates with `workspace_bytes` of workspace.
 // a, b hold at least batch·k·max(m, n) bytes, c at least 2·batch·m·n. About 50 ms of calls are
 // timed after one untimed call. Throws CudaError when cuBLASLt has no algorithm or fails.
 double time_fp8_gemm(cudaStream_t stream, std::uint64_t m, std::uint64_t n, std::uint64_t k,
