@@ -8,18 +8,9 @@
 
 #include "engine/kernels.hpp"
 #include "models/kernels/kernel_cost.hpp"
+#include "models/statistics.hpp"
 
 namespace clustersim::calibrate {
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 GemmReport compare_gemms(const Measurements& m, const models::GpuSpec& preset) {
   GemmReport report;
@@ -70,7 +61,7 @@ GemmReport compare_gemms(const Measurements& m, const models::GpuSpec& preset) {
       }
     if (errors.empty()) continue;
     s.shapes = errors.size();
-    s.median_abs_error = median(errors);
+    s.median_abs_error = models::median(errors);
     report.summaries.push_back(s);
   }
   return report;

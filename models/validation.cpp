@@ -10,6 +10,7 @@
 #include "engine/format.hpp"
 #include "models/frontend.hpp"
 #include "models/published_flops.hpp"
+#include "models/statistics.hpp"
 #include "models/units.hpp"
 
 namespace clustersim::models {
@@ -61,11 +62,7 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows, std::string_
       s.worst_row = row.file + ": " + row.metric;
     }
   }
-  if (!errors.empty()) {
-    std::sort(errors.begin(), errors.end());
-    const std::size_t n = errors.size();
-    s.median = n % 2 == 1 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
-  }
+  if (!errors.empty()) s.median = median(std::move(errors));
   return s;
 }
 
