@@ -44,8 +44,10 @@ GemmReport compare_gemms(const Measurements& m, const models::GpuSpec& preset) {
     kernel.batch = g.batch;
     kernel.dtype = static_cast<std::uint8_t>(*dtype);
     kernel.flops = g.flops();
-    kernel.bytes = static_cast<double>(g.m * g.k + g.k * g.n + g.m * g.n) *
-                   models::stored_element_bytes(*dtype) * static_cast<double>(g.batch);
+    const double dm = static_cast<double>(g.m), dn = static_cast<double>(g.n),
+                 dk = static_cast<double>(g.k);  // as doubles: no 64-bit product overflows
+    kernel.bytes = (dm * dk + dk * dn + dm * dn) * models::stored_element_bytes(*dtype) *
+                   static_cast<double>(g.batch);
     const double seconds = models::kernels::kernels_seconds({&kernel, 1}, gpu);
     report.rows.push_back({g, g.flops_per_s() / peak, g.flops() / (seconds * peak), seconds});
   }

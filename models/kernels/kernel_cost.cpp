@@ -41,6 +41,7 @@ double attention_shape_factor(const engine::Kernel& k, const GpuSpec& gpu, bool 
                        gpu.attention_tail_share * (loop + overhead);
   double counted = batch * static_cast<double>(k.m) * static_cast<double>(k.n) / (rows * rows);
   if (k.causal) counted /= 2;
+  if (!(counted > 0)) return 1.0;  // an empty attention: no steps, nothing to spread
   return counted / (steps * gpu.sm_count);
 }
 

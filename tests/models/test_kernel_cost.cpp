@@ -177,6 +177,19 @@ TEST(KernelCost, AttentionPerCtaSpreadsItsStepsAndAddsTheLongestCtasTail) {
               1e-15);
 }
 
+// An attention of no queries costs its launch floor, not a NaN (the per-CTA factor of nothing).
+TEST(KernelCost, AnEmptyAttentionCostsItsLaunchFloor) {
+  const GpuSpec& h200 = gpu("H200-SXM-141GB");
+  Kernel fa;
+  fa.kind = KernelKind::attention_fwd;
+  fa.m = 0;
+  fa.n = 4096;
+  fa.k = 128;
+  fa.causal = true;
+  fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+  EXPECT_DOUBLE_EQ(kernel_seconds(fa, h200), h200.kernel_launch_floor_s);
+}
+
 // cuDNN's fused attention measured on an H200 (validation/hardware/h200-2026-12-04/kernels.json,
 // causal bf16, head dimension 128, TFLOP/s counting half of 4·b·h·s²·d forward, 2.5 times that
 // backward): the isolated model (sustained share 1) within 5 % of each.
