@@ -56,7 +56,7 @@ fi
 if step kernels; then
   start=$(date +%s)
   LD_LIBRARY_PATH=$MACHINE_LD_PATH PYTHONUNBUFFERED=1 python3 -W ignore scripts/gpu-kernel-bench.py \
-    "$OUT/kernels.json" 2>&1 | tee "$OUT/kernels.log"
+    "$OUT/kernels.json" attention,attention_extra,memory_bound,layers 2>&1 | tee "$OUT/kernels.log"
   echo "kernel bench took $(($(date +%s) - start)) s"
 fi
 

@@ -58,7 +58,7 @@ def timed(fn, iters=10):
     return begin.elapsed_time(end) * 1e-3 / iters
 
 
-def measure(b, h, hkv, s, d, backend):
+def measure(b, h, hkv, s, d, backend, causal=True):
     """(forward s, backward s, how GQA ran): with fewer kv heads the back end is first asked to
     take them as they are (enable_gqa); one that refuses gets k and v expanded to every query
     head, as eager model code does (the expansion is not timed)."""
@@ -70,11 +70,11 @@ def measure(b, h, hkv, s, d, backend):
     def run(k, v, gqa):
         kw = {"enable_gqa": True} if gqa else {}
         with sdpa_kernel([backend]):
-            fwd = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True, **kw))
+            fwd = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, **kw))
             grad = torch.randn(b, h, s, d, device=dev, dtype=torch.bfloat16)
 
             def both():
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=True, **kw)
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=causal, **kw)
                 torch.autograd.grad(o, (q, k, v), grad)
 
             total = timed(both)
@@ -213,19 +213,27 @@ def measure_layers():
     return rows
 
 
-def main():
-    out_path = sys.argv[1]
-    props = torch.cuda.get_device_properties(0)
+# Not causal, and head dimension 64: shapes the causal fit never saw, to check it out of sample
+# (label, micro-batch, heads, kv heads, sequence, head dim, causal).
+EXTRA_SHAPES = [
+    ("noncausal h32 s8192 d128", 1, 32, 32, 8192, 128, False),
+    ("noncausal h16 s4096 d128", 1, 16, 16, 4096, 128, False),
+    ("noncausal h24 s2048 d128", 1, 24, 24, 2048, 128, False),
+    ("noncausal b8 h16 s512 d64", 8, 16, 16, 512, 64, False),
+    ("causal h32 s4096 d64", 1, 32, 32, 4096, 64, True),
+    ("causal h12 s2048 d64 mb4", 4, 12, 12, 2048, 64, True),
+]
+
+
+def attention_sweep(shapes, backends):
     rows = []
-    print(f"# attention on {props.name} ({props.multi_processor_count} SMs), torch {torch.__version__}")
-    print("#  shape                         backend     fwd (us)  TFLOP/s   bwd (us)  TFLOP/s")
-    for label, b, h, hkv, s, d in SHAPES:
-        flops_fwd = 4.0 * b * h * s * s * d / 2  # causal: half the score matrix
-        for name, backend in BACKENDS:
+    for label, b, h, hkv, s, d, causal in shapes:
+        flops_fwd = 4.0 * b * h * s * s * d / (2 if causal else 1)  # causal: half the scores
+        for name, backend in backends:
             row = {"shape": label, "batch": b, "heads": h, "kv_heads": hkv, "seq": s,
-                   "head_dim": d, "causal": True, "dtype": "bf16", "backend": name}
+                   "head_dim": d, "causal": causal, "dtype": "bf16", "backend": name}
             try:
-                fwd, bwd, gqa = measure(b, h, hkv, s, d, backend)
+                fwd, bwd, gqa = measure(b, h, hkv, s, d, backend, causal)
                 row.update(forward_s=fwd, backward_s=bwd, gqa=gqa,
                            forward_flops_per_s=flops_fwd / fwd,
                            backward_flops_per_s=2.5 * flops_fwd / bwd if bwd > 0 else None)
@@ -236,20 +244,36 @@ def main():
                 print(f"  {label:29} {name:9} not measured: {row['error']}")
             rows.append(row)
             torch.cuda.empty_cache()
+    return rows
+
+
+def main():
+    """argv: OUT.json [PARTS], PARTS a comma list of attention, memory_bound, layers,
+    attention_extra (default: the first three)."""
+    out_path = sys.argv[1]
+    parts = (sys.argv[2] if len(sys.argv) > 2 else "attention,memory_bound,layers").split(",")
+    props = torch.cuda.get_device_properties(0)
+    print(f"# attention on {props.name} ({props.multi_processor_count} SMs), torch {torch.__version__}")
+    print("#  shape                         backend     fwd (us)  TFLOP/s   bwd (us)  TFLOP/s")
     try:
         cudnn = torch.backends.cudnn.version()
     except RuntimeError as e:  # a cuDNN other than PyTorch's on the library path
         cudnn = f"unknown: {str(e).splitlines()[0][:120]}"
     doc = {"gpu": props.name, "sms": props.multi_processor_count, "torch": torch.__version__,
            "cuda": torch.version.cuda, "cudnn": cudnn,
-           "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "attention": rows}
-    for part, fn in (("memory_bound", measure_memory_kernels), ("layers", measure_layers)):
+           "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    runs = {
+        "attention": lambda: attention_sweep([(*x, True) for x in SHAPES], BACKENDS),
+        "attention_extra": lambda: attention_sweep(EXTRA_SHAPES, BACKENDS[:2]),
+        "memory_bound": measure_memory_kernels,
+        "layers": measure_layers,
+    }
+    for part in parts:
         try:
-            doc[part] = fn()
+            doc[part] = runs[part]()
         except Exception as e:  # one part failing keeps the others
-            doc[part] = {"error": f"{type(e).__name__}: {e}"}
-            print(f"# {part} failed: {e}")
+            doc[part] = {"error": failure(e)}
+            print(f"# {part} failed: {failure(e)}")
     with open(out_path, "w") as f:
         json.dump(doc, f, indent=1)
 
