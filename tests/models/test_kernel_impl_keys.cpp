@@ -1,7 +1,7 @@
-// Megatron-LLaMA's kernel mix (docs/fidelity-cases.md "Megatron-LLaMA's kernel mix"): FlashAttention 1,
-// eager SwiGLU and RoPE beside a fused RMSNorm, weight gradients accumulated by a separate add.
-// Every expected figure is worked by hand from the LLaMA-13B shape Megatron-LLaMA's example
-// script runs (b = 4, s = 2048, h = 5120, 40 heads, f = 13824, TP 2, bf16).
+// Megatron-LLaMA's kernel mix (docs/fidelity-cases.md "Megatron-LLaMA's kernel mix"):
+// FlashAttention 1, eager SwiGLU and RoPE beside a fused RMSNorm, weight gradients accumulated by a
+// separate add. Every expected figure is worked by hand from the LLaMA-13B shape Megatron-LLaMA's
+// example script runs (b = 4, s = 2048, h = 5120, 40 heads, f = 13824, TP 2, bf16).
 #include <gtest/gtest.h>
 
 #include <string>
