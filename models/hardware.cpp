@@ -75,9 +75,8 @@ GpuSpec with_kernels(GpuSpec g, const KernelFigures& f) {
   return g;
 }
 
+// The per-CTA figures; the long-sequence efficiencies come in through KernelFigures.
 GpuSpec with_attention(GpuSpec g, const AttentionPerCta& a) {
-  g.attention_fwd_efficiency = a.fwd;
-  g.attention_bwd_efficiency = a.bwd;
   g.attention_cta_overhead_fwd = a.overhead_fwd;
   g.attention_cta_overhead_bwd = a.overhead_bwd;
   g.attention_tail_share = a.tail;
