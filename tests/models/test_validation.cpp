@@ -2,7 +2,11 @@
 // failures reported with their reason, and the shipped suite's state (docs/fidelity.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <map>
+#include <string>
 
 #include "models/validation.hpp"
 
@@ -44,25 +48,68 @@ TEST(Validation, AFolderWithoutCasesIsAnError) {
   EXPECT_THROW(run_validation(std::string(CLUSTERSIM_TEST_DATA) + "/topo"), std::invalid_argument);
 }
 
+// Figures outside issue 9's 12 % and what the model lacks for each (docs/fidelity.md "Cases
+// outside 12 %", which points to the full account). Each case's bound is where its worst figure
+// stands today, rounded up: it may only come down. A case that comes inside 12 % must leave this
+// list and the docs; none is ever dropped from the suite to pass.
+struct Outside {
+  double bound;
+  const char* lacks;
+};
+const std::map<std::string, Outside> kOutside = {
+    {"dle-resnet50-8xa100-amp.yaml", {0.26, "the host input pipeline (DALI) and its contention"}},
+    {"fms-fsdp-llama2-13b-128xa100.yaml",
+     {0.22,
+      "FSDP1's stream ordering of a per-layer all-reduce as long as the backward; EFA's rate"}},
+    {"llama3-405b-128k-cp16-16384gpu.yaml",
+     {0.25, "the paper's attention kernels and document masking at 128K are not stated"}},
+    {"megatron-llama-13b-256xa100-distopt.yaml", {0.28, "Alibaba's fabric is not described"}},
+    {"megatron-llama-13b-256xa100-overlapped.yaml", {0.19, "Alibaba's fabric is not described"}},
+    {"megatron-llama-13b-512xa100-distopt.yaml", {0.28, "Alibaba's fabric is not described"}},
+    {"megatron-llama-13b-512xa100-overlapped.yaml", {0.17, "Alibaba's fabric is not described"}},
+    {"mtnlg-530b-2240gpu.yaml", {0.24, "~6 s an iteration and 11 % a slot no code explains"}},
+    {"mtnlg-530b-2800gpu.yaml", {0.25, "~6 s an iteration and 11 % a slot no code explains"}},
+    {"mtnlg-530b-3360gpu.yaml", {0.29, "~6 s an iteration and 11 % a slot no code explains"}},
+    {"nemo2511-llama3-70b-64xh100-fp8.yaml",
+     {0.14, "how the real run hides the last stage's LM head (15 % idle simulated)"}},
+    {"nemo2511-llama3-8b-8xh100-fsdp-fp8.yaml",
+     {0.21, "Megatron FSDP's collectives on few SMs (user buffers, NCCL_CTA_POLICY)"}},
+};
+
 // The shipped suite (validation/): every case loads and runs, and ZeRO's model-state examples
-// hold exactly. The time bounds are where the model stands today (docs/validation.md); issue
-// 9's target is a median of 5 % and a worst case of 12 %, which the model
-// does not reach yet. Lower them as the model improves; never raise them for the model. (The
-// median bound went from 5.0 to 5.3 % once, on 2 Dec 2026, when three inputs of the fms-fsdp cases
-// were corrected from their repository: network, eager model, HSDP unfolded; back to 5.0 % the
-// same day once overlapped compute shares its SMs with communication: 4.9 %; and to 5.3 % again
-// when NeMo 25.11's "Model TFLOP/sec/GPU" was compared by its own FLOP count instead of ours,
-// which had hidden an 11 % and a 22 % throughput error as 0 % and 12 %. The worst bound went
-// from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix: 39.7 -> 34.5 %, now MT-NLG;
-// to 29 % with DeepSpeed's pipeline engine: 28.7 %. The median is at issue 9's 5 % since 3 Dec
-// 2026: 4.3 %, once a second B200 case (NeMo 25.11's 405B on 128 B200) let Blackwell have its own
-// sustained-compute fit instead of H100's: the two B200 cases were -8 and -11 %; 4.9 % with NeMo
-// 25.11's Llama 3 70B on 64 H100 added the same day, at -10.5 %; 4.3 % once the LM head's GEMMs
-// run bf16 under fp8 and the H100 and B200 shares were refit for it.)
+// hold exactly. Issue 9's bar is a median of 5 % and a worst case of 12 %: every figure not in
+// kOutside is held to 12 %, the listed ones to their own bound, and the suite's median to 5 %.
+// The history of the bounds (docs/validation.md): the median went from 5.0 to 5.3 % once, on 2 Dec
+// 2026, when three inputs of the fms-fsdp cases were corrected from their repository, back to
+// 5.0 % the same day once overlapped compute shared its SMs with communication, to 5.3 % again
+// when NeMo 25.11's "Model TFLOP/sec/GPU" was compared by its own FLOP count (which had hidden an
+// 11 % and a 22 % throughput error as 0 % and 12 %), and to 4.3 % on 3 Dec 2026 once Blackwell
+// had its own sustained-compute fit and the LM head's GEMMs ran bf16 under fp8. The worst went
+// from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix, and to 29 % (MT-NLG) with
+// DeepSpeed's pipeline engine.
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
-  for (const auto& row : r.rows)
+  std::map<std::string, double> worst_of_listed;
+  for (const auto& row : r.rows) {
     EXPECT_TRUE(row.failure.empty()) << row.file << " failed: " << row.failure;
+    if (row.kind != "time" || !row.failure.empty()) continue;
+    SCOPED_TRACE(row.file + ": " + row.metric);
+    const std::string name = std::filesystem::path(row.file).filename().string();
+    const auto listed = kOutside.find(name);
+    if (listed == kOutside.end()) {
+      EXPECT_LE(std::fabs(row.error), 0.12)
+          << "published " << row.published << ", simulated " << row.simulated;
+      continue;
+    }
+    EXPECT_LE(std::fabs(row.error), listed->second.bound) << listed->second.lacks;
+    worst_of_listed[name] = std::max(worst_of_listed[name], std::fabs(row.error));
+  }
+  for (const auto& [name, outside] : kOutside) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(worst_of_listed.count(name), 1u) << "listed but not in the suite";
+    EXPECT_GT(worst_of_listed[name], 0.12)
+        << "now within 12 %: take it off kOutside and docs/fidelity.md's list";
+  }
   for (const auto& row : r.rows)
     if (row.metric == "model_state_gb") {
       EXPECT_TRUE(row.failure.empty()) << row.file;
