@@ -7,8 +7,9 @@
 #   2. scripts/gpu-kernel-bench.py: attention, memory-bound kernels and a decoder layer through
 #      PyTorch, into $OUT/kernels.json;
 #   3. scripts/gpu-sustained-bench.py: a decoder layer run back to back for 60 s with the clocks
-#      and power logged every 0.5 s (nvidia-smi), and fp8 GEMMs with and without fast
-#      accumulation, into $OUT/sustained.json and $OUT/smi.csv;
+#      and power logged every 0.5 s (nvidia-smi), fp8 GEMMs with and without fast accumulation,
+#      and one fp8 GEMM by burst length (20 calls, 50 ms, 1 s), into $OUT/sustained.json and
+#      $OUT/smi.csv;
 #   4. a summary of the profile's figures worth a glance.
 # Usage: OUT=dir [STEPS="calibrate kernels sustained"] scripts/gpu-check.sh   (OUT: gpu-out)
 set -uo pipefail
