@@ -29,6 +29,22 @@ Kernel memory_kernel(double bytes) {
   return k;
 }
 
+// A bf16 fused attention forward: `pairs` (sequence, head) pairs of `queries` × `keys` at head
+// dimension `head_dim`.
+Kernel bf16_attention_kernel(std::uint64_t queries, std::uint64_t keys, std::uint64_t head_dim,
+                             std::uint64_t pairs, bool causal, double flops) {
+  Kernel k;
+  k.kind = KernelKind::attention_fwd;
+  k.m = queries;
+  k.n = keys;
+  k.k = head_dim;
+  k.batch = pairs;
+  k.causal = causal;
+  k.flops = flops;
+  k.dtype = static_cast<std::uint8_t>(Precision::bf16);
+  return k;
+}
+
 TEST(KernelCost, MemoryBoundKernelRunsAtAchievableBandwidth) {
   const GpuSpec& a100 = gpu("A100-SXM4-80GB");
   const double bytes = 1e9;
@@ -108,13 +124,7 @@ TEST(KernelCost, FlashVersusStandardAttention) {
 
   // The flash kernel's time: FLOPs / (peak · efficiency) when its CTAs fill whole waves:
   // b·heads·s/128 = 2·32·32 = 2048 CTAs on 108 SMs is 19 waves, 2048/2052 full.
-  Kernel fa;
-  fa.kind = KernelKind::attention_fwd;
-  fa.m = fa.n = 4096;
-  fa.k = 128;
-  fa.batch = 64;
-  fa.flops = closed;
-  fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+  const Kernel fa = bf16_attention_kernel(4096, 4096, 128, 64, false, closed);
   const double peak = a100.peak_flops[static_cast<int>(Precision::bf16)];
   EXPECT_NEAR(kernel_seconds(fa, a100),
               closed / (peak * a100.sustained_compute_fraction * a100.attention_fwd_efficiency *
@@ -126,13 +136,8 @@ TEST(KernelCost, FlashVersusStandardAttention) {
 // ceil(2048/96) = 22 waves of the same per-SM rate instead of 19: 22/19 of the time. A memory-
 // bound kernel keeps its time (HBM, not SMs, bounds it).
 TEST(KernelCost, AttentionWavesRunOnTheSmsCommunicationLeaves) {
-  Kernel fa;
-  fa.kind = KernelKind::attention_fwd;
-  fa.m = fa.n = 4096;
-  fa.k = 128;
-  fa.batch = 64;
-  fa.flops = 4.0 * 2 * 32 * 4096.0 * 4096 * 128;
-  fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+  const Kernel fa =
+      bf16_attention_kernel(4096, 4096, 128, 64, false, 4.0 * 2 * 32 * 4096.0 * 4096 * 128);
   GpuSpec a100 = gpu("A100-SXM4-80GB");
   const double whole = kernel_seconds(fa, a100);
   const double memory_whole = kernel_seconds(memory_kernel(1e9), a100);
@@ -148,15 +153,8 @@ TEST(KernelCost, AttentionWavesRunOnTheSmsCommunicationLeaves) {
 TEST(KernelCost, AttentionPerCtaSpreadsItsStepsAndAddsTheLongestCtasTail) {
   const GpuSpec& h200 = gpu("H200-SXM-141GB");
   ASSERT_GT(h200.attention_tail_share, 0);
-  Kernel fa;
-  fa.kind = KernelKind::attention_fwd;
-  fa.m = fa.n = 256;
-  fa.k = 128;
-  fa.batch = 1;
-  fa.causal = true;
-  fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
   const double flops = 4.0 * 256 * 256 * 128 / 2;
-  fa.flops = flops;
+  Kernel fa = bf16_attention_kernel(256, 256, 128, 1, true, flops);
   const double p = h200.attention_cta_overhead_fwd, t = h200.attention_tail_share;
   const double steps = (3 + 2 * p) / 132 + t * (2 + p);
   const double factor = 2.0 / (132 * steps);
@@ -180,13 +178,7 @@ TEST(KernelCost, AttentionPerCtaSpreadsItsStepsAndAddsTheLongestCtasTail) {
 // An attention of no queries costs its launch floor, not a NaN (the per-CTA factor of nothing).
 TEST(KernelCost, AnEmptyAttentionCostsItsLaunchFloor) {
   const GpuSpec& h200 = gpu("H200-SXM-141GB");
-  Kernel fa;
-  fa.kind = KernelKind::attention_fwd;
-  fa.m = 0;
-  fa.n = 4096;
-  fa.k = 128;
-  fa.causal = true;
-  fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+  const Kernel fa = bf16_attention_kernel(0, 4096, 128, 1, true, 0.0);
   EXPECT_DOUBLE_EQ(kernel_seconds(fa, h200), h200.kernel_launch_floor_s);
 }
 
@@ -206,15 +198,10 @@ TEST(KernelCost, AttentionPerCtaMatchesTheH200Measurements) {
   GpuSpec h200 = gpu("H200-SXM-141GB");
   h200.sustained_compute_fraction = 1.0;
   for (const Measured& x : measured) {
-    Kernel fa;
-    fa.m = fa.n = static_cast<std::uint64_t>(x.seq);
-    fa.k = 128;
-    fa.batch = static_cast<std::uint64_t>(x.batch * x.heads);
-    fa.causal = true;
-    fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+    const auto seq = static_cast<std::uint64_t>(x.seq);
     const double flops = 4.0 * x.batch * x.heads * x.seq * double(x.seq) * 128 / 2;
-    fa.kind = KernelKind::attention_fwd;
-    fa.flops = flops;
+    Kernel fa = bf16_attention_kernel(seq, seq, 128, static_cast<std::uint64_t>(x.batch * x.heads),
+                                      true, flops);
     EXPECT_NEAR(flops / kernel_seconds(fa, h200) / 1e12 / x.fwd_tflops, 1.0, 0.05)
         << x.batch << " x " << x.heads << " x " << x.seq << " forward";
     fa.kind = KernelKind::attention_bwd;
@@ -267,11 +254,7 @@ TEST(KernelCost, AnEagerDecoderLayerIsWithinTenPercentOfTheH200Measurement) {
 }
 
 TEST(KernelCost, MissingFiguresNameTheGpu) {
-  Kernel fa;
-  fa.kind = KernelKind::attention_fwd;
-  fa.m = fa.n = 1024;
-  fa.k = 64;
-  fa.dtype = static_cast<std::uint8_t>(Precision::bf16);
+  Kernel fa = bf16_attention_kernel(1024, 1024, 64, 1, false, 0.0);
   try {
     kernel_seconds(fa, gpu("cpu"));
     FAIL() << "cpu has no kernel figures";
