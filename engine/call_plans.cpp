@@ -36,39 +36,66 @@ std::uint32_t CallPlans::plan_for(const Rendezvous& rendezvous,
   return hit->second;
 }
 
+std::pair<Algorithm, Protocol> CallPlans::choose(const TransferCall& call, const Op& op,
+                                                 bool p2p) const {
+  if (p2p || is_host_copy(op)) return {Algorithm::direct, Protocol::simple};
+  Algorithm algorithm = op.algorithm;
+  if (algorithm == Algorithm::automatic)
+    algorithm = algorithms_[static_cast<std::size_t>(call.type)];
+  // NCCL's tuner: the fastest algorithm × protocol (only the protocol when one is forced).
+  const CollectiveChoice choice =
+      choose_collective(call.type, static_cast<double>(op.bytes), call.members, topo_, algorithm);
+  return {choice.algorithm, choice.protocol};
+}
+
+TransferPlan CallPlans::plan(const TransferCall& call, const Op& op, Algorithm algorithm,
+                             Protocol protocol) const {
+  if (is_host_copy(op)) return host_copy_plan(call.members[0], call.members[1], topo_);
+  try {
+    return plan_collective(call.type, algorithm, call.members, call.root, topo_, protocol);
+  } catch (const std::invalid_argument& e) {
+    throw SimulationError("simulate: " + s_.label(op) + ": " + e.what());
+  }
+}
+
 CallPlans::Resolved CallPlans::resolve(const Rendezvous::Instance& instance, const Op& op,
                                        bool p2p) {
   // Members, type and root as op_transfer.hpp defines them (any member op gives the same).
   const TransferCall call = transfer_call(s_, op, topo_);
-  const std::vector<EndpointId>& members = call.members;
-  const CollectiveType type = call.type;
-  const std::uint32_t root = call.root;
+  const auto [algorithm, protocol] = choose(call, op, p2p);
   if (is_host_copy(op)) {
-    plans_.push_back(host_copy_plan(members[0], members[1], topo_));
-    return {&plans_.back(), Algorithm::direct};
+    plans_.push_back(plan(call, op, algorithm, protocol));
+    return {&plans_.back(), algorithm};
   }
-  Algorithm algorithm = Algorithm::direct;
-  Protocol protocol = Protocol::simple;
-  if (!p2p) {
-    algorithm = op.algorithm;
-    if (algorithm == Algorithm::automatic) algorithm = algorithms_[static_cast<std::size_t>(type)];
-    // NCCL's tuner: the fastest algorithm × protocol (only the protocol when one is forced).
-    const CollectiveChoice choice =
-        choose_collective(type, static_cast<double>(op.bytes), members, topo_, algorithm);
-    algorithm = choice.algorithm;
-    protocol = choice.protocol;
-  }
-  const PlanKey key{
-      p2p ? members[0] : instance.group, p2p ? members[1] : kNone, type, algorithm, root, protocol};
+  const std::vector<EndpointId>& members = call.members;
+  const PlanKey key{p2p ? members[0] : instance.group,
+                    p2p ? members[1] : kNone,
+                    call.type,
+                    algorithm,
+                    call.root,
+                    protocol};
   auto it = plan_cache_.find(key);
   if (it != plan_cache_.end()) return {it->second, algorithm};
-  try {
-    plans_.push_back(plan_collective(type, algorithm, members, root, topo_, protocol));
-  } catch (const std::invalid_argument& e) {
-    throw SimulationError("simulate: " + s_.label(op) + ": " + e.what());
-  }
+  plans_.push_back(plan(call, op, algorithm, protocol));
   plan_cache_.emplace(key, &plans_.back());
   return {&plans_.back(), algorithm};
+}
+
+const TransferPlan& CallPlans::image_plan(std::uint32_t call, std::uint32_t k, const Op& op,
+                                          const ReplicaImages& images) {
+  if (image_plans_.size() <= call) image_plans_.resize(resolved_.size());
+  auto& row = image_plans_[call];
+  if (row.empty()) row.assign(images.replicas() - 1, nullptr);
+  if (const TransferPlan* p = row[k - 1]) return *p;
+  TransferCall image = transfer_call(s_, op, topo_);
+  const Rank own = images.image(op.rank, k);
+  for (EndpointId& m : image.members)  // a host copy's host endpoint is its GPU's
+    m = topo_.is_host_endpoint(m) ? topo_.host_endpoint(own) : images.image(m, k);
+  const bool p2p = op.kind == OpKind::send || op.kind == OpKind::recv;
+  const auto [algorithm, protocol] = choose(image, op, p2p);
+  plans_.push_back(plan(image, op, algorithm, protocol));
+  row[k - 1] = &plans_.back();
+  return plans_.back();
 }
 
 }  // namespace clustersim::engine

@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "engine/network/op_transfer.hpp"
 #include "engine/network/transfer_plan.hpp"
 #include "engine/rendezvous.hpp"
+#include "engine/replica_images.hpp"
 #include "engine/schedule.hpp"
 #include "engine/simulator.hpp"
 #include "engine/topology.hpp"
@@ -35,8 +37,18 @@ class CallPlans {
                          const Op& op);
   const Resolved& operator[](std::uint32_t call) const { return resolved_[call]; }
 
+  // The plan replica k (1 .. images.replicas() − 1) runs for its copy of `call`, whose member
+  // `op` issued it in the simulated replica: the same call on the images of its members, chosen
+  // and planned as a run of every rank plans that replica's own call (ReplicaImages).
+  const TransferPlan& image_plan(std::uint32_t call, std::uint32_t k, const Op& op,
+                                 const ReplicaImages& images);
+
  private:
   Resolved resolve(const Rendezvous::Instance& instance, const Op& op, bool p2p);
+  // NCCL's tuner for a collective (direct, Simple for a send/recv or host copy).
+  std::pair<Algorithm, Protocol> choose(const TransferCall& call, const Op& op, bool p2p) const;
+  TransferPlan plan(const TransferCall& call, const Op& op, Algorithm algorithm,
+                    Protocol protocol) const;
 
   using PlanKey =
       std::tuple<std::uint32_t, std::uint32_t, CollectiveType, Algorithm, std::uint32_t, Protocol>;
@@ -60,6 +72,8 @@ class CallPlans {
   std::map<PlanKey, const TransferPlan*> plan_cache_;
   std::vector<CallList> calls_by_group_;   // indexed by GroupId
   std::vector<CallList> calls_by_sender_;  // send/recv, indexed by the sending rank
+  // Per call (index into resolved_), its images' plans, replica 1 first (image_plan)
+  std::vector<std::vector<const TransferPlan*>> image_plans_;
 };
 
 }  // namespace clustersim::engine

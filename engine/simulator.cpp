@@ -12,6 +12,7 @@
 #include "engine/network/op_transfer.hpp"
 #include "engine/op_end_queue.hpp"
 #include "engine/rendezvous.hpp"
+#include "engine/replica_images.hpp"
 #include "engine/sm_sharing.hpp"
 
 namespace clustersim::engine {
@@ -64,8 +65,17 @@ class Run {
     sharing_.emplace(compute, s.kernels, lists_, s.num_ranks, num_streams_);
     if (sharing_->enabled()) simulated_members();
     reserve_huge(instances_, rendezvous_.instances.size());
+    // An instance's end is Time::max() until its transfer ends (check_image reads it).
     for (const auto& instance : rendezvous_.instances)
-      instances_.push_back({Time::zero(), Time::zero(), 0, instance.size, kNone, 0});
+      instances_.push_back({Time::zero(), Time::max(), 0, instance.size, kNone, 0});
+    if (options.carry_replica_images && !s.mirror.empty()) {
+      try {
+        images_.emplace(s);
+      } catch (const std::invalid_argument& e) {
+        throw FoldNotExact(std::string("simulate: ") + e.what());
+      }
+      if (images_->replicas() < 2) images_.reset();
+    }
     if (options.record_link_rates)
       net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
         timeline_.link_rates.push_back({l, t, rate});
@@ -181,8 +191,13 @@ class Run {
         now_ = tn;
         completed.clear();
         net_.advance(tn, completed);
-        for (TransferId t : completed)
-          finish_instance(t);
+        // Sorted: an instance's own transfer comes before its images (kImage set).
+        for (TransferId t : completed) {
+          if (t & kImage)
+            check_image(t & ~kImage);
+          else
+            finish_instance(t);
+        }
       } else {
         // The end stays at the queue's front while it is processed (the ends it starts queue
         // behind it), and is popped after.
@@ -280,7 +295,28 @@ class Run {
     a.call = calls_.plan_for(rendezvous_, rendezvous_.instances[inst], op);
     a.sms = sms_held_by(a, op);
     if (a.sms > 0) hold_sms(rendezvous_.instances[inst], a.sms, op);
-    net_.start(inst, *calls_[a.call].first, static_cast<double>(op.bytes), now_);
+    const auto bytes = static_cast<double>(op.bytes);
+    net_.start(inst, *calls_[a.call].first, bytes, now_);
+    const GroupId g = rendezvous_.instances[inst].group;
+    if (images_ && (g == kNone || images_->local(g)))
+      for (std::uint32_t k = 1; k < images_->replicas(); ++k)
+        net_.start(inst | kImage, calls_.image_plan(a.call, k, op, *images_), bytes, now_);
+  }
+
+  // An image of instance `inst`'s transfer ended now: the instance's own must have ended now too
+  // (it is finished first when both end at once), or the replicas no longer keep step.
+  void check_image(std::uint32_t inst) const {
+    const Time end = instances_[inst].end;
+    if (end == now_) return;
+    const Op& op = s_.ops[rendezvous_.ops[rendezvous_.instances[inst].ops_begin]];
+    throw FoldNotExact(
+        "simulate: the folded run is not the whole run: another data-parallel replica's copy "
+        "of rank " +
+        std::to_string(op.rank) + "'s '" + s_.label(op) + "' ended at " +
+        std::to_string(now_.seconds()) + " s, rank " + std::to_string(op.rank) + "'s " +
+        (end == Time::max() ? std::string("had not ended yet")
+                            : "at " + std::to_string(end.seconds()) + " s") +
+        ": the replicas' traffic met different links or contention");
   }
 
   // While a collective moves data, its NCCL kernel holds one SM per channel on every member's
@@ -489,7 +525,10 @@ class Run {
   std::vector<OpId> cursor_;  // per stream, the op at its head (kEndOfStream when none is left)
   std::vector<std::uint8_t> busy_;
   std::vector<InstanceState> instances_;
-  std::optional<SmSharing> sharing_;          // set once the kernel lists are costed
+  std::optional<SmSharing> sharing_;     // set once the kernel lists are costed
+  std::optional<ReplicaImages> images_;  // SimulationOptions::carry_replica_images
+  // An image's transfer id: its instance's | kImage (instances are below 2^31, as ops are).
+  static constexpr TransferId kImage = 0x80000000u;
   std::vector<Rank> members_;                 // simulated members, group after group
   std::vector<std::uint32_t> members_begin_;  // into members_, per GroupId (+1 past the end)
   std::size_t stale_ = 0;                     // moved ends still queued

@@ -31,6 +31,14 @@ class ClockOverflow : public SimulationError {
   using SimulationError::SimulationError;
 };
 
+// A folded run checked by the network (SimulationOptions::carry_replica_images) whose replicas
+// did not keep step: an image of a transfer ended at another instant than the transfer it copies,
+// because its traffic met other contention. The message names the transfer; run every rank.
+class FoldNotExact : public SimulationError {
+ public:
+  using SimulationError::SimulationError;
+};
+
 // Thrown by simulate() when its cancel flag was set.
 class Cancelled : public std::runtime_error {
  public:
@@ -53,6 +61,12 @@ struct SimulationOptions {
   // is left empty, 8 bytes per op less (0.12 GB on GPT-3 175B), and every other field is the
   // same. Aggregates need no start: a GPU op's or host copy's equals its launch.
   bool record_starts = true;
+  // A folded schedule (Schedule::mirror) under a network model with contention: start, beside
+  // each transfer inside the simulated replica, its copy on every other replica (its images,
+  // engine/replica_images.hpp), so that the links carry every replica's traffic, and check that
+  // each image ends when its original does. Then every replica keeps step with the simulated one
+  // and the run is the whole run; otherwise simulate() throws FoldNotExact. Ignored unfolded.
+  bool carry_replica_images = false;
 };
 
 // Rank r runs on GPU endpoint r of the topology.

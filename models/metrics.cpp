@@ -279,8 +279,9 @@ Result compute_metrics(const Scenario& sc, const BuiltSchedule& built, const eng
   }
 
   // A folded run carries only replica 0's traffic (and the whole of each data-parallel
-  // collective): no link's load is the real one, so none is reported (run_scenario's note).
-  if (built.folded_replicas > 1) max_links = 0;
+  // collective): no link's load is the real one, so none is reported (run_scenario's note). One
+  // checked by the network carried every replica's and reports them.
+  if (built.folded_replicas > 1 && !built.replicas_checked) max_links = 0;
   for (const auto& [id, util] : busiest_links(tl, topo, max_links)) {
     const auto& link = topo.link(id);
     r.links.push_back({link.name, std::string(to_string(link.kind)), tl.link_bytes[id] / iterations,

@@ -288,8 +288,14 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   phase("building", kUnknownFraction);
   const std::string kind = options.network.value_or(sc.simulation.network_model);
   const bool traces = sc.workload.from_chakra();
-  const bool fold = !traces && !options.every_rank && folds_data_parallel(sc, kind);
-  if (!traces) check_memory_budget(sc, options.max_memory, options.max_memory_origin, fold, kind);
+  // A fold the network checks may be refused mid-run, and the run then takes every rank: the
+  // budget is the whole run's. A run that records every op's start (a trace, the GUI, Python)
+  // keeps every rank's ops, as it did before the check existed.
+  const bool checked =
+      !traces && !options.every_rank && !options.record_starts && checks_folded_run(sc, kind);
+  const bool fold = checked || (!traces && !options.every_rank && folds_data_parallel(sc, kind));
+  if (!traces)
+    check_memory_budget(sc, options.max_memory, options.max_memory_origin, fold && !checked, kind);
   const Calibration calibration = load_calibration(sc);
   const bool calibrated = !sc.simulation.calibration.empty();
   engine::Topology topology = build_topology(sc);
@@ -318,8 +324,11 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
       recorded ? static_cast<const engine::ComputeModel&>(*recorded) : roofline;
   engine::NetworkOptions network_options;
   network_options.simgrid = sc.simulation.simgrid;
-  auto network = engine::make_network_model(
-      kind, out.topology, calibrated ? &calibration.collectives : nullptr, network_options);
+  auto new_network = [&] {
+    return engine::make_network_model(
+        kind, out.topology, calibrated ? &calibration.collectives : nullptr, network_options);
+  };
+  auto network = new_network();
   phase("matching", 0.0);
   engine::SimulationOptions sim;
   sim.algorithms = sc.simulation.algorithms;
@@ -333,8 +342,23 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
   sim.cancel = options.cancel;
   sim.record_link_rates = options.record_link_rates;
   sim.record_starts = options.record_starts;
+  sim.carry_replica_images = checked;
+  std::string refused_fold;
   try {
-    out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
+    try {
+      out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
+      out.built.replicas_checked = checked;
+    } catch (const engine::FoldNotExact& e) {
+      if (!checked) throw;
+      // The replicas did not keep step: every rank, from the start.
+      refused_fold = e.what();
+      phase("building", kUnknownFraction);
+      out.built = build_schedule(sc, false, [&](double f) { phase("building", f); });
+      network = new_network();
+      phase("matching", 0.0);
+      sim.carry_replica_images = false;
+      out.timeline = engine::simulate(out.built.schedule, out.topology, *network, compute, sim);
+    }
   } catch (const engine::ClockOverflow&) {
     throw;
   } catch (const engine::SimulationError& e) {
@@ -355,7 +379,19 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
                                [&](double f) { phase("metrics", f); });
   out.result.network_model = kind;
   out.result.notes = traces ? std::move(workload_notes) : plan_warnings(sc);
-  if (out.built.folded_replicas > 1) {
+  if (!refused_fold.empty())
+    out.result.notes.push_back(
+        "simulation.fold: auto simulated one data-parallel replica for all, carrying every "
+        "replica's traffic, and found that they do not keep step, so every rank was simulated (" +
+        refused_fold + ")");
+  if (out.built.replicas_checked) {
+    out.result.notes.push_back(
+        "simulated 1 of " + std::to_string(out.built.folded_replicas) +
+        " data-parallel replicas (simulation.fold: auto): the links carried every replica's "
+        "traffic and each replica's transfers ended when the simulated one's did, so the figures "
+        "and link loads are the whole run's; per-rank figures and the trace show replica 0's "
+        "ranks; simulation.fold: none simulates every rank");
+  } else if (out.built.folded_replicas > 1) {
     const auto* entry = engine::find_network_model(kind);
     const bool contention_free = entry != nullptr && entry->contention_free;
     const bool exact = contention_free && replicas_provably_alike(sc);

@@ -61,4 +61,11 @@ bool folds_data_parallel(const Scenario& sc, std::string_view network_model) {
   return false;
 }
 
+bool checks_folded_run(const Scenario& sc, std::string_view network_model) {
+  if (sc.simulation.fold != Fold::automatic || folds_data_parallel(sc, network_model)) return false;
+  if (sc.parallel.dp / std::max(1, sc.parallel.ep) < 2) return false;
+  const auto* entry = engine::find_network_model(network_model);
+  return entry != nullptr && !entry->contention_free && !entry->once_per_process;
+}
+
 }  // namespace clustersim::models

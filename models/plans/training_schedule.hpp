@@ -20,6 +20,9 @@ struct BuiltSchedule {
   // Data-parallel replicas each simulated rank stands for (1: every rank simulated; see
   // engine::Schedule::mirror).
   int folded_replicas = 1;
+  // A folded run whose simulator carried every replica's traffic and found each in step with the
+  // simulated one (checks_folded_run): its figures and link loads are the whole run's.
+  bool replicas_checked = false;
   // Ranks whose ops were copied from their counterpart in the first data-parallel replica
   // (build_schedule's stamp_replicas), counted once per iteration.
   std::size_t stamped_ranks = 0;
@@ -48,5 +51,13 @@ bool replicas_provably_alike(const Scenario& scenario);
 // where folding is exact: a contention-free model (analytical, ideal) and replicas provably
 // alike.
 bool folds_data_parallel(const Scenario& scenario, std::string_view network_model);
+
+// Whether simulation.fold: auto folds this run with the network's check where folds_data_parallel
+// does not fold it: a model with contention that can run again in the same process (flow), more
+// than one replica (run_scenario asks it only of runs that record no op's start: no trace). The
+// simulator then carries every replica's traffic and checks that each keeps step with the simulated
+// one (engine::SimulationOptions::carry_replica_images); where one does not, the run is simulated
+// again with every rank (docs/performance.md "Folding checked by the network").
+bool checks_folded_run(const Scenario& scenario, std::string_view network_model);
 
 }  // namespace clustersim::models

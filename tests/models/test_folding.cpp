@@ -2,7 +2,9 @@
 // scenario under the analytical model, what `fold: auto` answers must be what the whole run
 // answers, and a forced fold (`fold: dp`) must too wherever `auto` would fold. Asymmetric clusters
 // (an oversubscribed fabric, fewer NICs than GPUs, PCIe nodes) are refused; imbalanced experts
-// load every expert-parallel rank alike, so they fold and stay exact.
+// load every expert-parallel rank alike, so they fold and stay exact. Under the flow model `auto`
+// folds with the network's check (every replica's traffic carried, each replica in step) or
+// refuses mid-run and simulates every rank: either way the whole run's figures and link loads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "models/plans/training_schedule.hpp"
+#include "models/result_json.hpp"
 #include "models/run_scenario.hpp"
 
 namespace clustersim::models {
@@ -19,11 +22,20 @@ namespace {
 
 const std::string kScenarios = CLUSTERSIM_SCENARIOS_DIR "/";
 
-RunOutput run(const std::string& file, const std::string& fold, std::vector<std::string> sets) {
+// Under the analytical model; or under `flow` without a trace (no op's start recorded, as
+// `clustersim run`), where `auto` folds with the network's check.
+RunOutput run(const std::string& file, const std::string& fold, std::vector<std::string> sets,
+              const std::string& network = "analytical") {
   sets.push_back("simulation.fold=" + fold);
   RunOptions options;
-  options.network = "analytical";
+  options.network = network;
+  options.record_starts = network == "analytical";
   return run_scenario(load_scenario(kScenarios + file, sets), options);
+}
+
+RunOutput run_flow(const std::string& file, const std::string& fold,
+                   const std::vector<std::string>& sets) {
+  return run(file, fold, sets, "flow");
 }
 
 // The figures a user reads, compared within 1e-9 of the iteration time (or of the figure).
@@ -156,6 +168,86 @@ TEST(Folding, HsdpFoldsWholeShardGroupsAndKeepsTheirNicContention) {
   EXPECT_EQ(folded.built.folded_replicas, 2);  // 16 GPUs, shard groups of 8
   EXPECT_GT(whole.result.exposed_comm_s.dp, 0);
   expect_same_figures(folded.result, whole.result);
+}
+
+bool has_note(const Result& r, const std::string& text) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+// The result JSON but for the notes and the event count, which say how the run was made.
+std::string figures_json(const Result& r) {
+  auto j = result_to_json(r, true);
+  j.erase("notes");
+  j.erase("simulator");
+  return j.dump();
+}
+
+// Every shipped scenario (the largest with fewer micro-batches) under `flow`: `auto` folds with
+// the check and its result is the whole run's, link loads included, to the last digit but for
+// the FLOP rates (summed over fewer ranks, equal within 1e-9); or it has nothing to fold.
+TEST_P(EveryShippedScenario, FoldsUnderTheFlowModelWithTheNetworksCheck) {
+  const std::string file = GetParam();
+  std::vector<std::string> sets;
+  if (file == "gpt3-175b-1024xA100.yaml") sets = {"training.global_batch=64"};
+  const Scenario sc = load_scenario(kScenarios + file, sets);
+  const int replicas = sc.parallel.dp / std::max(1, sc.parallel.ep);
+  EXPECT_EQ(checks_folded_run(sc, "flow"), replicas > 1);
+  EXPECT_FALSE(checks_folded_run(sc, "analytical"));  // folds_data_parallel decides there
+  const RunOutput whole = run_flow(file, "none", sets);
+  const RunOutput automatic = run_flow(file, "auto", sets);
+  EXPECT_EQ(whole.built.folded_replicas, 1);
+  if (replicas < 2) return;
+  EXPECT_TRUE(automatic.built.replicas_checked);
+  EXPECT_EQ(automatic.built.folded_replicas, replicas);
+  EXPECT_TRUE(has_note(automatic.result, "the links carried every replica's traffic"));
+  expect_same_figures(automatic.result, whole.result);
+  Result a = automatic.result;
+  a.tflops_per_gpu = whole.result.tflops_per_gpu;
+  a.mfu = whole.result.mfu;
+  EXPECT_EQ(figures_json(a), figures_json(whole.result));
+  EXPECT_FALSE(whole.result.links.empty());
+}
+
+// GPT-3's replicas on leaves of 96 NICs: stage 0 of replica 0 sends to stage 1 inside one leaf
+// (NICs 0-7 to 64-71) where replica 4's crosses to the next leaf (32-39 to 96-103) through the
+// spine, a hop's latency more. The check finds the first such send out of step and the run is
+// then every rank's: the whole run's figures, with a note naming the send.
+TEST(Folding, UnderTheFlowModelReplicasOutOfStepAreRefusedMidRun) {
+  const std::string file = "gpt3-175b-1024xA100.yaml";
+  const std::vector<std::string> sets = {"training.global_batch=64",
+                                         "cluster.network.nics_per_leaf=96"};
+  const RunOutput whole = run_flow(file, "none", sets);
+  const RunOutput automatic = run_flow(file, "auto", sets);
+  EXPECT_EQ(automatic.built.folded_replicas, 1);
+  EXPECT_FALSE(automatic.built.replicas_checked);
+  EXPECT_TRUE(has_note(automatic.result, "do not keep step"));
+  EXPECT_TRUE(has_note(automatic.result, "send act"));
+  EXPECT_EQ(figures_json(automatic.result), figures_json(whole.result));
+}
+
+// The asymmetries the analytical fold refuses: under the flow model's check an oversubscribed
+// fat tree, four NICs for eight GPUs and imbalanced experts fold, and give the whole run.
+TEST(Folding, UnderTheFlowModelAsymmetricFabricsFoldOnlyWhereTheyKeepStep) {
+  struct Case {
+    const char* file;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases = {
+      {"llama3-70b-fsdp-tp8-4xdgx-h100.yaml",
+       {"cluster.network.oversubscription=3", "cluster.network.nics_per_leaf=12"}},
+      {"llama2-7b-fsdp-2xdgx-a100.yaml",
+       {"parallel.data_parallel=hsdp", "cluster.network.nics_per_node=4"}},
+      {"deepseek-moe-16b-ep16-4xdgx-h100.yaml", {"model.moe.imbalance=1.5"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const RunOutput whole = run_flow(c.file, "none", c.sets);
+    const RunOutput automatic = run_flow(c.file, "auto", c.sets);
+    EXPECT_GT(automatic.built.folded_replicas, 1);
+    expect_same_figures(automatic.result, whole.result);
+    EXPECT_EQ(automatic.result.links.size(), whole.result.links.size());
+  }
 }
 
 }  // namespace
