@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/network/transfer_plan.hpp"
 #include "engine/schedule.hpp"
+#include "engine/topology.hpp"
 
 namespace clustersim::engine {
 
@@ -34,5 +36,28 @@ class ReplicaImages {
   std::vector<Rank> images_;         // per simulated rank, its replicas() − 1 images in order
   std::vector<std::uint8_t> local_;  // per group
 };
+
+// One call of a folded run (a plan and a payload size) as images_to_carry() sees it.
+struct ReplicaCall {
+  const TransferPlan* plan = nullptr;
+  double bytes = 0.0;
+  bool local = false;  // inside the simulated replica (ReplicaImages::local, or a send/recv)
+  std::vector<const TransferPlan*> images;  // local calls: replica k's plan at k − 1
+};
+
+// Which local calls' images must be carried, per call (docs/performance.md "Folding checked by
+// the network"). Carrying an image is needed only where its traffic can meet other traffic than
+// its replica's copies of the same private calls. A local call may go uncarried (private) when
+//   - its images are its own shape on their links: the same phases, latencies, rate caps and
+//     bytes, each flow's route as long with the same bandwidth link for link, the same
+//     calibration shape;
+//   - no link of it or of its images carries a flow of a carried or cross-replica call;
+//   - each replica's private links are its own (no link serves two replicas), and link for link
+//     they map one to one onto the simulated replica's (the same map for every private call).
+// Replica k's private flows then form their own max-min problem, the simulated replica's under
+// a renaming of the links, with the same flows starting at the same instants as long as the
+// replicas keep step: the same rates, the same ends. The carried images check the rest.
+std::vector<std::uint8_t> images_to_carry(const std::vector<ReplicaCall>& calls,
+                                          const Topology& topology);
 
 }  // namespace clustersim::engine

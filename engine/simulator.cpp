@@ -74,12 +74,38 @@ class Run {
       } catch (const std::invalid_argument& e) {
         throw FoldNotExact(std::string("simulate: ") + e.what());
       }
-      if (images_->replicas() < 2) images_.reset();
+      if (images_->replicas() < 2)
+        images_.reset();
+      else
+        plan_images();
     }
     if (options.record_link_rates)
       net_.set_link_rate_sink([this](LinkId l, Time t, double rate) {
         timeline_.link_rates.push_back({l, t, rate});
       });
+  }
+
+  // A checked fold: every instance's call is planned before the loop (as launch() would plan
+  // it), so that which calls' images must be carried is known before the first transfer
+  // (images_to_carry, engine/replica_images.hpp).
+  void plan_images() {
+    std::vector<ReplicaCall> calls;
+    for (std::uint32_t inst = 0; inst < rendezvous_.instances.size(); ++inst) {
+      const Rendezvous::Instance& instance = rendezvous_.instances[inst];
+      const Op op = s_.ops[rendezvous_.ops[instance.ops_begin]];
+      const std::uint32_t call = calls_.plan_for(rendezvous_, instance, op);
+      instances_[inst].call = call;
+      if (call < calls.size()) continue;
+      calls.resize(call + 1);
+      ReplicaCall& c = calls[call];
+      c.plan = calls_[call].first;
+      c.bytes = static_cast<double>(op.bytes);
+      c.local = instance.group == kNone || images_->local(instance.group);
+      if (c.local)
+        for (std::uint32_t k = 1; k < images_->replicas(); ++k)
+          c.images.push_back(&calls_.image_plan(call, k, op, *images_));
+    }
+    carry_images_ = images_to_carry(calls, topo_);
   }
 
   // What the loop needs of the ops alone: each op's loop word, each GPU op's work word (in work_)
@@ -292,13 +318,12 @@ class Run {
   // (the members are ops of different ranks), half of try_start's time at 16,384 GPUs.
   void launch(std::uint32_t inst, InstanceState& a, const Op& op) {
     a.launch = now_;
-    a.call = calls_.plan_for(rendezvous_, rendezvous_.instances[inst], op);
+    if (a.call == kNone) a.call = calls_.plan_for(rendezvous_, rendezvous_.instances[inst], op);
     a.sms = sms_held_by(a, op);
     if (a.sms > 0) hold_sms(rendezvous_.instances[inst], a.sms, op);
     const auto bytes = static_cast<double>(op.bytes);
     net_.start(inst, *calls_[a.call].first, bytes, now_);
-    const GroupId g = rendezvous_.instances[inst].group;
-    if (images_ && (g == kNone || images_->local(g)))
+    if (images_ && carry_images_[a.call])
       for (std::uint32_t k = 1; k < images_->replicas(); ++k)
         net_.start(inst | kImage, calls_.image_plan(a.call, k, op, *images_), bytes, now_);
   }
@@ -525,8 +550,9 @@ class Run {
   std::vector<OpId> cursor_;  // per stream, the op at its head (kEndOfStream when none is left)
   std::vector<std::uint8_t> busy_;
   std::vector<InstanceState> instances_;
-  std::optional<SmSharing> sharing_;     // set once the kernel lists are costed
-  std::optional<ReplicaImages> images_;  // SimulationOptions::carry_replica_images
+  std::optional<SmSharing> sharing_;        // set once the kernel lists are costed
+  std::optional<ReplicaImages> images_;     // SimulationOptions::carry_replica_images
+  std::vector<std::uint8_t> carry_images_;  // per call: its images are started (plan_images)
   // An image's transfer id: its instance's | kImage (instances are below 2^31, as ops are).
   static constexpr TransferId kImage = 0x80000000u;
   std::vector<Rank> members_;                 // simulated members, group after group

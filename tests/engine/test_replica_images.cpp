@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/network/collectives.hpp"
 #include "engine/network/network_model.hpp"
 #include "engine/replica_images.hpp"
 #include "engine/simulator.hpp"
@@ -21,7 +22,7 @@ using fakes::OneTeraflop;
 constexpr std::uint64_t kGB = 1'000'000'000;
 
 // GPU i on its own node, joined to one switch by a cable of `gbps[i]` GB/s each way, no latency.
-Topology star(const std::vector<double>& gbps) {
+Topology star_of_cables(const std::vector<double>& gbps) {
   Topology t;
   const VertexId sw = t.add_vertex(VertexKind::leaf_switch, "sw", 0);
   for (std::size_t i = 0; i < gbps.size(); ++i) {
@@ -72,13 +73,13 @@ Schedule pipeline_pair(bool folded, Ops& ops) {
 // The pair folded and whole on a star of `gbps`, replica 0's ops of each.
 struct Pair {
   explicit Pair(const std::vector<double>& gbps)
-      : t(star(gbps)), folded(pipeline_pair(true, f)), whole(pipeline_pair(false, w)) {}
+      : t(star_of_cables(gbps)), folded(pipeline_pair(true, f)), whole(pipeline_pair(false, w)) {}
   Ops f{}, w{};
   Topology t;
   Schedule folded, whole;
 };
 
-Timeline run(const Schedule& s, const Topology& t, bool images) {
+Timeline run_on_flow(const Schedule& s, const Topology& t, bool images) {
   auto network = make_network_model("flow", t);
   OneTeraflop compute;
   SimulationOptions options;
@@ -105,14 +106,42 @@ TEST(ReplicaImages, TheKthImageOfARankIsTheKthRankMirroringIt) {
   EXPECT_THROW(ReplicaImages{std::move(uneven).finish()}, std::invalid_argument);
 }
 
+// Which images must be carried, on the star: replica 0's send 0 → 1 (image 2 → 3) runs on its
+// own cables and goes uncarried, until a cross-replica flow 0 → 2 shares GPU 0's cable with it;
+// a slower cable under its image carries it too (not its own shape).
+TEST(ReplicaImages, OnlyImagesThatCanMeetOtherTrafficAreCarried) {
+  const auto send = [](const Topology& t, EndpointId a, EndpointId b) {
+    const EndpointId m[] = {a, b};
+    return plan_collective(CollectiveType::send_recv, Algorithm::direct, m, 0, t);
+  };
+  const auto direct_flow = [](EndpointId a, EndpointId b) {
+    TransferPlan plan;
+    plan.phases.push_back({Time::zero(), {{a, b, 1.0}}});
+    return plan;
+  };
+  const Topology t = star_of_cables({1, 1, 1, 1});
+  const TransferPlan s01 = send(t, 0, 1), s23 = send(t, 2, 3), cross = direct_flow(0, 2);
+  const TransferPlan cross_elsewhere = direct_flow(1, 3);  // into GPU 3: meets the image
+  const ReplicaCall local{&s01, 1e9, true, {&s23}};
+  EXPECT_EQ(images_to_carry({local}, t), std::vector<std::uint8_t>({0}));
+  EXPECT_EQ(images_to_carry({local, {&cross, 1e9, false, {}}}, t),
+            std::vector<std::uint8_t>({1, 0}));
+  EXPECT_EQ(images_to_carry({local, {&cross_elsewhere, 1e9, false, {}}}, t),
+            std::vector<std::uint8_t>({1, 0}));
+  const Topology slow = star_of_cables({1, 1, 1, 0.5});
+  const TransferPlan s01_slow = send(slow, 0, 1), s23_slow = send(slow, 2, 3);
+  EXPECT_EQ(images_to_carry({{&s01_slow, 1e9, true, {&s23_slow}}}, slow),
+            std::vector<std::uint8_t>({1}));
+}
+
 // Alike replicas: the folded run carries the other replica's send on its own links and gives
 // the whole run's times and link bytes. By hand: each send runs alone on its cables at 1 GB/s,
 // [1, 2] s; the all-reduces then share the cables as the flow model's plans say, in both runs.
 TEST(ReplicaImages, AlikeReplicasGiveTheWholeRunsTimesAndLinkLoads) {
   const Pair p({1, 1, 1, 1});
   const auto& [f, w, t, folded, whole] = p;
-  const Timeline tf = run(folded, t, true);
-  const Timeline tw = run(whole, t, false);
+  const Timeline tf = run_on_flow(folded, t, true);
+  const Timeline tw = run_on_flow(whole, t, false);
   EXPECT_NEAR(tf.end[f.send].seconds(), 2.0, 1e-6);  // 1 s of work, then 1 GB at 1 GB/s
   EXPECT_EQ(tf.end[f.send], tw.end[w.send]);
   EXPECT_EQ(tf.end[f.recv], tw.end[w.recv]);
@@ -123,7 +152,7 @@ TEST(ReplicaImages, AlikeReplicasGiveTheWholeRunsTimesAndLinkLoads) {
     EXPECT_NEAR(tf.link_bytes[l], tw.link_bytes[l], 1e-6 * tw.link_bytes[l]) << "link " << l;
   // Replica 1's send crossed gpu2's cable: 1 GB of it besides its all-reduce's bytes, which a
   // fold without images leaves out.
-  const Timeline bare = run(folded, t, false);
+  const Timeline bare = run_on_flow(folded, t, false);
   const LinkId gpu2_up = t.route(2, 3).front();
   EXPECT_NEAR(tf.link_bytes[gpu2_up] - bare.link_bytes[gpu2_up], 1e9, 1.0);
 }
@@ -133,13 +162,13 @@ TEST(ReplicaImages, AlikeReplicasGiveTheWholeRunsTimesAndLinkLoads) {
 TEST(ReplicaImages, AReplicaOnASlowerLinkRefusesTheFold) {
   const Pair p({1, 1, 1, 0.5});
   const auto& [f, w, t, folded, whole] = p;
-  const Timeline tw = run(whole, t, false);
+  const Timeline tw = run_on_flow(whole, t, false);
   EXPECT_NEAR(tw.end[w.send].seconds(), 2.0, 1e-6);
   const OpId replica1_send = w.send + 5;  // replica 1's five ops follow replica 0's
   ASSERT_EQ(whole.name_of(whole.ops[replica1_send]), "send act");
   EXPECT_NEAR(tw.end[replica1_send].seconds(), 3.0, 1e-6);  // 1 GB at 0.5 GB/s after 1 s
   try {
-    run(folded, t, true);
+    run_on_flow(folded, t, true);
     ADD_FAILURE() << "the fold was not refused";
   } catch (const FoldNotExact& e) {
     const std::string what = e.what();
@@ -149,7 +178,7 @@ TEST(ReplicaImages, AReplicaOnASlowerLinkRefusesTheFold) {
     EXPECT_NE(what.find("rank 0's at 2.000000 s"), std::string::npos) << what;
   }
   // A fold without the check answers replica 0's 2 s for every replica.
-  EXPECT_NEAR(run(folded, t, false).end[f.send].seconds(), 2.0, 1e-6);
+  EXPECT_NEAR(run_on_flow(folded, t, false).end[f.send].seconds(), 2.0, 1e-6);
 }
 
 }  // namespace
