@@ -152,6 +152,7 @@ ValidationReport run_validation(const std::string& dir, const ValidationOptions&
     request.network = options.network;
     request.overrides = options.overrides;
     request.cancel = options.cancel;
+    request.record_starts = false;  // no trace: `fold: auto` may fold with the network's check
     try {
       const Prediction p = predict(request);
       for (const PublishedFigure& f : p.scenario.published) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/network/collectives.hpp"
@@ -19,7 +20,7 @@ namespace {
 
 using fakes::OneTeraflop;
 
-constexpr std::uint64_t kGB = 1'000'000'000;
+constexpr std::uint64_t kOneGB = 1'000'000'000;
 
 // GPU i on its own node, joined to one switch by a cable of `gbps[i]` GB/s each way, no latency.
 Topology star_of_cables(const std::vector<double>& gbps) {
@@ -57,14 +58,14 @@ Schedule pipeline_pair(bool folded, Ops& ops) {
     const OpId work = b.compute({first, compute, Category::forward, "fwd"}, 1e12, 0);
     const OpId after_work[] = {work};
     const OpId send =
-        b.send({first, comm, Category::pp_comm, "send act", kNone, after_work}, second, kGB, 0);
-    const OpId recv = b.recv({second, comm, Category::pp_comm, "recv act"}, first, kGB, 0);
+        b.send({first, comm, Category::pp_comm, "send act", kNone, after_work}, second, kOneGB, 0);
+    const OpId recv = b.recv({second, comm, Category::pp_comm, "recv act"}, first, kOneGB, 0);
     const OpId after_send[] = {send};
     const OpId after_recv[] = {recv};
     const OpId ar0 = b.collective({first, comm, Category::dp_comm, "ar", kNone, after_send},
-                                  CollectiveType::all_reduce, dp0, kGB);
+                                  CollectiveType::all_reduce, dp0, kOneGB);
     b.collective({second, comm, Category::dp_comm, "ar", kNone, after_recv},
-                 CollectiveType::all_reduce, dp1, kGB);
+                 CollectiveType::all_reduce, dp1, kOneGB);
     if (first == 0) ops = {send, recv, ar0};
   }
   return std::move(b).finish();
@@ -115,8 +116,10 @@ TEST(ReplicaImages, OnlyImagesThatCanMeetOtherTrafficAreCarried) {
     return plan_collective(CollectiveType::send_recv, Algorithm::direct, m, 0, t);
   };
   const auto direct_flow = [](EndpointId a, EndpointId b) {
+    Phase phase;
+    phase.flows.push_back({a, b, 1.0});
     TransferPlan plan;
-    plan.phases.push_back({Time::zero(), {{a, b, 1.0}}});
+    plan.phases.push_back(std::move(phase));
     return plan;
   };
   const Topology t = star_of_cables({1, 1, 1, 1});
