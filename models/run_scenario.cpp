@@ -389,8 +389,8 @@ RunOutput run_scenario(const Scenario& sc, const RunOptions& options) {
         "simulated 1 of " + std::to_string(out.built.folded_replicas) +
         " data-parallel replicas (simulation.fold: auto): the links carried every replica's "
         "traffic and each replica's transfers ended when the simulated one's did, so the figures "
-        "and link loads are the whole run's; per-rank figures and the trace show replica 0's "
-        "ranks; simulation.fold: none simulates every rank");
+        "and link loads are the whole run's; another replica's rank has its replica-0 "
+        "counterpart's per-rank figures; simulation.fold: none simulates every rank");
   } else if (out.built.folded_replicas > 1) {
     const auto* entry = engine::find_network_model(kind);
     const bool contention_free = entry != nullptr && entry->contention_free;
