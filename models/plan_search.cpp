@@ -321,6 +321,7 @@ PlanSearchResult search_plans(const Scenario& base, const PlanSearchOptions& opt
       boost::asio::post(pool, [&result, i] {
         RunOptions run;
         run.network = "flow";
+        run.record_starts = false;  // no trace: `fold: auto` may fold with the network's check
         result.top[i].simulated = run_scenario(result.top[i].scenario, run).result;
       });
     pool.join();

@@ -151,6 +151,7 @@ RunRequest point_request(const SweepRequest& request, const SweepPoint& point) {
   run.network = request.base.network;
   run.cancel = request.cancel;
   run.overrides = request.base.overrides;
+  run.record_starts = false;  // a sweep writes no trace: `fold: auto` may fold with the check
   for (std::string& o : point_overrides(request.axes, point))
     run.overrides.push_back(std::move(o));
   return run;
