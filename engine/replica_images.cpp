@@ -132,21 +132,22 @@ std::vector<std::uint8_t> images_to_carry(const std::vector<ReplicaCall>& calls,
         ok = ok && (owner[l] == -1 || owner[l] == replica);
         owner[l] = replica;
       };
-      for_each_link(*call.plan, topology, [&](LinkId l) { own(l, 0); });
+      std::vector<LinkId> original, image;
+      for_each_link(*call.plan, topology, [&](LinkId l) {
+        own(l, 0);
+        original.push_back(l);
+      });
       to_image.resize(std::max(to_image.size(), call.images.size()));
       from_image.resize(to_image.size());
       for (std::size_t k = 0; k < call.images.size() && ok; ++k) {
-        std::vector<LinkId> original, image;
-        for_each_link(*call.plan, topology, [&](LinkId l) { original.push_back(l); });
+        image.clear();
         for_each_link(*call.images[k], topology, [&](LinkId l) {
           own(l, static_cast<std::int32_t>(k + 1));
           image.push_back(l);
         });
-        for (std::size_t i = 0; i < original.size() && ok; ++i) {
-          const auto [to, new_to] = to_image[k].emplace(original[i], image[i]);
-          const auto [from, new_from] = from_image[k].emplace(image[i], original[i]);
-          ok = to->second == image[i] && from->second == original[i];
-        }
+        for (std::size_t i = 0; i < original.size() && ok; ++i)  // same_shape: as many links
+          ok = to_image[k].emplace(original[i], image[i]).first->second == image[i] &&
+               from_image[k].emplace(image[i], original[i]).first->second == original[i];
       }
       if (!ok) {
         carry[c] = 1;
