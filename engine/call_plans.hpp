@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -43,11 +42,6 @@ class CallPlans {
   // and planned as a run of every rank plans that replica's own call (ReplicaImages).
   const TransferPlan& image_plan(std::uint32_t call, std::uint32_t k, const Op& op,
                                  const ReplicaImages& images);
-  // The image plans of `call`, replica 1 first, once image_plan() has planned every k. Each
-  // call's row is allocated once and filled in place: the span stays valid while this lives.
-  std::span<const TransferPlan* const> image_plans(std::uint32_t call) const {
-    return image_plans_[call];
-  }
 
  private:
   Resolved resolve(const Rendezvous::Instance& instance, const Op& op, bool p2p);

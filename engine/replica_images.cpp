@@ -79,10 +79,10 @@ bool same_shape(const TransferPlan& plan, const TransferPlan& image, double byte
 
 }  // namespace
 
-std::vector<Carry> images_to_carry(const std::vector<ReplicaCall>& calls,
-                                   const Topology& topology) {
+std::vector<std::uint8_t> images_to_carry(const std::vector<ReplicaCall>& calls,
+                                          const Topology& topology) {
   const std::size_t n = calls.size();
-  std::vector<Carry> carry(n, Carry::no);
+  std::vector<std::uint8_t> carry(n, 0);
   std::vector<std::uint8_t> shared(topology.num_links(), 0);
   auto share = [&](const ReplicaCall& c) {
     const auto mark = [&](LinkId l) { shared[l] = 1; };
@@ -104,11 +104,11 @@ std::vector<Carry> images_to_carry(const std::vector<ReplicaCall>& calls,
     for (const TransferPlan* image : call.images)
       alike = alike && same_shape(*call.plan, *image, call.bytes, topology);
     if (!alike) {  // cross-replica calls are carried whole; unlike images are carried too
-      carry[c] = call.local ? Carry::unlike : Carry::no;
+      carry[c] = call.local ? 1 : 0;
       share(call);
     }
   }
-  const auto is_private = [&](std::size_t c) { return calls[c].local && carry[c] == Carry::no; };
+  const auto is_private = [&](std::size_t c) { return calls[c].local && carry[c] == 0; };
   for (bool changed = true; changed;) {
     changed = false;
     // A private call that meets shared links is carried, and its links are shared in turn.
@@ -116,7 +116,7 @@ std::vector<Carry> images_to_carry(const std::vector<ReplicaCall>& calls,
       grew = false;
       for (std::size_t c = 0; c < n; ++c)
         if (is_private(c) && touches_shared(calls[c])) {
-          carry[c] = Carry::alike;
+          carry[c] = 1;
           share(calls[c]);
           grew = true;
         }
@@ -150,7 +150,7 @@ std::vector<Carry> images_to_carry(const std::vector<ReplicaCall>& calls,
                from_image[k].emplace(image[i], original[i]).first->second == original[i];
       }
       if (!ok) {
-        carry[c] = Carry::alike;
+        carry[c] = 1;
         share(call);
         changed = true;
       }

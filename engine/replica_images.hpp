@@ -45,13 +45,6 @@ struct ReplicaCall {
   std::vector<const TransferPlan*> images;  // local calls: replica k's plan at k − 1
 };
 
-// How a local call's images run (images_to_carry).
-enum class Carry : std::uint8_t {
-  no,      // not carried: a cross-replica call, or a private one
-  alike,   // carried, every image its call's shape (it may run as a copy of its call)
-  unlike,  // carried, some image of another shape (each runs as a transfer of its own)
-};
-
 // Which local calls' images must be carried, per call (docs/performance.md "Folding checked by
 // the network"). Carrying an image is needed only where its traffic can meet other traffic than
 // its replica's copies of the same private calls. A local call may go uncarried (private) when
@@ -64,6 +57,7 @@ enum class Carry : std::uint8_t {
 // Replica k's private flows then form their own max-min problem, the simulated replica's under
 // a renaming of the links, with the same flows starting at the same instants as long as the
 // replicas keep step: the same rates, the same ends. The carried images check the rest.
-std::vector<Carry> images_to_carry(const std::vector<ReplicaCall>& calls, const Topology& topology);
+std::vector<std::uint8_t> images_to_carry(const std::vector<ReplicaCall>& calls,
+                                          const Topology& topology);
 
 }  // namespace clustersim::engine

@@ -216,11 +216,7 @@ class Run {
       if (tn <= te) {
         now_ = tn;
         completed.clear();
-        try {
-          net_.advance(tn, completed);
-        } catch (const CopyDiverged& e) {  // a carried image, run as a copy of its original
-          throw not_exact(e.id, e.own_end, e.copy_end);
-        }
+        net_.advance(tn, completed);
         // Sorted: an instance's own transfer comes before its images (kImage set).
         for (TransferId t : completed) {
           if (t & kImage)
@@ -326,39 +322,25 @@ class Run {
     a.sms = sms_held_by(a, op);
     if (a.sms > 0) hold_sms(rendezvous_.instances[inst], a.sms, op);
     const auto bytes = static_cast<double>(op.bytes);
-    const TransferPlan& plan = *calls_[a.call].first;
-    const Carry carry = images_ ? carry_images_[a.call] : Carry::no;
-    if (carry == Carry::no) {
-      net_.start(inst, plan, bytes, now_);
-    } else if (carry == Carry::alike && net_.carries_copies()) {
-      // One transfer for the original and its images: the 1T run's flow model starts 0.92 M
-      // transfers instead of 3.50 M.
-      net_.start_with_copies(inst, plan, bytes, now_, calls_.image_plans(a.call));
-    } else {
-      net_.start(inst, plan, bytes, now_);
+    net_.start(inst, *calls_[a.call].first, bytes, now_);
+    if (images_ && carry_images_[a.call])
       for (std::uint32_t k = 1; k < images_->replicas(); ++k)
         net_.start(inst | kImage, calls_.image_plan(a.call, k, op, *images_), bytes, now_);
-    }
   }
 
   // An image of instance `inst`'s transfer ended now: the instance's own must have ended now too
   // (it is finished first when both end at once), or the replicas no longer keep step.
   void check_image(std::uint32_t inst) const {
     const Time end = instances_[inst].end;
-    if (end != now_) throw not_exact(inst, end, now_);
-  }
-
-  // Instance `inst`'s image ended at `image_end`, its own transfer at `own_end` (Time::max():
-  // not yet).
-  FoldNotExact not_exact(std::uint32_t inst, Time own_end, Time image_end) const {
+    if (end == now_) return;
     const Op& op = s_.ops[rendezvous_.ops[rendezvous_.instances[inst].ops_begin]];
-    return FoldNotExact(
+    throw FoldNotExact(
         "simulate: the folded run is not the whole run: another data-parallel replica's copy "
         "of rank " +
         std::to_string(op.rank) + "'s '" + s_.label(op) + "' ended at " +
-        std::to_string(image_end.seconds()) + " s, rank " + std::to_string(op.rank) + "'s " +
-        (own_end == Time::max() ? std::string("had not ended yet")
-                                : "at " + std::to_string(own_end.seconds()) + " s") +
+        std::to_string(now_.seconds()) + " s, rank " + std::to_string(op.rank) + "'s " +
+        (end == Time::max() ? std::string("had not ended yet")
+                            : "at " + std::to_string(end.seconds()) + " s") +
         ": the replicas' traffic met different links or contention");
   }
 
@@ -568,9 +550,9 @@ class Run {
   std::vector<OpId> cursor_;  // per stream, the op at its head (kEndOfStream when none is left)
   std::vector<std::uint8_t> busy_;
   std::vector<InstanceState> instances_;
-  std::optional<SmSharing> sharing_;     // set once the kernel lists are costed
-  std::optional<ReplicaImages> images_;  // SimulationOptions::carry_replica_images
-  std::vector<Carry> carry_images_;      // per call: whether and how its images start (plan_images)
+  std::optional<SmSharing> sharing_;        // set once the kernel lists are costed
+  std::optional<ReplicaImages> images_;     // SimulationOptions::carry_replica_images
+  std::vector<std::uint8_t> carry_images_;  // per call: its images are started (plan_images)
   // An image's transfer id: its instance's | kImage (instances are below 2^31, as ops are).
   static constexpr TransferId kImage = 0x80000000u;
   std::vector<Rank> members_;                 // simulated members, group after group

@@ -40,8 +40,6 @@ struct FlowState {
   double new_rate = 0.0;
   Time last;
   std::uint32_t transfer = 0;
-  std::uint32_t copy = 0;     // 0: of its transfer's own plan; k: of its k-th copy
-  std::uint32_t index = 0;    // its place among the flows its phase started of that plan
   std::uint32_t version = 0;  // bumped whenever the pending completion event becomes stale
   std::uint32_t seen = 0;     // epoch of the last component search that reached it
   std::uint32_t frozen = 0;   // epoch in which progressive filling fixed its rate
@@ -61,12 +59,6 @@ struct TransferState {
   bool profiled = false;
   double byte_scale = 1.0;
   double inv_duration = 0.0;
-  // start_with_copies: the copies, and each flow's end in the running phase, copy after copy
-  // (flows_per_copy each); the buffer keeps its capacity as the slot is reused.
-  std::span<const TransferPlan* const> copies;
-  std::uint32_t flows_per_copy = 0;
-  std::vector<Time> ends;
-  std::vector<double> copy_scales;  // profiled: each copy's byte_scale
 };
 
 struct Event {
@@ -103,18 +95,9 @@ class FlowModel final : public NetworkModel {
   std::string_view name() const override { return "flow"; }
 
   void start(TransferId id, const TransferPlan& plan, double payload_bytes, Time now) override {
-    start_with_copies(id, plan, payload_bytes, now, {});
-  }
-
-  bool carries_copies() const override { return true; }
-  void start_with_copies(TransferId id, const TransferPlan& plan, double payload_bytes, Time now,
-                         std::span<const TransferPlan* const> copies) override {
     const std::uint32_t slot = pool_alloc(transfers_, free_transfers_);
-    TransferState& tr = transfers_[slot];
-    std::vector<Time> ends = std::move(tr.ends);
-    std::vector<double> scales = std::move(tr.copy_scales);
-    tr = TransferState{id,     &plan, &routes_.of(plan), payload_bytes,    0, 0, false, 1.0, 0.0,
-                       copies, 0,     std::move(ends),   std::move(scales)};
+    transfers_[slot] =
+        TransferState{id, &plan, &routes_.of(plan), payload_bytes, 0, 0, false, 1.0, 0.0};
     // Flows join in advance(), so transfers started at one time share one recomputation.
     if (const auto cost = profile_.find(plan, payload_bytes)) {
       start_profiled(slot, *cost, now);
@@ -163,24 +146,15 @@ class FlowModel final : public NetworkModel {
  private:
   // See the file comment. byte_scale = 1/k, k = the largest ratio over the plan's links of the
   // capped rates' sum to the link's bandwidth (at least 1); independent of the payload size.
-  // Each copy gets its own byte_scale, from its own links, as it would started alone.
   void start_profiled(std::uint32_t slot, const ProfiledCost& cost, Time now) {
     TransferState& tr = transfers_[slot];
     tr.profiled = true;
     const double duration = tr.payload * cost.bus_factor / cost.busbw;
     tr.inv_duration = duration > 0.0 ? 1.0 / duration : 0.0;
-    tr.byte_scale = byte_scale_of(*tr.plan, tr.payload, tr.inv_duration);
-    tr.copy_scales.clear();
-    for (const TransferPlan* copy : tr.copies)
-      tr.copy_scales.push_back(byte_scale_of(*copy, tr.payload, tr.inv_duration));
-    push(now + Time::from_seconds(cost.alpha_s), {Event::phase_start, slot});
-  }
-
-  double byte_scale_of(const TransferPlan& plan, double payload, double inv_duration) {
     double k = 1.0;
-    for (const Phase& phase : plan.phases) {
+    for (const Phase& phase : tr.plan->phases) {
       for (const FlowSpec& f : phase.flows) {
-        const double rate = f.bytes_per_payload_byte * payload * inv_duration;
+        const double rate = f.bytes_per_payload_byte * tr.payload * tr.inv_duration;
         if (rate <= 0.0) continue;
         for (LinkId l : topology_.route(f.src, f.dst)) {
           if (demand_[l] == 0.0) demand_links_.push_back(l);
@@ -193,7 +167,8 @@ class FlowModel final : public NetworkModel {
       demand_[l] = 0.0;
     }
     demand_links_.clear();
-    return 1.0 / k;
+    tr.byte_scale = 1.0 / k;
+    push(now + Time::from_seconds(cost.alpha_s), {Event::phase_start, slot});
   }
 
   void push(Time t, Event e) {
@@ -236,43 +211,27 @@ class FlowModel final : public NetworkModel {
   }
 
   // The phase's latency has elapsed: its non-empty flows join the network (a profiled
-  // transfer's flows of every phase), its own plan's and then each copy's, in the same order.
+  // transfer's flows of every phase).
   void start_phase(std::uint32_t slot, Time t, std::vector<TransferId>& completed) {
     TransferState& tr = transfers_[slot];
     const auto& phases = tr.plan->phases;
     const std::size_t last = tr.profiled ? phases.size() : tr.phase + 1;
-    for (std::uint32_t c = 0; c <= tr.copies.size(); ++c) {
-      const PhaseRoutes::Phases& of = c == 0 ? *tr.routes : routes_.of(*tr.copies[c - 1]);
-      const double scale = c == 0 || !tr.profiled ? tr.byte_scale : tr.copy_scales[c - 1];
-      std::uint32_t index = 0;
-      for (std::size_t p = tr.phase; p < last; ++p) {
-        const std::vector<PhaseRoutes::Flow>& routes = of[p];
-        for (std::size_t i = 0; i < phases[p].flows.size(); ++i) {
-          const FlowSpec& f = phases[p].flows[i];
-          const double bytes = f.bytes_per_payload_byte * tr.payload;
-          if (bytes <= 0.0 || routes[i].route.empty()) continue;
-          const double simulated = bytes * scale;
-          // Profiled: the profile's rate; otherwise the phase's protocol/algorithm limit, if any.
-          const double cap = tr.profiled ? simulated * tr.inv_duration
-                                         : f.bytes_per_payload_byte * phases[p].rate_cap;
-          add_flow(slot, routes[i], simulated, bytes, cap, t, c, index++);
-          ++tr.flows_left;
-        }
+    for (std::size_t p = tr.phase; p < last; ++p) {
+      const std::vector<PhaseRoutes::Flow>& routes = (*tr.routes)[p];
+      for (std::size_t i = 0; i < phases[p].flows.size(); ++i) {
+        const FlowSpec& f = phases[p].flows[i];
+        const double bytes = f.bytes_per_payload_byte * tr.payload;
+        const std::span<const LinkId> route = routes[i].route;
+        if (bytes <= 0.0 || route.empty()) continue;
+        const double simulated = bytes * tr.byte_scale;
+        // Profiled: the profile's rate; otherwise the phase's protocol/algorithm limit, if any.
+        const double cap = tr.profiled ? simulated * tr.inv_duration
+                                       : f.bytes_per_payload_byte * phases[p].rate_cap;
+        add_flow(slot, routes[i], simulated, bytes, cap, t);
+        ++tr.flows_left;
       }
-      tr.flows_per_copy = index;  // a copy has its plan's shape: as many as the plan's own
     }
-    if (!tr.copies.empty()) tr.ends.assign(tr.flows_left, Time::max());
     if (tr.flows_left == 0) next_phase(slot, t, completed);
-  }
-
-  // The phase of a transfer with copies has ended: each copy's flow must have ended with its
-  // counterpart of the transfer's own plan.
-  void check_copies(const TransferState& tr) const {
-    const std::uint32_t n = tr.flows_per_copy;
-    for (std::size_t k = 1; k <= tr.copies.size(); ++k)
-      for (std::uint32_t i = 0; i < n; ++i)
-        if (tr.ends[k * n + i] != tr.ends[i])
-          throw CopyDiverged(tr.id, tr.ends[i], tr.ends[k * n + i]);
   }
 
   void next_phase(std::uint32_t slot, Time t, std::vector<TransferId>& completed) {
@@ -293,7 +252,7 @@ class FlowModel final : public NetworkModel {
   }
 
   void add_flow(std::uint32_t transfer, const PhaseRoutes::Flow& path, double bytes,
-                double physical, double cap, Time t, std::uint32_t copy, std::uint32_t index) {
+                double physical, double cap, Time t) {
     const std::span<const LinkId> route = path.route;
     if (route.size() > kMaxHops) route_too_long(route.size());
     const std::uint32_t i = pool_alloc(flows_, free_flows_);
@@ -306,8 +265,6 @@ class FlowModel final : public NetworkModel {
     f.rate = 0.0;
     f.last = t;
     f.transfer = transfer;
-    f.copy = copy;
-    f.index = index;
     f.active = true;
     for (std::size_t h = 0; h < route.size(); ++h) {
       const LinkId l = route[h];
@@ -344,12 +301,7 @@ class FlowModel final : public NetworkModel {
     ++f.version;
     --active_flows_;
     free_flows_.push_back(i);
-    TransferState& tr = transfers_[f.transfer];
-    if (!tr.copies.empty()) tr.ends[std::size_t{f.copy} * tr.flows_per_copy + f.index] = t;
-    if (--tr.flows_left == 0) {
-      if (!tr.copies.empty()) check_copies(tr);
-      next_phase(f.transfer, t, completed);
-    }
+    if (--transfers_[f.transfer].flows_left == 0) next_phase(f.transfer, t, completed);
   }
 
   // Max-min fair rates for every flow connected to a link whose flow set changed.

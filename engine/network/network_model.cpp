@@ -3,17 +3,10 @@
 
 #include <atomic>
 #include <stdexcept>
-#include <string>
 
 #include "engine/network/model_parts.hpp"
 
 namespace clustersim::engine {
-
-// Only models that say carries_copies() are handed copies (engine/simulator.cpp).
-void NetworkModel::start_with_copies(TransferId, const TransferPlan&, double, Time,
-                                     std::span<const TransferPlan* const>) {
-  throw std::logic_error(std::string(name()) + " network model: no transfers with copies");
-}
 
 namespace detail {
 

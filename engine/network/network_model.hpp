@@ -8,7 +8,6 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,32 +46,6 @@ class NetworkModel {
 
   // The (type, group shape) pairs whose cost came from a calibration profile so far.
   virtual std::vector<ProfileUse> profile_uses() const { return {}; }
-
-  // A folded run's carried images (engine/replica_images.hpp) as part of their original: whether
-  // the model offers start_with_copies(); where it does not, the simulator starts each image as a
-  // transfer of its own.
-  virtual bool carries_copies() const { return false; }
-  // As start(), with `copies` (plans of the same shape on other links, valid until the transfer
-  // completes) run beside `plan` as part of the transfer: each phase starts their flows with its
-  // own, and ends when all have ended. Each copy's flow must end at the instant its counterpart
-  // in `plan` does; advance() throws CopyDiverged when one does not, at the latest when the phase
-  // ends. Exactly equal, the transfer ends when it would alone and its copies with it.
-  virtual void start_with_copies(TransferId id, const TransferPlan& plan, double payload_bytes,
-                                 Time now, std::span<const TransferPlan* const> copies);
-};
-
-// A copy of transfer `id` (NetworkModel::start_with_copies) whose flow ended at `copy_end`, where
-// its counterpart in the transfer's own plan ended at `own_end` (Time::max(): had not ended).
-class CopyDiverged : public std::runtime_error {
- public:
-  CopyDiverged(TransferId transfer, Time own, Time copy)
-      : std::runtime_error("a copy of transfer " + std::to_string(transfer) + " diverged"),
-        id(transfer),
-        own_end(own),
-        copy_end(copy) {}
-  TransferId id;
-  Time own_end;
-  Time copy_end;
 };
 
 // simulation.simgrid (docs/simgrid.md): how the simgrid model configures SimGrid.

@@ -1,7 +1,6 @@
 // Test helper: one transfer plan on an idle flow model, run to its completion.
 #pragma once
 
-#include <map>
 #include <vector>
 
 #include "engine/network/network_model.hpp"
@@ -22,19 +21,6 @@ inline double run_flow_once(const Topology& t, const TransferPlan& plan, double 
   }
   if (link_bytes != nullptr) *link_bytes = model->link_bytes();
   return now.seconds();
-}
-
-// Runs `m` until it is idle: each transfer's id and the second it completed.
-inline std::map<TransferId, double> run_until_idle(NetworkModel& m) {
-  std::map<TransferId, double> done;
-  std::vector<TransferId> completed;
-  for (Time t = m.next_event_time(); t != Time::max(); t = m.next_event_time()) {
-    completed.clear();
-    m.advance(t, completed);
-    for (TransferId id : completed)
-      done[id] = t.seconds();
-  }
-  return done;
 }
 
 }  // namespace clustersim::engine

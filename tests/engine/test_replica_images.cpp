@@ -126,15 +126,15 @@ TEST(ReplicaImages, OnlyImagesThatCanMeetOtherTrafficAreCarried) {
   const TransferPlan s01 = send(t, 0, 1), s23 = send(t, 2, 3), cross = direct_flow(0, 2);
   const TransferPlan cross_elsewhere = direct_flow(1, 3);  // into GPU 3: meets the image
   const ReplicaCall local{&s01, 1e9, true, {&s23}};
-  using enum Carry;
-  EXPECT_EQ(images_to_carry({local}, t), std::vector<Carry>({no}));
-  EXPECT_EQ(images_to_carry({local, {&cross, 1e9, false, {}}}, t), std::vector<Carry>({alike, no}));
+  EXPECT_EQ(images_to_carry({local}, t), std::vector<std::uint8_t>({0}));
+  EXPECT_EQ(images_to_carry({local, {&cross, 1e9, false, {}}}, t),
+            std::vector<std::uint8_t>({1, 0}));
   EXPECT_EQ(images_to_carry({local, {&cross_elsewhere, 1e9, false, {}}}, t),
-            std::vector<Carry>({alike, no}));
+            std::vector<std::uint8_t>({1, 0}));
   const Topology slow = star_of_cables({1, 1, 1, 0.5});
   const TransferPlan s01_slow = send(slow, 0, 1), s23_slow = send(slow, 2, 3);
   EXPECT_EQ(images_to_carry({{&s01_slow, 1e9, true, {&s23_slow}}}, slow),
-            std::vector<Carry>({unlike}));
+            std::vector<std::uint8_t>({1}));
 }
 
 // Alike replicas: the folded run carries the other replica's send on its own links and gives
