@@ -64,10 +64,11 @@ int replica_width(const PlanContext& ctx) {
 }
 
 ReplicaStamper::ReplicaStamper(const PlanContext& ctx, engine::ScheduleBuilder& builder,
-                               ProcessGroups& groups, bool enabled)
+                               ProcessGroups& groups, bool replicas, bool tensor_parallel)
     : layout_(ctx.layout), builder_(builder), groups_(groups) {
-  width_ = enabled ? replica_width(ctx) : 0;
-  enabled_ = width_ > 0;
+  width_ = replicas ? replica_width(ctx) : 0;
+  tp_ = tensor_parallel && ctx.parallel.tp > 1 ? ctx.parallel.tp : 1;
+  enabled_ = width_ > 0 || tp_ > 1;
   const auto world = static_cast<std::size_t>(layout_.world_size());
   blocks_.resize(world);
   if (enabled_) logs_.resize(world);
@@ -76,7 +77,8 @@ ReplicaStamper::ReplicaStamper(const PlanContext& ctx, engine::ScheduleBuilder& 
 Rank ReplicaStamper::source(Rank r) const {
   if (!enabled_) return r;
   RankCoords c = layout_.coords(r);
-  c.dp %= width_;
+  if (width_ > 0) c.dp %= width_;
+  if (tp_ > 1) c.tp = 0;
   return layout_.rank(c);
 }
 
@@ -93,7 +95,17 @@ void ReplicaStamper::end_build(Rank r) {
   blocks_[r].back().size = static_cast<OpId>(builder_.size()) - blocks_[r].back().first;
 }
 
-Rank ReplicaStamper::counterpart(Rank x, Rank r) const {
+Rank ReplicaStamper::rotated(Rank x, Rank r) const {
+  if (tp_ <= 1) return x;
+  // The source has tp index 0: a rank it names at tp index t is, from r's, at t + r's index (a
+  // rotation of the tensor-parallel indices, which maps every tp group onto itself).
+  RankCoords c = layout_.coords(x);
+  c.tp = (c.tp + layout_.coords(r).tp) % tp_;
+  return layout_.rank(c);
+}
+
+Rank ReplicaStamper::shifted(Rank x, Rank r) const {
+  if (width_ <= 0) return x;
   RankCoords c = layout_.coords(x);
   if (c.dp >= width_)
     throw std::logic_error("stamping: rank " + std::to_string(x) +
@@ -102,15 +114,25 @@ Rank ReplicaStamper::counterpart(Rank x, Rank r) const {
   return layout_.rank(c);
 }
 
+Rank ReplicaStamper::counterpart(Rank x, Rank r) const {
+  return shifted(rotated(x, r), r);
+}
+
 // The group `r` asks for where its source asked for `g`: the same group where `r` is a member
 // (a data-parallel group, HSDP's replica group, spans the replicas), else the group of the
 // counterparts of g's ranks (HSDP: the shard group of `r`'s, as the source's is of its own).
 GroupId ReplicaStamper::group_for(GroupId g, Rank r, std::string_view kind) {
-  const std::vector<Rank>& ranks = builder_.peek().groups[g].ranks;
-  if (std::find(ranks.begin(), ranks.end(), r) != ranks.end()) return g;
-  std::vector<Rank> mapped(ranks.size());
+  const std::vector<Rank> ranks = builder_.peek().groups[g].ranks;  // get() may add groups
+  // First the tensor-parallel rotation: a group it maps onto itself (a tp group) stays.
+  std::vector<Rank> turned(ranks.size());
   for (std::size_t i = 0; i < ranks.size(); ++i)
-    mapped[i] = counterpart(ranks[i], r);
+    turned[i] = rotated(ranks[i], r);
+  if (std::is_permutation(turned.begin(), turned.end(), ranks.begin())) turned = ranks;
+  if (std::find(turned.begin(), turned.end(), r) != turned.end())
+    return turned == ranks ? g : groups_.get(turned, kind);
+  std::vector<Rank> mapped(turned.size());
+  for (std::size_t i = 0; i < turned.size(); ++i)
+    mapped[i] = shifted(turned[i], r);
   return groups_.get(mapped, kind);
 }
 

@@ -7,6 +7,11 @@
 // a construction shortcut, not folding: every rank still issues and simulates its ops, and the
 // schedule equals the one built rank by rank, op for op and group for group.
 //
+// Tensor-parallel ranks likewise: the ranks of one (dp, cp, ep, pp) position issue the same ops
+// on their shards, so a rank of tp index t > 0 copies the one at index 0, its peers and groups
+// rotated by t along the tp axis (a tp group maps onto itself). Folded runs stamp these too: a
+// replica's records are held once per tp group (the 1T run's 7.36 M ops in 0.92 M records).
+//
 // Under HSDP a replica is a shard group (parallel.fsdp.shard_group consecutive members of a dp
 // group, by default a node's): a run of whole dp / ep replica indices where the dp axis varies
 // slowest in a dp group. A rank of shard group k > 0 copies the rank at its place in shard group
@@ -26,10 +31,11 @@ namespace clustersim::models {
 
 class ReplicaStamper {
  public:
-  // `enabled` false, or a plan whose replicas cannot be stamped exactly (replica_width): every
-  // rank is its own source (nothing is stamped).
+  // `replicas`: stamp data-parallel replicas where the plan allows it exactly (replica_width);
+  // `tensor_parallel`: stamp the tensor-parallel ranks of each position from its tp index 0.
+  // Neither: every rank is its own source (nothing is stamped).
   ReplicaStamper(const PlanContext& ctx, engine::ScheduleBuilder& builder, ProcessGroups& groups,
-                 bool enabled);
+                 bool replicas, bool tensor_parallel);
 
   // The rank whose ops rank `r` copies: `r` itself when it builds its own (replica 0).
   engine::Rank source(engine::Rank r) const;
@@ -51,15 +57,19 @@ class ReplicaStamper {
     engine::OpId first = 0;
     engine::OpId size = 0;
   };
-  // Rank `x` of replica 0 (dp index below width_) as seen from `r`'s replica.
+  // Rank `x`, named by r's source, as seen from `r`: its tp index rotated by r's (rotated), and
+  // from replica 0 (dp index below width_) into r's replica (shifted).
   engine::Rank counterpart(engine::Rank x, engine::Rank r) const;
+  engine::Rank rotated(engine::Rank x, engine::Rank r) const;
+  engine::Rank shifted(engine::Rank x, engine::Rank r) const;
   engine::GroupId group_for(engine::GroupId g, engine::Rank r, std::string_view kind);
 
   const RankLayout& layout_;
   engine::ScheduleBuilder& builder_;
   ProcessGroups& groups_;
   bool enabled_ = false;
-  int width_ = 1;  // dp / ep indices one replica spans (HSDP: a shard group's; else 1)
+  int width_ = 1;  // dp / ep indices one replica spans (HSDP: a shard group's; else 1); 0: off
+  int tp_ = 1;     // tensor-parallel indices stamped from index 0 (1: none)
   std::vector<ProcessGroups::Log> logs_;    // per source rank: its latest build's groups
   std::vector<std::vector<Block>> blocks_;  // per rank: its ops, one block per iteration
   std::vector<engine::GroupId> group_map_;  // source group -> the stamped rank's (kNone: none)

@@ -65,9 +65,9 @@ class PlanComposer {
       }
     }
     // Replicas (HSDP: shard groups) are stamped from the first (replica_stamp.hpp) unless folded
-    // away or the layout cannot be stamped exactly.
-    stamper_ =
-        std::make_unique<ReplicaStamper>(ctx_, b_, groups_, stamp && out.folded_replicas == 1);
+    // away or the layout cannot be stamped exactly; tp ranks from tp index 0, folded or not.
+    stamper_ = std::make_unique<ReplicaStamper>(ctx_, b_, groups_,
+                                                stamp && out.folded_replicas == 1, stamp);
     compute_ = b_.stream("compute");
     // Parameter tensors a rank of each stage steps (its share of the routed experts).
     stage_tensors_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);

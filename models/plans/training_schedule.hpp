@@ -23,8 +23,8 @@ struct BuiltSchedule {
   // A folded run whose simulator carried every replica's traffic and found each in step with the
   // simulated one (checks_folded_run): its figures and link loads are the whole run's.
   bool replicas_checked = false;
-  // Ranks whose ops were copied from their counterpart in the first data-parallel replica
-  // (build_schedule's stamp_replicas), counted once per iteration.
+  // Ranks whose ops were copied from their counterpart in the first data-parallel replica or at
+  // tp index 0 (build_schedule's stamp_replicas), counted once per iteration.
   std::size_t stamped_ranks = 0;
 };
 
@@ -35,8 +35,9 @@ struct BuiltSchedule {
 // ops with the same costs, so where communication costs do not depend on other traffic the
 // prediction is the unfolded one. The executor replays every rank and never folds.
 // `progress`, when set, gets the share of the ranks built (0..1) as the build goes.
-// `stamp_replicas`: ranks of data-parallel replicas other than the first copy their counterpart's
-// ops (replica_stamp.hpp), which gives the same schedule faster; false builds every rank.
+// `stamp_replicas`: ranks of data-parallel replicas other than the first, and ranks of tp index
+// > 0, copy their counterpart's ops (replica_stamp.hpp), which gives the same schedule faster and
+// holds it in less memory; false builds every rank.
 BuiltSchedule build_schedule(const Scenario& scenario, bool fold_data_parallel = false,
                              const std::function<void(double)>& progress = {},
                              bool stamp_replicas = true);

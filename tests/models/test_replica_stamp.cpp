@@ -7,7 +7,8 @@
 // HSDP validation cases unfolded, shard groups smaller than a node, tp, cp and ep beside HSDP,
 // several iterations and micro-batches; and layouts it must refuse (built rank by rank). The
 // metrics, which read a stamped run's FLOPs once per range of records it copies, give the
-// figures of the schedule built rank by rank.
+// figures of the schedule built rank by rank. Ranks of tp index > 0 are stamped from index 0 in
+// every case with tp > 1, and in a folded schedule too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -165,11 +166,13 @@ TEST_P(StampedSchedule, EqualsTheScheduleBuiltRankByRank) {
   ASSERT_EQ(hsdp, GetParam().hsdp_shard_groups > 0) << "an HSDP case names its shard groups";
   const auto replicas = static_cast<std::size_t>(hsdp ? GetParam().hsdp_shard_groups
                                                       : sc.parallel.dp / sc.parallel.ep);
+  // Within each, the ranks of tp index > 0 are stamped from index 0's.
+  const auto copies = replicas * static_cast<std::size_t>(sc.parallel.tp);
   const auto world = static_cast<std::size_t>(sc.world_size());
   const auto iterations = static_cast<std::size_t>(sc.simulation.iterations);
-  EXPECT_EQ(stamped.stamped_ranks, iterations * (world - world / replicas));
-  // Replicas issue equally many ops, and only the first's are held as records.
-  EXPECT_EQ(stamped.schedule.ops.records() * replicas, stamped.schedule.ops.size());
+  EXPECT_EQ(stamped.stamped_ranks, iterations * (world - world / copies));
+  // Every copy issues as many ops as its source, and only the sources' are held as records.
+  EXPECT_EQ(stamped.schedule.ops.records() * copies, stamped.schedule.ops.size());
   EXPECT_EQ(built.schedule.ops.records(), built.schedule.ops.size());
 }
 
@@ -182,6 +185,20 @@ TEST(StampedSchedule, AFoldedScheduleStampsNothing) {
   const BuiltSchedule stamped = build_schedule(sc, true, {}, true);
   expect_same_schedule(stamped, built);
   EXPECT_EQ(stamped.stamped_ranks, 0u);
+}
+
+// But its tensor-parallel ranks: GPT-3 175B folded (TP 8 · PP 16, one of 8 replicas, 128
+// simulated ranks) holds the records of its 16 tp-0 ranks, and equals the folded schedule built
+// rank by rank.
+TEST(StampedSchedule, AFoldedScheduleStampsItsTensorParallelRanks) {
+  const Scenario sc =
+      load_scenario(kStampScenarios + "gpt3-175b-1024xA100.yaml", {"training.global_batch=16"});
+  const BuiltSchedule built = build_schedule(sc, true, {}, false);
+  const BuiltSchedule stamped = build_schedule(sc, true, {}, true);
+  ASSERT_EQ(stamped.folded_replicas, 8);
+  expect_same_schedule(stamped, built);
+  EXPECT_EQ(stamped.stamped_ranks, 128u - 16u);
+  EXPECT_EQ(stamped.schedule.ops.records() * 8, stamped.schedule.ops.size());
 }
 
 // The metrics sum a stamped run's FLOPs once per range of records it copies and take its
