@@ -118,9 +118,10 @@ Rank ReplicaStamper::counterpart(Rank x, Rank r) const {
   return shifted(rotated(x, r), r);
 }
 
-// The group `r` asks for where its source asked for `g`: the same group where `r` is a member
-// (a data-parallel group, HSDP's replica group, spans the replicas), else the group of the
-// counterparts of g's ranks (HSDP: the shard group of `r`'s, as the source's is of its own).
+// The group `r` asks for where its source asked for `g`. First g's ranks rotated along the tp
+// axis by r's index: a group that maps onto itself (a tp group) stays g. The rotated group where
+// `r` is a member (a data-parallel group, HSDP's replica group, spans the replicas), else its
+// ranks shifted into r's replica (HSDP: the shard group of `r`'s, as the source's is of its own).
 GroupId ReplicaStamper::group_for(GroupId g, Rank r, std::string_view kind) {
   const std::vector<Rank> ranks = builder_.peek().groups[g].ranks;  // get() may add groups
   // First the tensor-parallel rotation: a group it maps onto itself (a tp group) stays.
