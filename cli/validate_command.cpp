@@ -95,10 +95,15 @@ int validate(const ValidateArgs& a) {
   }
   for (const auto& c : report.collectives) {
     if (c.excluded) {
-      std::cout << c.file << ": not compared: " << c.reason << "\n";
+      if (c.bytes > 0.0)  // one row of a compared file
+        std::cout << c.file << " @ " << engine::format_bytes(c.bytes)
+                  << ": not compared: " << c.reason << "\n";
+      else
+        std::cout << c.file << ": not compared: " << c.reason << "\n";
       continue;
     }
-    const bool small = c.small();
+    // Below 1 MiB the time is compared, or the bus bandwidth where a source gives no time.
+    const bool small = c.small() && c.published_time_us > 0.0;
     std::snprintf(
         line, sizeof line, "%-52s %-10s %10s %12.4g %12.4g %9s  %s/%s/%d\n", c.file.c_str(),
         engine::format_bytes(c.bytes).c_str(), small ? "time us" : "busbw GB/s",

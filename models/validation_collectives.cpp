@@ -35,7 +35,8 @@ struct System {
   Algorithm algorithm = Algorithm::automatic;
   bool force_protocol = false;
   Protocol protocol = Protocol::simple;
-  std::string excluded;  // reason, empty when expressible
+  int gpus_per_process = 1;  // nccl-tests -g (nGpus): GPUs one thread drives
+  std::string excluded;      // reason, empty when expressible
 };
 
 std::string text(const YAML::Node& n, const char* key) {
@@ -141,6 +142,12 @@ System read_system(const YAML::Node& doc) {
   if (channels > 0) s.spec.channels = channels;
   if (std::regex_search(env, m, std::regex(R"(NCCL_MIN_CTAS=(\d+))")))
     s.spec.min_ctas = std::stoi(m[1]);
+  // nccl-tests' -g N (its log header: "nGpus N") has one thread issue the collective on N GPUs
+  // in one group each iteration (startColl, src/common.cu), where the simulator's ranks are one
+  // process per GPU as in training.
+  const std::string flags = text(sys, "nccl_tests_flags");
+  if (std::regex_search(flags, m, std::regex(R"((?:^|\s)-g (\d+)|nGpus (\d+))")))
+    s.gpus_per_process = std::stoi(m[1].matched ? m[1] : m[2]);
   return s;
 }
 
@@ -218,6 +225,13 @@ std::vector<CollectiveCaseResult> run_collective_validation(const std::string& d
       if (p["outlier"] && p["outlier"].as<bool>()) {
         r.excluded = true;
         r.reason = "row flagged as an outlier in the file's notes";
+      } else if (r.small() && sys.gpus_per_process > 1) {
+        // The timed loop issues iterations back to back, so a short collective's time is that of
+        // one thread launching it on every GPU in turn when that is the longer.
+        r.excluded = true;
+        r.reason = "one process drives " + std::to_string(sys.gpus_per_process) +
+                   " GPUs (nccl-tests -g): below 1 MiB its time is the host's launches, not the "
+                   "collective";
       }
       engine::CollectiveChoice choice =
           engine::choose_collective(type, r.bytes, members, topo, sys.algorithm);

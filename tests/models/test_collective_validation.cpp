@@ -150,6 +150,33 @@ TEST(CollectiveValidation, TheFilesCpuSetsNcclsCpuVendor) {
   EXPECT_EQ(rows, 1);
 }
 
+// nccl-tests' -g N (one thread issues each iteration's collective on N GPUs) makes a short
+// collective's time the host's launches, so the rows below 1 MiB of such a file are listed as not
+// compared, with the reason, and its rows from 1 MiB still are; "-g 1" and a log header's
+// "nGpus 1" change nothing, "nGpus 8" counts as "-g 8". The NDv4 file has 17 rows below 1 MiB
+// and 14 from 1 MiB (8 B to 8 GiB, factor 2).
+TEST(CollectiveValidation, OneProcessForManyGpusLeavesItsSmallRowsUncompared) {
+  const std::string flags =
+      "nccl_tests_flags: \"not shown; sweep 8 B - 8 GiB, factor 2, 16 ranks (MPI, 8 per node)\"";
+  for (const auto& [written, excluded] : std::vector<std::pair<std::string, bool>>{
+           {"-b 8 -e 8G -f 2 -g 8", true},
+           {"log header: nThread 1 nGpus 8 minBytes 8", true},
+           {"-b 8 -e 8G -f 2 -g 1", false},
+           {"log header: nThread 1 nGpus 1 minBytes 8", false}}) {
+    const auto results = run_ndv4_replacing(flags, "nccl_tests_flags: \"" + written + "\"");
+    int small_out = 0, large_in = 0;
+    for (const CollectiveCaseResult& r : results) {
+      if (r.small() && r.excluded) {
+        ++small_out;
+        EXPECT_NE(r.reason.find("one process drives 8 GPUs"), std::string::npos) << r.reason;
+      }
+      if (!r.small() && !r.excluded) ++large_in;
+    }
+    EXPECT_EQ(small_out, excluded ? 17 : 0) << written;
+    EXPECT_EQ(large_in, 14) << written;
+  }
+}
+
 // Bandwidth-bound messages (>= 1 GiB), where the link and protocol model decide: issue 17's
 // median target of 5 % holds again (docs/network-validation.md: median 1.9 % since NVLSTree's
 // NVLink share, 3.5 % before; worst 15.3 %, the
