@@ -17,6 +17,7 @@ EXTERNAL = {
     "docs/performance-summary.md",  # NVIDIA-NeMo/Megatron-Bridge
     "docs/configurations.md",  # foundation-model-stack/fms-fsdp
     "docs/performance-ndmv4.md",  # microsoft/mscclpp
+    "docs/slurm-perf-cluster.md",  # NVIDIA/deepops, before its move to docs/slurm-cluster/
 }
 SCANNED = re.compile(r"\.(md|cpp|hpp|h|py|yaml|sh|txt|cmake|ui|qml)$")
 SKIPPED_DIRS = re.compile(r"^(\..*|build.*|_deps|third_party)$")

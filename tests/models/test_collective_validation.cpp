@@ -215,10 +215,15 @@ void expect_within(const Stats& s, const Bounds& b) {
 // ring (nccl::kRingLL128Share, 3 Dec 2026) to 5.6 % (5.63); NVLS's stages at the NVLS rate (the
 // two-node NVLSTree rows, 3 Dec 2026, third stop) to 5.05 %; NCCL_MIN_CTAS as a floor on the NVLS
 // channels too (the 8-node NCCL_MIN_CTAS=24 run) to 5.04 %; NCCL's CPU-vendor inputs (the Azure
-// A100 files' AMD hosts, 3 Dec 2026, fifth stop) to 4.79 % and 15.56 % (worst 63.6 %); the
-// bounds follow.
+// A100 files' AMD hosts, 3 Dec 2026, fifth stop) to 4.79 % and 15.56 % (worst 63.6 %). The
+// single-node files of 5 Dec 2026 (H100 and H200 sweeps; the NDm A100 v4 single-node section)
+// and NVIDIA DeepOps' 2- and 4-node DGX A100 all_reduce tables (new published data, no model
+// change) moved them to 4.31 % (347 points), 16.73 % (152 points) and a worst of 81.0 % below
+// 1 MiB: DeepOps' forced ring on 2 x DGX A100 takes 37.9-41.7 us from 8 B to 1 KiB, where the
+// model's 30 ring steps at NCCL's 2 us AMD network overhead give 68.6 (docs/network-validation.md,
+// 5 Dec 2026); the bounds follow.
 TEST(CollectiveValidation, AllSizesDoNotRegress) {
-  expect_within(validate(1024.0 * 1024.0), {0.048, 2.15, 0.156, 0.637});
+  expect_within(validate(1024.0 * 1024.0), {0.0435, 2.15, 0.168, 0.811});
 }
 
 // Issue 17's targets over every size: not met yet (the ratchet above holds today's figures).
