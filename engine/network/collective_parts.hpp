@@ -18,6 +18,9 @@ using Flows = std::vector<FlowSpec>;
 // A phase whose latency is `steps` algorithm steps, each costing the slowest route of the phase.
 Phase make_phase(const Topology& topology, Flows flows, std::int64_t steps);
 void add_phase(TransferPlan& plan, const Topology& topology, Flows flows, std::int64_t steps);
+// Seconds per payload byte of a phase's flows without contention: the most loaded link
+// (optionally NVLink links only).
+double bottleneck(const Flows& flows, const Topology& topology, bool nvlink_only = false);
 // Ring edges member[i] -> member[i+1 mod n], each carrying `bytes` per payload byte.
 void add_ring(Flows& flows, std::span<const EndpointId> ring, double bytes);
 // Every ordered pair i != j carries `bytes`.

@@ -243,9 +243,9 @@ TransferPlan direct(CollectiveType type, std::span<const EndpointId> m, std::uin
   Flows flows;
   switch (type) {
     case CollectiveType::all_to_all:
-      // Across nodes as NCCL runs it: send/recv pairs with PXN relays (nccl_p2p.cpp).
-      if (count_nodes(m, topology) > 1) return nccl_all_to_all(m, topology);
-      [[fallthrough]];
+      // As NCCL runs it: send/recv pairs in parts on its p2p channels, across nodes with PXN
+      // relays (nccl_p2p.cpp).
+      return nccl_all_to_all(m, topology);
     case CollectiveType::all_gather:
     case CollectiveType::reduce_scatter:
       add_all_pairs(flows, m, 1.0 / dn);

@@ -19,6 +19,22 @@ namespace clustersim::engine {
 
 namespace detail {
 
+// Seconds per payload byte of the phase without contention: the most loaded link (optionally
+// NVLink links only).
+double bottleneck(const Flows& flows, const Topology& topology, bool nvlink_only) {
+  std::unordered_map<LinkId, double> load;
+  for (const FlowSpec& f : flows)
+    for (LinkId l : topology.route(f.src, f.dst))
+      load[l] += f.bytes_per_payload_byte;
+  double worst = 0.0;
+  for (const auto& [l, bytes] : load) {
+    const LinkInfo& info = topology.link(l);
+    if (nvlink_only && info.kind != LinkKind::nvlink) continue;
+    worst = std::max(worst, bytes / info.bandwidth.bytes_per_second());
+  }
+  return worst;
+}
+
 namespace {
 
 // ---- NCCL-style algorithms: channels, node-aware trees, NVLS, CollNet (docs/network.md) ----
@@ -213,22 +229,6 @@ Flows nccl_flows(CollectiveType type, Algorithm a, const Shape& sh) {
       break;
   }
   return flows.take();
-}
-
-// Seconds per payload byte of the phase without contention: the most loaded link (optionally
-// NVLink links only).
-double bottleneck(const Flows& flows, const Topology& topology, bool nvlink_only = false) {
-  std::unordered_map<LinkId, double> load;
-  for (const FlowSpec& f : flows)
-    for (LinkId l : topology.route(f.src, f.dst))
-      load[l] += f.bytes_per_payload_byte;
-  double worst = 0.0;
-  for (const auto& [l, bytes] : load) {
-    const LinkInfo& info = topology.link(l);
-    if (nvlink_only && info.kind != LinkKind::nvlink) continue;
-    worst = std::max(worst, bytes / info.bandwidth.bytes_per_second());
-  }
-  return worst;
 }
 
 // Bytes on the wire per payload byte: LL moves 8 data bytes per 16-byte line, LL128 120 per 128.

@@ -1,4 +1,5 @@
-// NCCL's all-to-all across nodes as a flow plan (docs/network.md "All-to-all across nodes").
+// NCCL's all-to-all as a flow plan (docs/network.md "All-to-all across nodes", "All-to-all:
+// send/receive parts").
 //
 // NCCL has no all-to-all algorithm: nccl-tests' alltoall_perf and the frameworks post one
 // ncclSend and one ncclRecv of S/n to and from every rank inside a group, and NCCL runs them as
@@ -9,7 +10,11 @@
 // NIC (ncclTopoComputePaths "PXN = PCI + NVLink", src/graph/paths.cc; ncclTopoGetNetDev and
 // ncclTopoGetIntermediateRank, called from sendSetup in src/transport/net.cc). So every byte that
 // crosses the network stays on one rail: NIC j of one node to NIC j of the other.
+#include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -55,6 +60,72 @@ EndpointId pxn_relay(const Topology& topology, EndpointId src,
   return nvlink_only(topology, src, relay) ? relay : src;
 }
 
+// The bandwidth of the NIC that `e` leaves its node through towards `other` (another node's
+// member), in GB/s: the link the route takes out of the NIC.
+double nic_gbps(EndpointId e, EndpointId other, const Topology& topology) {
+  for (LinkId l : topology.route(e, other)) {
+    const LinkInfo& link = topology.link(l);
+    if (topology.vertex(link.src).kind == VertexKind::nic)
+      return link.bandwidth.bytes_per_second() / 1e9;
+  }
+  return 0.0;
+}
+
+double pow2_up(double x) {
+  return static_cast<double>(std::bit_ceil(static_cast<unsigned>(std::max(1.0, x))));
+}
+
+// How NCCL cuts the group's sends into parts (NCCL at 5067397c): p2pChunkSize (src/init.cc:
+// NCCL_P2P_NVL_CHUNKSIZE 512 KiB inside an all-NVLink node, NCCL_P2P_NET_CHUNKSIZE 128 KiB across
+// nodes, NCCL_P2P_PCI_CHUNKSIZE 128 KiB over PCIe); the channels a peer may take, 2 per NVLink of
+// the path to a local peer (NCCL counts links as path bandwidth / 20 GB/s), 2 over PCIe, and for
+// a peer on another node one per NIC or one per 14 GB/s of it (NCCL_P2P_PER_CHANNEL_NET_BW), the
+// least over the peers, a power of two (ncclTopoGetNchannels, ncclTopoComputeP2pChannels,
+// src/graph/paths.cc); the p2p channels, the communicator's own rounded up to a power of two;
+// and scheduleP2pTasksToPlan's nChannelsMin, halved until every rank's sends fit the channels
+// (src/enqueue.cc).
+Pipeline::SendRecvParts send_recv_parts(std::span<const EndpointId> members,
+                                        const std::vector<std::vector<EndpointId>>& groups,
+                                        const Topology& topology) {
+  Pipeline::SendRecvParts parts;
+  const double n = static_cast<double>(members.size());
+  const bool across = groups.size() > 1;
+  const EndpointId self = groups[0][0];
+  double per_peer = std::numeric_limits<double>::infinity();
+  if (groups[0].size() > 1) {
+    const EndpointId local = groups[0][1];
+    const double links =
+        std::max(1.0, std::floor(topology.route_bandwidth(self, local).bytes_per_second() / 20e9));
+    per_peer = nvlink_only(topology, self, local) ? 2.0 * links : 2.0;
+  }
+  if (across) {
+    const double nic = nic_gbps(self, groups[1][0], topology);
+    per_peer = std::min(per_peer, std::max(1.0, std::ceil(nic / 14.0)));
+  }
+  if (!std::isfinite(per_peer)) per_peer = 2.0;
+  per_peer = pow2_up(per_peer);
+  const double channels =
+      pow2_up(std::min(64.0, static_cast<double>(collective_channels(members, topology))));
+  if (across) {
+    while (per_peer * std::ceil(n / 8.0) > channels && per_peer > 1.0)
+      per_peer /= 2.0;
+  } else {
+    per_peer = std::min(channels, per_peer);
+  }
+  double channels_min = per_peer;
+  while (channels_min * n > channels && channels_min > 1.0)
+    channels_min /= 2.0;
+  const bool nvlink = !across && groups[0].size() > 1 && nvlink_only(topology, self, groups[0][1]);
+  parts.on = true;
+  parts.ranks = n;
+  parts.chunk = nvlink ? 524288.0 : 131072.0;
+  parts.channels_min = channels_min;
+  parts.channels_max = per_peer;
+  parts.min_part = across ? parts.chunk / 2.0 : parts.chunk / 8.0;
+  parts.max_part = across ? parts.chunk : parts.chunk * 32.0;
+  return parts;
+}
+
 }  // namespace
 
 TransferPlan nccl_all_to_all(std::span<const EndpointId> members, const Topology& topology) {
@@ -85,8 +156,12 @@ TransferPlan nccl_all_to_all(std::span<const EndpointId> members, const Topology
       }
     }
   }
+  Flows plan_flows = flows.take();
+  Pipeline::SendRecvParts parts = send_recv_parts(members, groups, topology);
+  parts.seconds_per_byte = bottleneck(plan_flows, topology);
   TransferPlan plan;
-  add_phase(plan, topology, flows.take(), static_cast<std::int64_t>(members.size()) - 1);
+  add_phase(plan, topology, std::move(plan_flows), static_cast<std::int64_t>(members.size()) - 1);
+  if (!plan.phases.empty()) plan.phases.back().pipeline.send_recv = parts;
   return plan;
 }
 

@@ -88,6 +88,38 @@ struct Pipeline {
       return std::ceil(nc / std::max(rails, 1.0));
     }
   } step_floor;
+  // NCCL's send/receive parts (docs/network.md "All-to-all: send/receive parts"): an all-to-all
+  // posts a send of S/n to every peer, NCCL stripes each over `channels(S)` p2p channels (a part
+  // each: addP2pToPlan, src/enqueue.cc), and a part moves in chunks of `chunk` through two
+  // stages, the sender's copy into the peer's FIFO and the receiver's copy out of it. So the first
+  // chunk of every part crosses one stage before the links run full, at the part's share of the
+  // busiest link: fill = n · channels(S) · min(chunk, part) · seconds_per_byte (the busiest
+  // link's uncontended time per payload byte; n · channels parts share the payload).
+  struct SendRecvParts {
+    bool on = false;
+    double ranks = 1.0;         // n: each send carries payload / n
+    double chunk = 0.0;         // NCCL's p2pChunkSize
+    double channels_min = 1.0;  // nChannelsMin of scheduleP2pTasksToPlan
+    double channels_max = 1.0;  // p2pnChannelsPerPeer
+    double min_part = 0.0;      // a part is never split below this
+    double max_part = 0.0;      // parts above this take twice the channels, up to channels_max
+    double seconds_per_byte = 0.0;
+    // NCCL's channels for one send of `bytes` (addP2pToPlan).
+    double channels(double bytes) const {
+      double nc = std::min(channels_min, std::ceil(bytes / min_part));
+      double part = std::max(min_part, std::ceil(bytes / nc));
+      while (part > max_part && nc <= channels_max / 2.0) {
+        nc *= 2.0;
+        part = std::ceil(bytes / nc);
+      }
+      return nc;
+    }
+    double fill_seconds(double payload) const {
+      const double bytes = payload / ranks;
+      const double nc = channels(bytes);
+      return ranks * nc * std::min(chunk, bytes / nc) * seconds_per_byte;
+    }
+  } send_recv;
 
   double chunk(double payload) const {
     double c = chunk_bytes;
@@ -104,6 +136,7 @@ struct Pipeline {
     return std::ceil(payload / (pipelines * chunk(payload))) * steps_per_chunk;
   }
   Time fill(double payload) const {
+    if (payload > 0.0 && send_recv.on) return Time::from_seconds(send_recv.fill_seconds(payload));
     if (payload <= 0.0 || (fill_steps <= 0.0 && step_seconds <= 0.0)) return Time::zero();
     if (step_floor.on) {
       const double need =

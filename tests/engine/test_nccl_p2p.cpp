@@ -1,5 +1,5 @@
-// Issue 17: all-to-all across nodes as NCCL runs it (send/recv to every peer, PXN relays),
-// against hand-derived flows and times.
+// Issue 17: all-to-all as NCCL runs it (send/recv to every peer in parts on its p2p channels,
+// PXN relays across nodes), against hand-derived flows and times.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -62,18 +62,30 @@ TEST(NcclAllToAll, RemoteBytesStayOnTheirRailThroughPxn) {
   EXPECT_EQ(inter, 8);
 }
 
+// NCCL's parts of one send (docs/network.md "All-to-all: send/receive parts") for 2 × 8 GPUs on
+// 200 Gb/s NICs: the communicator's 16 ring channels (2 a NIC) are its p2p channels; a peer on
+// the other node may take ⌈25 / 14⌉ = 2 (fewer than a local NVLink peer's), and 2 · ⌈16 / 8⌉ ≤ 16
+// keeps 2; nChannelsMin halves from 2 until 16 ranks fit 16 channels: 1. A send of S/16 = 62.5 MB
+// starts on 1 channel and, its part above the 128 KiB chunk, doubles to 2, the peer's most.
+// The first 128 KiB chunk of each of the 16 · 2 parts per unit of payload crosses one stage at its
+// share of the busiest link: fill = 16 · 2 · 131072 B · (S/2 per NIC) / S / B.
+double two_node_fill(double nic_share) {
+  return 16.0 * 2.0 * 131072.0 * nic_share / kNicBps;
+}
+
 TEST(NcclAllToAll, TwoNodesOfEightTakeTheNicBoundPlusTheirSteps) {
   // 2 nodes × 8 GPUs × 8 NICs of B = 25 GB/s, all-to-all of S = 1 GB per GPU. Off-node bytes per
   // GPU S·8/16 = S/2, all on its rail's NIC (each NIC sends S/2 and receives S/2); NVLink per
   // GPU carries 7/16·S to its node's peers plus 7/16·S of PXN relays, 0.875 GB at 1 TB/s, far
   // below the NIC's 20 ms. Latency (n − 1)·α, α the slowest route: GPU -> NIC (0.5 µs) ->
-  // switch (1 µs) -> NIC (1 µs) -> GPU (0.5 µs) = 3 µs. T = 15 · 3 µs + (S/2)/B = 20.045 ms.
+  // switch (1 µs) -> NIC (1 µs) -> GPU (0.5 µs) = 3 µs. T = 15 · 3 µs + fill + (S/2)/B, the fill
+  // 32 · 131072 B · 0.5 / B = 83.9 µs: 20.129 ms.
   const Topology t = build_cluster_topology(nodes_of(2, 8, FabricKind::single_switch));
   const TransferPlan p =
       plan_collective(CollectiveType::all_to_all, Algorithm::direct, every_gpu(t), 0, t);
   const double s = 1e9;
   EXPECT_EQ(p.phases[0].latency, Time::from_ps(45'000'000));
-  EXPECT_NEAR(run_flow_once(t, p, s), 45e-6 + 0.5 * s / kNicBps, 1e-9);
+  EXPECT_NEAR(run_flow_once(t, p, s), 45e-6 + two_node_fill(0.5) + 0.5 * s / kNicBps, 1e-9);
 }
 
 TEST(NcclAllToAll, ARailOptimizedFabricCarriesItWithoutTheSpines) {
@@ -81,21 +93,23 @@ TEST(NcclAllToAll, ARailOptimizedFabricCarriesItWithoutTheSpines) {
   // oversubscribed trunk (2 NICs × 25 GB/s / 4 = 12.5 GB/s a rail). Sent from each GPU's own NIC,
   // the 7/8 of a NIC's S/2 bound for other rails would cross that trunk (0.4375 GB at 12.5 GB/s
   // = 35 ms); with PXN nothing leaves its rail, so the time is the NIC bound of the previous
-  // test, and the route the same three fabric-side hops: 15 · 3 µs + (S/2)/B.
+  // test, and the route the same three fabric-side hops: 15 · 3 µs + fill + (S/2)/B.
   ClusterTopologySpec spec = nodes_of(2, 8, FabricKind::rail_optimized);
   spec.fabric.oversubscription = 4.0;
   const Topology t = build_cluster_topology(spec);
   const TransferPlan p =
       plan_collective(CollectiveType::all_to_all, Algorithm::direct, every_gpu(t), 0, t);
   const double s = 1e9;
-  EXPECT_NEAR(run_flow_once(t, p, s), 45e-6 + 0.5 * s / kNicBps, 1e-9);
+  EXPECT_NEAR(run_flow_once(t, p, s), 45e-6 + two_node_fill(0.5) + 0.5 * s / kNicBps, 1e-9);
 }
 
 TEST(NcclAllToAll, GpusSharingANicSendThemselves) {
   // 2 nodes × 8 GPUs with 4 NICs, one per PCIe switch of 2 GPUs: GPUs 2i and 2i+1 share NIC i.
   // NCCL relays through another GPU only for a NIC that GPU reaches better, never for one both
   // reach alike, so GPU 2i sends its bytes for the other node's GPU 2i+1 itself. Each NIC carries
-  // its two GPUs' off-node bytes, 2 · S/2 = S: T = (n − 1)·α + S/B.
+  // its two GPUs' off-node bytes, 2 · S/2 = S: T = (n − 1)·α + fill + S/B. The communicator's
+  // ring channels are 2 a NIC, 8, still enough to keep 2 a peer (2 · ⌈16 / 8⌉ ≤ 8), so the parts
+  // are those of the test above, over a NIC loaded twice as much.
   ClusterTopologySpec spec = nodes_of(2, 8, FabricKind::single_switch);
   spec.node.nics = 4;
   const Topology t = build_cluster_topology(spec);
@@ -108,7 +122,7 @@ TEST(NcclAllToAll, GpusSharingANicSendThemselves) {
   }
   const double s = 1e9;
   const double latency = p.phases[0].latency.seconds();
-  EXPECT_NEAR(run_flow_once(t, p, s) - latency, s / kNicBps, 1e-9);
+  EXPECT_NEAR(run_flow_once(t, p, s) - latency, two_node_fill(1.0) + s / kNicBps, 1e-9);
 }
 
 TEST(NcclAllToAll, NoRelayWithoutAMemberOnThePeersRail) {
@@ -132,6 +146,34 @@ TEST(NcclAllToAll, OneNodeKeepsEveryPairDirect) {
   ASSERT_EQ(p.phases[0].flows.size(), 56u);
   for (const FlowSpec& f : p.phases[0].flows)
     EXPECT_DOUBLE_EQ(f.bytes_per_payload_byte, 1.0 / 8.0);
+}
+
+TEST(NcclAllToAll, OneNodeFillsAChunkOfEveryPart) {
+  // 8 GPUs on one NVSwitch at 1 TB/s (docs/network.md "All-to-all: send/receive parts"). The
+  // communicator's ring channels: 1000 / 20 = 50, capped at 32, so 32 p2p channels; a local peer
+  // may take 2 × 50 NVLinks' worth, a power of two, at most the 32 channels: 32; nChannelsMin
+  // halves from 32 until 8 ranks × it fit 32 channels: 4. Chunk 512 KiB (NCCL_P2P_NVL_CHUNKSIZE); a
+  // part above 32 chunks (16 MiB) doubles the send's channels, up to 32. Each GPU's link carries
+  // 7/8 of S: fill = 8 · channels · 524288 B · (7/8) / 1 TB/s.
+  //   S = 32 MiB: sends of 4 MiB on 4 channels (1 MiB parts): 14.68 µs;
+  //   S = 1 GiB: 128 MiB on 4 -> 8 channels (16 MiB parts): 29.36 µs;
+  //   S = 16 GiB: 2 GiB on 4 -> 8 -> 16 -> 32 channels (64 MiB parts, 32 the most): 117.44 µs;
+  //   S = 64 KiB: 8 KiB sends, below one part of 64 KiB: 1 channel, the whole send its chunk:
+  //   8 · 8192 B · 7/8 / 1 TB/s = 0.057 µs.
+  const Topology t = build_cluster_topology(nodes_of(1, 8, FabricKind::single_switch));
+  const TransferPlan p =
+      plan_collective(CollectiveType::all_to_all, Algorithm::direct, every_gpu(t), 0, t);
+  const Phase& phase = p.phases[0];
+  const auto fill = [&](double s) { return (phase.latency_for(s) - phase.latency).seconds(); };
+  const double per_channel = 8.0 * 524288.0 * 7.0 / 8.0 / 1e12;
+  EXPECT_NEAR(fill(33554432.0), 4 * per_channel, 1e-12);
+  EXPECT_NEAR(fill(1073741824.0), 8 * per_channel, 1e-12);
+  EXPECT_NEAR(fill(17179869184.0), 32 * per_channel, 1e-12);
+  EXPECT_NEAR(fill(65536.0), 8.0 * 8192.0 * 7.0 / 8.0 / 1e12, 1e-15);
+  // The whole run at 32 MiB: 7 route latencies of 1 µs (GPU -> NVSwitch -> GPU), the fill, and
+  // 7/8 of S through each GPU's link.
+  const double s = 33554432.0;
+  EXPECT_NEAR(run_flow_once(t, p, s), 7e-6 + 4 * per_channel + s * 7.0 / 8.0 / 1e12, 1e-9);
 }
 
 }  // namespace

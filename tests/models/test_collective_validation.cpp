@@ -221,9 +221,11 @@ void expect_within(const Stats& s, const Bounds& b) {
 // change) moved them to 4.31 % (347 points), 16.73 % (152 points) and a worst of 81.0 % below
 // 1 MiB: DeepOps' forced ring on 2 x DGX A100 takes 37.9-41.7 us from 8 B to 1 KiB, where the
 // model's 30 ring steps at NCCL's 2 us AMD network overhead give 68.6 (docs/network-validation.md,
-// 5 Dec 2026); the bounds follow.
+// 5 Dec 2026). NCCL's send/receive parts (the all-to-all's fill, docs/network.md) then moved the
+// first to 4.17 % (the single-node H100 alltoall at 32-512 MiB: +40.9 ... +15.2 % -> -3.5 ...
+// +11.7 %); the bounds follow.
 TEST(CollectiveValidation, AllSizesDoNotRegress) {
-  expect_within(validate(1024.0 * 1024.0), {0.0435, 2.15, 0.168, 0.811});
+  expect_within(validate(1024.0 * 1024.0), {0.042, 2.15, 0.168, 0.811});
 }
 
 // Issue 17's targets over every size: not met yet (the ratchet above holds today's figures).

@@ -46,12 +46,15 @@ std::string moe_dualpipe_scenario(const std::string& schedule, int ep = 2) {
 }
 
 // One all-to-all of the EP group (n = 2 ranks on one switch): S = T·k·h·2 bytes (512 tokens, top-2,
-// bf16), one step of the route latency α = 2 × 1 us and S/n through each rank's 100 GB/s link:
-// (n − 1)·(α + S/(n·B)) = 2 us + 10.486 us (test_moe.cpp's closed form).
+// bf16), one step of the route latency α = 2 × 1 us and S/n through each rank's 100 GB/s link,
+// twice: (n − 1)·(α + 2·S/(n·B)) = 2 us + 2 × 10.486 us (test_moe.cpp's closed form).
 double moe_dualpipe_all_to_all_s() {
+  // NCCL sends the peer's S/2 = 1 MiB in 4 parts of 256 KiB (8 p2p channels for 2 ranks), each a
+  // single chunk, so the fill doubles the bandwidth term (docs/network.md "All-to-all:
+  // send/receive parts").
   const double n = 2, alpha = 2e-6, bandwidth = 100e9;
   const double size = kMoeDpSeq * kMoeDpTopK * kMoeDpHidden * 2;
-  return (n - 1) * (alpha + size / (n * bandwidth));
+  return (n - 1) * (alpha + 2.0 * size / (n * bandwidth));
 }
 
 // Rank 0's ops on one stream, in the order the stream runs them (the order they were issued).

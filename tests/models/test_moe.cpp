@@ -100,14 +100,17 @@ TEST(Moe, DoublingImbalanceDoublesTheHottestExpertsCompute) {
 
 // A direct all-to-all of S bytes over n ranks on one switch: n−1 steps of the route latency
 // α = 2 × 1 us (GPU → NVSwitch → GPU), and each rank pushes (n−1)·S/n through its 100 GB/s link:
-// (n−1)·(α + S/(n·B)).
+// (n−1)·(α + S/(n·B)). NCCL sends each peer's S/n = 256 KiB as one part (nChannelsMin is 1: 8 p2p
+// channels for 8 ranks) of one chunk (below its 512 KiB), so the chunk crosses the sender's and
+// the receiver's stage in turn: the fill is the bandwidth term once more (docs/network.md
+// "All-to-all: send/receive parts").
 TEST(Moe, DispatchTakesTheDirectAllToAllClosedForm) {
   const auto out = run_scenario(parse(""));
   const auto& s = out.built.schedule;
   const auto id = find(s, 0, "L0.mlp fwd ep dispatch all_to_all mb0");
   const double n = 8, alpha = 2e-6, bandwidth = 100e9;
   const double size = kSeq * kTopK * kH * 2;
-  const double expected = (n - 1) * (alpha + size / (n * bandwidth));
+  const double expected = (n - 1) * (alpha + 2.0 * size / (n * bandwidth));
   const double got = (out.timeline.end[id] - out.timeline.launch[id]).seconds();
   EXPECT_NEAR(got, expected, 1e-9);
 }
