@@ -146,7 +146,7 @@ System read_system(const YAML::Node& doc) {
   // in one group each iteration (startColl, src/common.cu), where the simulator's ranks are one
   // process per GPU as in training.
   const std::string flags = text(sys, "nccl_tests_flags");
-  if (std::regex_search(flags, m, std::regex(R"((?:^|\s)-g (\d+)|nGpus (\d+))")))
+  if (std::regex_search(flags, m, std::regex(R"((?:^|\s)-g (\d{1,4})\b|nGpus (\d{1,4})\b)")))
     s.gpus_per_process = std::stoi(m[1].matched ? m[1] : m[2]);
   return s;
 }

@@ -153,7 +153,8 @@ TEST(CollectiveValidation, TheFilesCpuSetsNcclsCpuVendor) {
 // nccl-tests' -g N (one thread issues each iteration's collective on N GPUs) makes a short
 // collective's time the host's launches, so the rows below 1 MiB of such a file are listed as not
 // compared, with the reason, and its rows from 1 MiB still are; "-g 1" and a log header's
-// "nGpus 1" change nothing, "nGpus 8" counts as "-g 8". The NDv4 file has 17 rows below 1 MiB
+// "nGpus 1" change nothing, nor does a count of more than 4 digits (read as no count, never an
+// overflow); "nGpus 8" counts as "-g 8". The NDv4 file has 17 rows below 1 MiB
 // and 14 from 1 MiB (8 B to 8 GiB, factor 2).
 TEST(CollectiveValidation, OneProcessForManyGpusLeavesItsSmallRowsUncompared) {
   const std::string flags =
@@ -162,7 +163,8 @@ TEST(CollectiveValidation, OneProcessForManyGpusLeavesItsSmallRowsUncompared) {
            {"-b 8 -e 8G -f 2 -g 8", true},
            {"log header: nThread 1 nGpus 8 minBytes 8", true},
            {"-b 8 -e 8G -f 2 -g 1", false},
-           {"log header: nThread 1 nGpus 1 minBytes 8", false}}) {
+           {"log header: nThread 1 nGpus 1 minBytes 8", false},
+           {"-g 99999999999 (not a GPU count)", false}}) {
     const auto results = run_ndv4_replacing(flags, "nccl_tests_flags: \"" + written + "\"");
     int small_out = 0, large_in = 0;
     for (const CollectiveCaseResult& r : results) {
