@@ -1,5 +1,6 @@
 #include "cli/validate_command.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -44,6 +45,15 @@ void print_summary(const char* what, const models::ValidationSummary& s) {
   std::cout << what << ": " << s.cases - s.failed << " of " << s.cases << " figures compared";
   if (s.failed > 0) std::cout << " (" << s.failed << " could not be simulated)";
   std::cout << "; median |error| " << buf << " (" << s.worst_row << ")\n";
+  // The figures within each of the fidelity issues' bounds: "within ±5/12/15/25 %: 34/47/51/62".
+  std::string bounds;
+  std::string counts;
+  for (std::size_t b = 0; b < s.within.size(); ++b) {
+    bounds += (b ? "/" : "") +
+              std::to_string(std::lround(models::ValidationSummary::kWithinBounds[b] * 100));
+    counts += (b ? "/" : "") + std::to_string(s.within[b]);
+  }
+  std::cout << "  within ±" << bounds << " %: " << counts << " of " << s.cases - s.failed << "\n";
 }
 
 int validate(const ValidateArgs& a) {

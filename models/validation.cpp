@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
@@ -57,6 +58,8 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows, std::string_
     }
     const double e = std::fabs(row.error);
     errors.push_back(e);
+    for (std::size_t b = 0; b < s.within.size(); ++b)
+      if (e <= ValidationSummary::kWithinBounds[b]) ++s.within[b];
     if (e >= s.worst) {
       s.worst = e;
       s.worst_row = row.file + ": " + row.metric;
@@ -231,11 +234,15 @@ nlohmann::json validation_to_json(const ValidationReport& report) {
     rows.push_back(std::move(row));
   }
   auto summary = [](const ValidationSummary& s) {
-    return nlohmann::json{{"figures", s.cases},
-                          {"failed", s.failed},
-                          {"median_abs_error", s.median},
-                          {"worst_abs_error", s.worst},
-                          {"worst", s.worst_row}};
+    nlohmann::json within = nlohmann::json::object();
+    for (std::size_t b = 0; b < s.within.size(); ++b) {
+      char key[16];
+      std::snprintf(key, sizeof key, "%.2f", ValidationSummary::kWithinBounds[b]);
+      within[key] = s.within[b];
+    }
+    return nlohmann::json{{"figures", s.cases},           {"failed", s.failed},
+                          {"median_abs_error", s.median}, {"worst_abs_error", s.worst},
+                          {"worst", s.worst_row},         {"within_abs_error", within}};
   };
   nlohmann::json collectives = nlohmann::json::array();
   for (const auto& c : report.collectives) {

@@ -3,6 +3,7 @@
 // (docs/validation.md).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,10 @@ struct ValidationSummary {
   double median = 0;  // of |error| over the compared figures
   double worst = 0;
   std::string worst_row;  // "file: metric"
+  // How many compared figures are within each bound of kWithinBounds (the bars of the fidelity
+  // issues: 5 % and 12 % for training runs, 15 % and 25 % for collectives).
+  static constexpr std::array<double, 4> kWithinBounds{0.05, 0.12, 0.15, 0.25};
+  std::array<int, 4> within{};
 };
 
 struct ValidationReport {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -35,12 +36,16 @@ TEST(Validation, ComparesEveryPublishedFigureAndReportsFailures) {
   EXPECT_NEAR(r.time.median, 0.5 * (1.0 / 11 + 1.0 / 24), 1e-5);
   EXPECT_NEAR(r.time.worst, 1.0 / 11, 1e-5);
   EXPECT_EQ(r.time.worst_row, "two-layers.yaml: iteration_time_s");
+  // 1/24 = 4.2 % is within every bound, 1/11 = 9.1 % within all but 5 %.
+  EXPECT_EQ(r.time.within, (std::array<int, 4>{1, 2, 2, 2}));
   // All compute, no communication or idle time.
   EXPECT_NEAR(time.shares.compute, 1.0, 1e-6);
   const auto j = validation_to_json(r);
   EXPECT_EQ(j["cases"].size(), 3u);
   EXPECT_TRUE(j["cases"][0].contains("failure"));
   EXPECT_NEAR(j["time"]["median_abs_error"].get<double>(), r.time.median, 1e-12);
+  EXPECT_EQ(j["time"]["within_abs_error"]["0.05"].get<int>(), 1);
+  EXPECT_EQ(j["time"]["within_abs_error"]["0.12"].get<int>(), 2);
 }
 
 TEST(Validation, AFolderWithoutCasesIsAnError) {
