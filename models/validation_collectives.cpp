@@ -105,6 +105,11 @@ System read_system(const YAML::Node& doc) {
       } else {
         s.excluded = "the NIC count and speed are not stated in the source";
       }
+      if (s.excluded.empty() && s.spec.node.nics > s.gpus)
+        s.excluded = std::to_string(s.spec.node.nics) + " NICs a node for " +
+                     std::to_string(s.gpus) +
+                     " GPUs: the topology builder attaches at most one NIC to a GPU (several "
+                     "rails a GPU, as AWS EFA's, are not described)";
     }
     // A non-blocking fabric: NCCL tests run on one switch or a full fat tree. RoCE is RDMA like
     // InfiniBand (same link class and efficiency).

@@ -150,6 +150,17 @@ TEST(CollectiveValidation, TheFilesCpuSetsNcclsCpuVendor) {
   EXPECT_EQ(rows, 1);
 }
 
+// A node with more NICs than GPUs (AWS p5's 32 EFA interfaces for 8 GPUs) is not one the
+// topology builder describes: the file is listed as not compared, with the reason, instead of
+// stopping the folder's validation.
+TEST(CollectiveValidation, MoreNicsThanGpusIsListedAsNotCompared) {
+  const auto results = run_ndv4_replacing("8 x 200 Gb/s", "16 x 100 Gb/s");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].excluded);
+  EXPECT_NE(results[0].reason.find("16 NICs a node for 8 GPUs"), std::string::npos)
+      << results[0].reason;
+}
+
 // nccl-tests' -g N (one thread issues each iteration's collective on N GPUs) makes a short
 // collective's time the host's launches, so the rows below 1 MiB of such a file are listed as not
 // compared, with the reason, and its rows from 1 MiB still are; "-g 1" and a log header's
