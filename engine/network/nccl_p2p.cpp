@@ -91,12 +91,13 @@ Pipeline::SendRecvParts send_recv_parts(std::span<const EndpointId> members,
   const double n = static_cast<double>(members.size());
   const bool across = groups.size() > 1;
   const EndpointId self = groups[0][0];
+  const bool local_peer = groups[0].size() > 1;
+  const bool local_nvlink = local_peer && nvlink_only(topology, self, groups[0][1]);
   double per_peer = std::numeric_limits<double>::infinity();
-  if (groups[0].size() > 1) {
-    const EndpointId local = groups[0][1];
-    const double links =
-        std::max(1.0, std::floor(topology.route_bandwidth(self, local).bytes_per_second() / 20e9));
-    per_peer = nvlink_only(topology, self, local) ? 2.0 * links : 2.0;
+  if (local_peer) {
+    const double links = std::max(
+        1.0, std::floor(topology.route_bandwidth(self, groups[0][1]).bytes_per_second() / 20e9));
+    per_peer = local_nvlink ? 2.0 * links : 2.0;
   }
   if (across) {
     const double nic = nic_gbps(self, groups[1][0], topology);
@@ -115,10 +116,9 @@ Pipeline::SendRecvParts send_recv_parts(std::span<const EndpointId> members,
   double channels_min = per_peer;
   while (channels_min * n > channels && channels_min > 1.0)
     channels_min /= 2.0;
-  const bool nvlink = !across && groups[0].size() > 1 && nvlink_only(topology, self, groups[0][1]);
   parts.on = true;
   parts.ranks = n;
-  parts.chunk = nvlink ? 524288.0 : 131072.0;
+  parts.chunk = !across && local_nvlink ? 524288.0 : 131072.0;
   parts.channels_min = channels_min;
   parts.channels_max = per_peer;
   parts.min_part = across ? parts.chunk / 2.0 : parts.chunk / 8.0;
