@@ -57,9 +57,9 @@ void validate_node(const NodeTopologySpec& n, int nodes) {
   if (n.nvlink_bridges && n.gpus % 2 != 0)
     reject("node.nvlink_bridges", "pairs GPUs 0-1, 2-3, ... but node.gpus = " +
                                       std::to_string(n.gpus) + " is odd (allowed: an even count)");
-  if (n.nics < 0 || n.nics > n.gpus)
-    reject("node.nics", "= " + std::to_string(n.nics) +
-                            " (allowed: 0 to node.gpus = " + std::to_string(n.gpus) + ")");
+  if (n.nics < 0 || (n.nics > n.gpus && n.nics % n.gpus != 0))
+    reject("node.nics", "= " + std::to_string(n.nics) + " (allowed: 0 to node.gpus = " +
+                            std::to_string(n.gpus) + ", or a multiple of it: rails per GPU)");
   if (n.nics == 0 && nodes > 1)
     reject("node.nics", "= 0 but nodes = " + std::to_string(nodes) +
                             " (allowed: at least 1 NIC per node when there is more than one node)");
@@ -147,13 +147,15 @@ std::vector<VertexId> build_node(Topology& topo, const NodeTopologySpec& n, int 
                     LinkKind::pcie);
   }
 
-  std::vector<VertexId> nic(static_cast<std::size_t>(n.nics));
-  for (int j = 0; j < n.nics; ++j) {
+  const int devices = nic_devices(n);
+  std::vector<VertexId> nic(static_cast<std::size_t>(devices));
+  for (int j = 0; j < devices; ++j) {
     nic[j] = topo.add_vertex(VertexKind::nic, prefix + "nic" + std::to_string(j), node);
-    // One NIC per GPU: GPUDirect RDMA through the GPU's PCIe switch, modelled as a direct link
-    // so GPU j always uses NIC j (rail j). Fewer NICs: shared, on the PCIe switches or CPUs.
+    // One NIC (or one group of rails) per GPU: GPUDirect RDMA through the GPU's PCIe switch,
+    // modelled as a direct link so GPU j always uses NIC j (rail j). Fewer NICs: shared, on the
+    // PCIe switches or CPUs.
     const VertexId attach =
-        n.nics == n.gpus ? gpu[j] : holders[spread(j, n.nics, static_cast<int>(holders.size()))];
+        devices == n.gpus ? gpu[j] : holders[spread(j, devices, static_cast<int>(holders.size()))];
     topo.add_link(attach, nic[j], n.pcie_bandwidth, n.pcie_latency, LinkKind::pcie);
   }
   return nic;
@@ -202,32 +204,36 @@ void add_pods(Topology& topo, const FabricSpec& f, const std::vector<VertexId>& 
   }
 }
 
-// nic[node][j]: NIC j of `node`.
+// nic[node][j]: NIC device j of `node`. A device of k rails is one cable of k × the interface
+// bandwidth and takes k ports (nics_per_leaf and the trunks count interfaces).
 void build_fabric(Topology& topo, const ClusterTopologySpec& spec,
                   const std::vector<std::vector<VertexId>>& nic) {
   const FabricSpec& f = spec.fabric;
   const Bandwidth nic_bw = spec.node.nic_bandwidth;
-  const int per_node = spec.node.nics;
+  const int rails = rails_per_nic_device(spec.node);
+  const Bandwidth device_bw = nic_bw * rails;
+  const int per_node = nic_devices(spec.node);
   switch (f.kind) {
     case FabricKind::single_switch: {
       const VertexId sw = topo.add_vertex(VertexKind::leaf_switch, "switch", -1);
       for (const auto& node_nics : nic)
         for (VertexId v : node_nics)
-          topo.add_link(v, sw, nic_bw, f.latency, f.link_kind);
+          topo.add_link(v, sw, device_bw, f.latency, f.link_kind);
       return;
     }
     case FabricKind::fat_tree: {
-      // NIC ports numbered node-major fill leaves consecutively; the last leaf may be partial.
-      const int ports = spec.nodes * per_node;
+      // NIC ports numbered node-major fill leaves consecutively; the last leaf may be partial. A
+      // device of several rails sits on the leaf of its first port.
+      const int ports = spec.nodes * spec.node.nics;
       const int leaves = (ports + f.nics_per_leaf - 1) / f.nics_per_leaf;
       std::vector<VertexId> leaf(static_cast<std::size_t>(leaves));
       std::vector<int> count(static_cast<std::size_t>(leaves), 0);
       for (int l = 0; l < leaves; ++l)
         leaf[l] = topo.add_vertex(VertexKind::leaf_switch, "leaf" + std::to_string(l), -1);
-      for (int p = 0; p < ports; ++p) {
-        const int l = p / f.nics_per_leaf;
-        topo.add_link(nic[p / per_node][p % per_node], leaf[l], nic_bw, f.latency, f.link_kind);
-        ++count[l];
+      for (int d = 0; d < spec.nodes * per_node; ++d) {
+        const int l = d * rails / f.nics_per_leaf;
+        topo.add_link(nic[d / per_node][d % per_node], leaf[l], device_bw, f.latency, f.link_kind);
+        count[l] += rails;
       }
       if (f.leaves_per_pod > 0)
         add_pods(topo, f, leaf, count, nic_bw);
@@ -241,9 +247,9 @@ void build_fabric(Topology& topo, const ClusterTopologySpec& spec,
       for (int r = 0; r < per_node; ++r) {
         rail[r] = topo.add_vertex(VertexKind::leaf_switch, "rail" + std::to_string(r), -1);
         for (int node = 0; node < spec.nodes; ++node)
-          topo.add_link(nic[node][r], rail[r], nic_bw, f.latency, f.link_kind);
+          topo.add_link(nic[node][r], rail[r], device_bw, f.latency, f.link_kind);
       }
-      add_spines(topo, f, rail, std::vector<int>(rail.size(), spec.nodes), nic_bw);
+      add_spines(topo, f, rail, std::vector<int>(rail.size(), spec.nodes * rails), nic_bw);
       return;
     }
   }
@@ -251,6 +257,14 @@ void build_fabric(Topology& topo, const ClusterTopologySpec& spec,
 }
 
 }  // namespace
+
+int nic_devices(const NodeTopologySpec& n) {
+  return n.nics > n.gpus ? n.gpus : n.nics;
+}
+
+int rails_per_nic_device(const NodeTopologySpec& n) {
+  return n.nics > n.gpus && n.gpus > 0 ? n.nics / n.gpus : 1;
+}
 
 Topology build_cluster_topology(const ClusterTopologySpec& spec) {
   require_count("nodes", spec.nodes, 1);
@@ -271,6 +285,8 @@ Topology build_cluster_topology(const ClusterTopologySpec& spec) {
   hw.nvls = spec.node.nvls && spec.node.fabric == IntraNodeFabric::nvswitch;
   hw.sharp = spec.fabric.sharp && spec.nodes > 1;
   hw.amd_cpu = spec.node.amd_cpu;
+  require_latency("node.nic_plugin_latency", spec.node.nic_plugin_latency);
+  hw.nic_latency_us = spec.node.nic_plugin_latency.seconds() * 1e6;
   hw.channels = spec.channels;
   if (spec.min_ctas < 0)
     reject("min_ctas",

@@ -27,15 +27,30 @@ struct NodeTopologySpec {
   Bandwidth cpu_interconnect_bandwidth = Bandwidth::gigabytes_per_second(40);  // UPI/xGMI
   Time cpu_interconnect_latency = Time::from_ps(200'000);
   // NICs: with one NIC per GPU each GPU has its own (GPUDirect RDMA through its PCIe switch);
-  // otherwise NICs hang off the PCIe switches (or the CPUs) and GPUs share them.
+  // with fewer, NICs hang off the PCIe switches (or the CPUs) and GPUs share them; with a
+  // multiple of the GPUs (AWS p5: 32 EFA interfaces for 8 GPUs), each GPU's nics / gpus
+  // interfaces are its rails, one network device of their summed bandwidth (nic_devices()).
   int nics = 8;
-  Bandwidth nic_bandwidth = Bandwidth::gigabits_per_second(200);
+  Bandwidth nic_bandwidth = Bandwidth::gigabits_per_second(200);  // per interface
+  // The latency the NCCL network plugin reports for a NIC device (ncclNetProperties_t latency,
+  // NCCL's latencyInter): 0 for NCCL's own InfiniBand/RoCE transport; AWS's aws-ofi-nccl reports
+  // 75 µs on p4d/p5/p5e and 35 µs on p5en and later (src/platform-aws.cpp). NCCL adds it to
+  // every network step of its latency model (twice for Simple): CollectiveHardware.
+  Time nic_plugin_latency = Time::zero();
   // For the collective tuner (CollectiveHardware): the GPU generation as compute capability × 10,
   // and whether the NVSwitch reduces in the switch (NVLS: NVSwitch gen 3+, H100/H200/B200).
   int gpu_arch = 80;
   bool nvls = false;
   bool amd_cpu = false;  // AMD host CPUs (NCCL's tuner reads the CPU vendor: CollectiveHardware)
 };
+
+// The network devices NCCL sees on a node: the NICs, except that with k NICs per GPU (nics a
+// multiple of gpus, k >= 2) each GPU's k form one device, as AWS's aws-ofi-nccl plugin groups
+// them (its RDMA protocol's multi-rail "leader NIC", which stripes messages over the group and
+// reports the group's summed speed to NCCL: aws/aws-ofi-nccl pull requests 205 and 532).
+int nic_devices(const NodeTopologySpec& n);
+// The interfaces one device stands for: nics / gpus with several a GPU, else 1.
+int rails_per_nic_device(const NodeTopologySpec& n);
 
 enum class FabricKind { single_switch, fat_tree, rail_optimized };
 

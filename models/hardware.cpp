@@ -177,6 +177,17 @@ std::vector<NodeSpec> make_nodes() {
   nodes.push_back(node("hgx-h200", "H200-SXM-141GB", nvswitch_node(450, kPcieGen5, 96, 400),
                        host_memory(2048, 2, 8, 4800)));
 
+  // AWS p5.48xlarge (EC2 P5 instance page; user guide "EFA configuration for P5"): 8 × H100
+  // SXM on NVSwitch, 2 × 3rd-generation AMD EPYC (8 × DDR4-3200 each assumed), 2 TiB, and 3,200
+  // Gb/s of EFAv2 as 32 interfaces of 100 Gb/s, four per GPU: aws-ofi-nccl groups each GPU's
+  // four into one device (engine::nic_devices) and reports a 75 µs latency to NCCL's tuner on
+  // p5 (src/platform-aws.cpp).
+  NodeTopologySpec p5 = nvswitch_node(450, kPcieGen5, 96, 100);
+  p5.nics = 32;
+  p5.amd_cpu = true;
+  p5.nic_plugin_latency = engine::Time::from_seconds(75e-6);
+  nodes.push_back(node("aws-p5", "H100-SXM5-80GB", p5, host_memory(2048, 2, 8, 3200)));
+
   // A typical 8× L40S PCIe server: 4 Gen4 switches of 2 GPUs, 2 Xeon sockets joined by 3 UPI
   // links at 11.2 GT/s (~67 GB/s raw, 50 GB/s taken), 2× 200 Gb/s NICs (one per socket side).
   NodeTopologySpec pcie8;

@@ -126,6 +126,8 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
   auto nics = m.get("nics_per_node");
   if (nics) topology.node.nics = nics->count(1, limits::kGpusPerNode);
   if (auto x = m.get("latency")) topology.fabric.latency = x->time();
+  // What the NCCL network plugin reports as its latency (aws-ofi-nccl on AWS: 75 or 35 µs).
+  if (auto x = m.get("plugin_latency")) topology.node.nic_plugin_latency = x->time();
   if (auto x = m.get("link"))
     topology.fabric.link_kind = x->choice<engine::LinkKind>(
         {{"ib", engine::LinkKind::ib}, {"ethernet", engine::LinkKind::ethernet}});
@@ -219,6 +221,8 @@ ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path
   }
   // The matrix first (its NVLink generation needs the GPU), then every explicit key over it.
   if (topo) apply_topo_node(node_from_topo(*topo, &c.gpu), c.topology.node);
+  // A preset's rails per GPU (aws-p5: four NICs a GPU) stay per GPU when gpus_per_node changes.
+  const int rails = engine::rails_per_nic_device(c.topology.node);
   if (gpus) c.topology.node.gpus = gpus->count(1, limits::kGpusPerNode);
   bool per_switch_stated = false;
   if (auto x = m.get("intra_node")) per_switch_stated = read_intra_node(*x, c.topology.node);
@@ -236,12 +240,15 @@ ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path
       node.gpus % node.gpus_per_pcie_switch != 0)
     node.gpus_per_pcie_switch = 1;
   if (node.nics > node.gpus) {
-    // Unstated: a smaller node than the preset (or the default 8) keeps one NIC per GPU.
+    // Unstated: a smaller node than the preset (or the default 8) keeps the preset's NICs per GPU
+    // (one, or its rails). Stated as a multiple of the GPUs: each GPU's share are its rails
+    // (engine::nic_devices).
     if (!nics)
-      node.nics = node.gpus;
-    else
+      node.nics = node.gpus * rails;
+    else if (node.nics % node.gpus != 0)
       nics->fail(std::to_string(node.nics) + " NICs for " + std::to_string(node.gpus) +
-                 " GPUs per node; allowed: nics_per_node <= gpus_per_node");
+                 " GPUs per node; allowed: nics_per_node <= gpus_per_node, or a multiple of "
+                 "gpus_per_node (that many rails per GPU, grouped as one network device)");
   }
   c.gpu.host_memory_bandwidth = c.host.rank_bandwidth(node.gpus);
   return c;

@@ -56,7 +56,7 @@ void check_fabric(const Scenario& s) {
   const std::int64_t leaves =
       topo.fabric.kind == engine::FabricKind::fat_tree
           ? (ports + topo.fabric.nics_per_leaf - 1) / topo.fabric.nics_per_leaf
-          : topo.node.nics;
+          : engine::nic_devices(topo.node);
   check_bound(
       s, written(s, {"cluster.network.spines", "cluster.network.nics_per_leaf"}),
       leaves * topo.fabric.spines, limits::kFabricLinks,

@@ -255,9 +255,14 @@ void read_nics(const TopoDescription& t, TopoNode& out) {
     if (!others.empty())
       out.inferred.push_back("not counted, no GPU's nearest (storage or management): " + others);
   }
-  if (count > out.gpus) {
+  if (count > out.gpus && out.gpus > 0 && count % out.gpus == 0) {
+    out.inferred.push_back(std::to_string(count / out.gpus) +
+                           " NICs per GPU: each GPU's are its rails, one network device of their "
+                           "summed bandwidth (docs/topology.md \"Several NICs per GPU\")");
+  } else if (count > out.gpus) {
     out.not_inferred.push_back(std::to_string(count) + " NICs for " + std::to_string(out.gpus) +
-                               " GPUs: the schema allows at most one per GPU");
+                               " GPUs: the schema allows at most one per GPU, or a multiple of "
+                               "the GPUs (rails)");
     count = out.gpus;
   }
   out.nics = count;

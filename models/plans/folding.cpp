@@ -38,10 +38,11 @@ ReplicaMirror data_parallel_mirror(const Scenario& sc, const PlanContext& ctx) {
 
 bool replicas_provably_alike(const Scenario& sc) {
   const engine::ClusterTopologySpec& t = sc.cluster.topology;
-  // NVSwitch makes a node's GPUs interchangeable; one NIC per GPU behind its own PCIe switch
-  // gives each the same way out; one fabric switch makes every pair of nodes the same distance.
+  // NVSwitch makes a node's GPUs interchangeable; one NIC (or group of rails) per GPU behind its
+  // own PCIe switch gives each the same way out; one fabric switch makes every pair of nodes the
+  // same distance.
   const bool gpus_alike = t.node.fabric == engine::IntraNodeFabric::nvswitch &&
-                          (t.nodes == 1 || t.node.nics == t.node.gpus);
+                          (t.nodes == 1 || engine::nic_devices(t.node) == t.node.gpus);
   const bool nodes_alike = t.nodes == 1 || t.fabric.kind == engine::FabricKind::single_switch;
   return gpus_alike && nodes_alike;
 }

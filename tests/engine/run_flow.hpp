@@ -1,11 +1,20 @@
-// Test helper: one transfer plan on an idle flow model, run to its completion.
+// Test helpers: every GPU of a topology, and one transfer plan on an idle flow model, run to its
+// completion.
 #pragma once
 
+#include <numeric>
 #include <vector>
 
 #include "engine/network/network_model.hpp"
 
 namespace clustersim::engine {
+
+// Every GPU of `t`, in endpoint order: a collective's members over the whole cluster.
+inline std::vector<EndpointId> all_gpus(const Topology& t) {
+  std::vector<EndpointId> m(t.num_gpus());
+  std::iota(m.begin(), m.end(), EndpointId{0});
+  return m;
+}
 
 // Seconds until the plan of `bytes` started at 0 completes; `link_bytes` (if given) receives the
 // bytes every link carried.

@@ -28,13 +28,6 @@ ClusterTopologySpec dgx(int nodes, double nvlink_gbps, int arch = 80) {
   return spec;
 }
 
-std::vector<EndpointId> all_of(const Topology& t) {
-  std::vector<EndpointId> m(t.num_gpus());
-  for (std::size_t i = 0; i < m.size(); ++i)
-    m[i] = static_cast<EndpointId>(i);
-  return m;
-}
-
 double run_one(const Topology& t, const TransferPlan& plan, double bytes,
                std::vector<double>* link_bytes = nullptr) {
   return run_flow_once(t, plan, bytes, link_bytes);
@@ -44,7 +37,7 @@ TEST(NcclChannels, RingAllReduceAcrossNodesUsesEveryNicAtKTimesB) {
   // N = 2 nodes of g = 8 GPUs and k = 8 NICs of B: 2(Ng-1)/(Ng)·S / min(k·B, NVLink share).
   // NVLink 1 TB/s: its share g/(g-1)·1000 GB/s is far above k·B = 200 GB/s.
   const Topology t = build_cluster_topology(dgx(2, 1000));
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   EXPECT_EQ(collective_channels(m, t), 16);  // 2 × the 8 NICs, as NCCL duplicates channels
   const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t);
   EXPECT_EQ(p.channels, 16);
@@ -70,7 +63,7 @@ TEST(NcclChannels, RingAllReduceAcrossNodesUsesEveryNicAtKTimesB) {
 TEST(NcclChannels, RingInterNodeHopsStayOnTheirRail) {
   const Topology t = build_cluster_topology(dgx(4, 1000));
   const TransferPlan p =
-      plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(t), 0, t);
+      plan_collective(CollectiveType::all_gather, Algorithm::ring, all_gpus(t), 0, t);
   int cross_rail = 0;
   for (const FlowSpec& f : p.phases[0].flows) {
     if (t.node_of(f.src) == t.node_of(f.dst)) continue;
@@ -84,7 +77,7 @@ TEST(NcclChannels, NvlinkShareBoundsTheRingWhenNicsAreFaster) {
   // NVLink 100 GB/s per GPU: the ring inside a node crosses g-1 of g NVLink edges per channel,
   // so the NVLink share is g/(g-1)·100 GB/s < k·B = 200 GB/s.
   const Topology t = build_cluster_topology(dgx(2, 100));
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t);
   const double s = 4e9;
   const double got = run_one(t, p, s) - p.phases[0].latency.seconds();
@@ -105,7 +98,7 @@ TEST(NcclChannels, PcieServerWithOneNicSharesItBetweenChannels) {
   spec.fabric.kind = FabricKind::single_switch;
   spec.channels = 4;
   const Topology t = build_cluster_topology(spec);
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t);
   EXPECT_EQ(p.channels, 4);
   const double s = 1e9;
@@ -116,7 +109,7 @@ TEST(NcclChannels, PcieServerWithOneNicSharesItBetweenChannels) {
 
 TEST(NcclChannels, TreeIsAChainInsideNodesAndADoubleBinaryTreeAcross) {
   const Topology t = build_cluster_topology(dgx(4, 1000));
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::tree, m, 0, t);
   for (const FlowSpec& f : p.phases[0].flows) {
     if (t.node_of(f.src) == t.node_of(f.dst)) continue;
@@ -175,7 +168,7 @@ TEST(NcclChannels, NvlsOnOneH100NodeMatchesItsFormula) {
   // NVLS: each link carries S·(g+1)/g; NCCL's NVLS efficiency 0.85 on Hopper:
   // time = 25 us + S / (0.85 · B · g/(g+1)); busbw = 2(g-1)/g · S / time.
   const Topology t = build_cluster_topology(dgx(1, 360, 90));
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const CollectiveChoice c = choose_collective(CollectiveType::all_reduce, 8e9, m, t);
   EXPECT_EQ(c.algorithm, Algorithm::nvls);
   const TransferPlan p =
@@ -199,7 +192,7 @@ TEST(NcclChannels, NvlsOnOneNodeFillsThreeStagesOfItsChunk) {
   // byte, so a stage of 128 chunks takes 128 · 65536 / (0.85 · 360 GB/s · 8/9) = 30.8 us (26.2 us
   // at the raw link rate). time = 25 us + 2 · 30.8 us + S / (0.85 · 360 · 8/9).
   const Topology t = build_cluster_topology(dgx(1, 360, 90));
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const TransferPlan p =
       plan_collective(CollectiveType::all_reduce, Algorithm::nvls, m, 0, t, Protocol::simple);
   const double s = 256.0 * 1024 * 1024;
@@ -223,8 +216,8 @@ TEST(NcclChannels, NvlsTreeStagesCrossAtTheNvlsRate) {
   auto spec = dgx(2, 360, 90);
   spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(100);
   const Topology t = build_cluster_topology(spec);
-  const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::nvls, all_of(t), 0,
-                                         t, Protocol::simple);
+  const TransferPlan p = plan_collective(CollectiveType::all_reduce, Algorithm::nvls, all_gpus(t),
+                                         0, t, Protocol::simple);
   const double s = 64.0 * 1024 * 1024;
   const double rate = 0.93 * 0.85 * 360e9 * 8.0 / 9.0;
   EXPECT_NEAR(p.phases[0].latency.seconds(), 66.8e-6, 1e-9);
@@ -241,7 +234,7 @@ TEST(NcclChannels, NvlsTreeOnTwoH100NodesRunsBelowTheTunersRate) {
   auto spec = dgx(2, 360, 90);
   spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(100);
   const Topology t = build_cluster_topology(spec);
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const double s = 8e9;
   const CollectiveChoice c = choose_collective(CollectiveType::all_reduce, s, m, t);
   EXPECT_EQ(c.algorithm, Algorithm::nvls);
@@ -262,7 +255,7 @@ TEST(NcclChannels, MinCtasIsAFloorOnEveryCollectivesChannelsNvlsIncluded) {
   // NCCL clamps its ring/tree channels (setupChannels) and its NVLS channels (nvls.cc) to at
   // least NCCL_MIN_CTAS. Two DGX nodes: the ring rule gives 2 × 8 NICs = 16, Hopper NVLS 16.
   auto spec = dgx(2, 360, 90);
-  const auto m = all_of(build_cluster_topology(spec));
+  const auto m = all_gpus(build_cluster_topology(spec));
   spec.min_ctas = 8;  // below both: nothing changes
   Topology t = build_cluster_topology(spec);
   EXPECT_EQ(collective_channels(m, t), 16);
@@ -280,21 +273,21 @@ TEST(NcclChannels, MinCtasIsAFloorOnEveryCollectivesChannelsNvlsIncluded) {
 
 TEST(NcclChannels, NvlsNeedsHopperNvswitch) {
   const Topology t = build_cluster_topology(dgx(1, 300, 80));
-  EXPECT_THROW(plan_collective(CollectiveType::all_reduce, Algorithm::nvls, all_of(t), 0, t),
+  EXPECT_THROW(plan_collective(CollectiveType::all_reduce, Algorithm::nvls, all_gpus(t), 0, t),
                std::invalid_argument);
-  EXPECT_NE(choose_algorithm(CollectiveType::all_reduce, 8e9, all_of(t), t), Algorithm::nvls);
+  EXPECT_NE(choose_algorithm(CollectiveType::all_reduce, 8e9, all_gpus(t), t), Algorithm::nvls);
 }
 
 TEST(NcclChannels, CollnetNeedsSharp) {
   auto spec = dgx(2, 1000, 90);
   const Topology plain = build_cluster_topology(spec);
   EXPECT_THROW(
-      plan_collective(CollectiveType::all_reduce, Algorithm::collnet, all_of(plain), 0, plain),
+      plan_collective(CollectiveType::all_reduce, Algorithm::collnet, all_gpus(plain), 0, plain),
       std::invalid_argument);
   spec.fabric.sharp = true;
   const Topology sharp = build_cluster_topology(spec);
   const TransferPlan p =
-      plan_collective(CollectiveType::all_reduce, Algorithm::collnet, all_of(sharp), 0, sharp);
+      plan_collective(CollectiveType::all_reduce, Algorithm::collnet, all_gpus(sharp), 0, sharp);
   // In-network reduction: each NIC sends S/g once, whatever the node count.
   const double s = 8e9;
   std::vector<double> bytes;
@@ -388,7 +381,7 @@ TEST(NcclSteps, ARingAcrossNodesTakesAtLeastItsStepsTimesTheNetworkStep) {
   // step, so the steps add to the transfer: 2·15/16 MiB of payload at NCCL's 0.92 of the Simple
   // ring's 8 NICs of 25 GB/s (a channel's 20.6 GB/s × 2 a NIC is more than a NIC's 25).
   const Topology t = build_cluster_topology(dgx(2, 900, 90));
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const TransferPlan p =
       plan_collective(CollectiveType::all_reduce, Algorithm::ring, m, 0, t, Protocol::ll128);
   ASSERT_EQ(p.channels, 16);
@@ -429,7 +422,7 @@ TEST(NcclSteps, ARingStepCostsOneProxyActionPerChannelItsNicCarries) {
   // steps × 1.5 µs = 29.1 µs, more than NCCL's latency term (6.6 + 14 · 1.0 + 2.7 = 23.3 µs from
   // its constants; this topology's route latencies raise a hop a little).
   const Topology t = build_cluster_topology(dgx(2, 900, 90));
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const TransferPlan ag =
       plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::ll);
   ASSERT_EQ(ag.channels, 16);
@@ -463,7 +456,7 @@ TEST(NcclSteps, AnAmdHostTakesNcclsAmdOverheadAndLlCap) {
   const Topology intel = build_cluster_topology(spec);
   spec.node.amd_cpu = true;
   const Topology amd = build_cluster_topology(spec);
-  const auto m = all_of(intel);
+  const auto m = all_gpus(intel);
   const auto plan = [&](const Topology& t) {
     return plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::ll);
   };
@@ -492,7 +485,7 @@ TEST(NcclChannels, ARingChannelCarriesAtMostItsNetworkRate) {
   ClusterTopologySpec spec = dgx(2, 900, 90);
   spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(50.0);
   const Topology t = build_cluster_topology(spec);
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const double gib8 = 8.0 * 1024 * 1024 * 1024;
   const TransferPlan simple =
       plan_collective(CollectiveType::all_gather, Algorithm::ring, m, 0, t, Protocol::simple);
@@ -524,8 +517,8 @@ TEST(NcclChannels, AnLl128RingRunsAtNcclsShareOfTheSimpleRing) {
   ClusterTopologySpec spec = dgx(2, 900, 90);
   spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(50.0);
   const Topology t = build_cluster_topology(spec);
-  const TransferPlan p = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(t), 0,
-                                         t, Protocol::ll128);
+  const TransferPlan p = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_gpus(t),
+                                         0, t, Protocol::ll128);
   ASSERT_EQ(p.channels, 16);
   EXPECT_NEAR(p.phases[0].rate_cap, 0.92 * 329.6e9 / (15.0 / 16.0), 1e3);
   // One node, as NCCL's tuner does it too: 8 × H100 at 360 GB/s NVLink, the Simple ring
@@ -533,7 +526,7 @@ TEST(NcclChannels, AnLl128RingRunsAtNcclsShareOfTheSimpleRing) {
   // at 0.92 of it, 331.2 GB/s busbw, under 18 channels × perChMaxRingLL128 36.7 = 660.6 GB/s
   // and under the line's 120/128 (337.5 GB/s).
   const Topology one = build_cluster_topology(dgx(1, 360, 90));
-  const TransferPlan q = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(one),
+  const TransferPlan q = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_gpus(one),
                                          0, one, Protocol::ll128);
   ASSERT_EQ(q.channels, 18);
   EXPECT_NEAR(q.phases[0].rate_cap, 0.92 * 360e9 / (7.0 / 8.0), 1e3);
@@ -542,8 +535,8 @@ TEST(NcclChannels, AnLl128RingRunsAtNcclsShareOfTheSimpleRing) {
   ClusterTopologySpec four = dgx(1, 360, 90);
   four.channels = 4;
   const Topology t4 = build_cluster_topology(four);
-  const TransferPlan r = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_of(t4), 0,
-                                         t4, Protocol::ll128);
+  const TransferPlan r = plan_collective(CollectiveType::all_gather, Algorithm::ring, all_gpus(t4),
+                                         0, t4, Protocol::ll128);
   ASSERT_EQ(r.channels, 4);
   EXPECT_NEAR(r.phases[0].rate_cap, 4 * 36.7e9 / (7.0 / 8.0), 1e3);
 }
@@ -557,7 +550,7 @@ TEST(NcclSteps, MidSizeTreeTimeGrowsByOneStepPerChunk) {
   // 7.28 chunks, 8 steps; 8 MiB (7.28 chunks of 72000) keeps 72000, 8 steps.
   // NVLink 900 GB/s, so the NICs (and the tree's rate cap), not the chain, bind.
   const Topology t = build_cluster_topology(dgx(2, 900, 90));
-  const auto m = all_of(t);
+  const auto m = all_gpus(t);
   const TransferPlan p =
       plan_collective(CollectiveType::all_reduce, Algorithm::tree, m, 0, t, Protocol::ll128);
   const Phase& ph = p.phases[0];

@@ -10,6 +10,7 @@
 
 #include "engine/network/collectives.hpp"
 #include "engine/network/network_model.hpp"
+#include "tests/engine/run_flow.hpp"
 
 namespace clustersim::engine {
 namespace {
@@ -24,13 +25,6 @@ Topology single_switch(int n, Time link_latency) {
     t.add_link(t.gpu_vertex(g), sw, Bandwidth::bytes_per_second(kB), link_latency, LinkKind::ib);
   }
   return t;
-}
-
-// Every GPU of `t`, in endpoint order.
-std::vector<EndpointId> all_gpus(const Topology& t) {
-  std::vector<EndpointId> m(t.num_gpus());
-  std::iota(m.begin(), m.end(), EndpointId{0});
-  return m;
 }
 
 TransferPlan message(EndpointId src, EndpointId dst, Time latency = Time::zero()) {

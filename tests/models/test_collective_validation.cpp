@@ -150,15 +150,28 @@ TEST(CollectiveValidation, TheFilesCpuSetsNcclsCpuVendor) {
   EXPECT_EQ(rows, 1);
 }
 
-// A node with more NICs than GPUs (AWS p5's 32 EFA interfaces for 8 GPUs) is not one the
-// topology builder describes: the file is listed as not compared, with the reason, instead of
-// stopping the folder's validation.
-TEST(CollectiveValidation, MoreNicsThanGpusIsListedAsNotCompared) {
-  const auto results = run_ndv4_replacing("8 x 200 Gb/s", "16 x 100 Gb/s");
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_TRUE(results[0].excluded);
-  EXPECT_NE(results[0].reason.find("16 NICs a node for 8 GPUs"), std::string::npos)
-      << results[0].reason;
+// A node with several NICs per GPU (AWS p5's 32 EFA interfaces for 8 GPUs) groups each GPU's
+// as one device of their summed bandwidth, as aws-ofi-nccl does: 16 × 100 Gb/s on 8 GPUs gives
+// every row of 8 × 200 Gb/s. A count above the GPUs that is not a multiple of them is listed as
+// not compared, with the reason, instead of stopping the folder's validation.
+TEST(CollectiveValidation, SeveralNicsPerGpuAreComparedAsOneDeviceEach) {
+  const auto one = run_ndv4_replacing("8 x 200 Gb/s", "8 x 200 Gb/s");
+  const auto rails = run_ndv4_replacing("8 x 200 Gb/s", "16 x 100 Gb/s");
+  ASSERT_EQ(one.size(), rails.size());
+  ASSERT_GT(one.size(), 1u);
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    EXPECT_FALSE(rails[i].excluded) << rails[i].reason;
+    EXPECT_DOUBLE_EQ(rails[i].simulated_time_us, one[i].simulated_time_us) << rails[i].bytes;
+  }
+  const auto odd = run_ndv4_replacing("8 x 200 Gb/s", "12 x 100 Gb/s");
+  ASSERT_EQ(odd.size(), 1u);
+  EXPECT_TRUE(odd[0].excluded);
+  EXPECT_NE(odd[0].reason.find("12 NICs a node for 8 GPUs"), std::string::npos) << odd[0].reason;
+  // AWS EFA is described (four rails a GPU here) but listed as not compared, with the reason.
+  const auto efa = run_ndv4_replacing("8 x 200 Gb/s", "32 x 100 Gb/s EFA");
+  ASSERT_EQ(efa.size(), 1u);
+  EXPECT_TRUE(efa[0].excluded);
+  EXPECT_NE(efa[0].reason.find("AWS EFA"), std::string::npos) << efa[0].reason;
 }
 
 // nccl-tests' -g N (one thread issues each iteration's collective on N GPUs) makes a short

@@ -147,8 +147,8 @@ TEST(GpuPresets, EfficienciesAreFractionsAndOverheadsSmall) {
 }
 
 TEST(NodePresets, NamesSortedAndEachNamesAGpuPreset) {
-  const std::vector<std::string> expected = {"dgx-a100", "dgx-h100", "hgx-h200",
-                                             "pcie-4gpu-workstation", "pcie-8gpu"};
+  const std::vector<std::string> expected = {
+      "aws-p5", "dgx-a100", "dgx-h100", "hgx-h200", "pcie-4gpu-workstation", "pcie-8gpu"};
   EXPECT_EQ(node_names(), expected);
   for (const auto& n : expected) {
     const NodeSpec* node = find_node(n);
@@ -187,6 +187,23 @@ TEST(NodePresets, DgxFiguresPerDirection) {
   }
   EXPECT_EQ(find_node("dgx-h100")->gpu, "H100-SXM5-80GB");
   EXPECT_EQ(find_node("hgx-h200")->gpu, "H200-SXM-141GB");
+}
+
+// AWS's P5 page and EC2 user guide ("EFA configuration for P5"): 8 × H100 SXM, 3,200 Gb/s of EFA
+// as 32 interfaces of 100 Gb/s (four a GPU), 3rd-generation AMD EPYC hosts; aws-ofi-nccl's
+// platform table (src/platform-aws.cpp, the p5/p5e row) reports 75 µs of latency to NCCL.
+TEST(NodePresets, AwsP5HasFourEfaRailsAGpu) {
+  const NodeSpec* p5 = find_node("aws-p5");
+  ASSERT_NE(p5, nullptr);
+  EXPECT_EQ(p5->gpu, "H100-SXM5-80GB");
+  const auto& t = p5->topology;
+  EXPECT_EQ(t.gpus, 8);
+  EXPECT_EQ(t.nics, 32);
+  EXPECT_DOUBLE_EQ(t.nic_bandwidth.bytes_per_second() * t.nics * 8, 3200e9);
+  EXPECT_EQ(engine::rails_per_nic_device(t), 4);
+  EXPECT_DOUBLE_EQ(t.nvlink_bandwidth.bytes_per_second(), 900e9 / 2);
+  EXPECT_TRUE(t.amd_cpu);
+  EXPECT_DOUBLE_EQ(t.nic_plugin_latency.seconds(), 75e-6);
 }
 
 TEST(NodePresets, PcieNodes) {

@@ -86,5 +86,36 @@ cluster: {nodes: 2, )";
   }
 }
 
+// nics_per_node may be a multiple of gpus_per_node: each GPU's share are its rails, one device of
+// their summed bandwidth (docs/topology.md "Several NICs per GPU"); a preset's rails stay per GPU
+// when gpus_per_node changes; other counts above the GPUs are an error on the key.
+TEST(ScenarioNodes, SeveralNicsPerGpuAreRailsOfOneDevice) {
+  const std::string head = R"(
+model: {layers: [{name: block, params: 1e6, forward_flops: 1e9}]}
+training: {global_batch: 16}
+cluster: {nodes: 2, )";
+  const auto parse = [&](const std::string& cluster) {
+    return parse_scenario(head + cluster + "}\n", "rails.yaml");
+  };
+  const Scenario stated =
+      parse("node: dgx-h100, network: {nics_per_node: 32, nic_bandwidth: 100Gb/s}");
+  EXPECT_EQ(stated.cluster.topology.node.nics, 32);
+  EXPECT_EQ(engine::rails_per_nic_device(stated.cluster.topology.node), 4);
+  EXPECT_EQ(build_topology(stated).num_gpus(), 16u);
+  const Scenario half = parse("node: aws-p5, gpus_per_node: 4");
+  EXPECT_EQ(half.cluster.topology.node.nics, 16);  // the preset's four a GPU
+  const Scenario plugin = parse("node: dgx-h100, network: {plugin_latency: 35us}");
+  EXPECT_NEAR(build_topology(plugin).collective_hardware().nic_latency_us, 35.0, 1e-9);
+  try {
+    parse("node: dgx-h100, network: {nics_per_node: 12}");
+    ADD_FAILURE() << "12 NICs for 8 GPUs was accepted";
+  } catch (const ScenarioError& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(message.starts_with("rails.yaml:4:")) << message;
+    EXPECT_NE(message.find("cluster.network.nics_per_node"), std::string::npos) << message;
+    EXPECT_NE(message.find("or a multiple of gpus_per_node"), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models

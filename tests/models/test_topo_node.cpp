@@ -64,6 +64,19 @@ TEST(TopoNode, HgxH200PastedWithSpacesAndAPrompt) {
   EXPECT_EQ(*n.nics, 8);
 }
 
+// AWS p5: 32 EFA devices, four PXB to each GPU: all 32 are counted, four rails a GPU, which the
+// schema takes as one device each (docs/topology.md "Several NICs per GPU").
+TEST(TopoNode, AwsP5FourEfaDevicesAGpuAreItsRails) {
+  const TopoNode n = node_of("aws_p5.txt", "H100-SXM5-80GB");
+  EXPECT_EQ(n.gpus, 8);
+  EXPECT_EQ(*n.nics, 32);
+  ASSERT_EQ(n.nic_affinity.size(), 8u);
+  EXPECT_EQ(n.nic_affinity[1].second.size(), 4u);
+  EXPECT_EQ(n.nic_affinity[1].second.front(), "NIC4 (rdmap143s0)");
+  EXPECT_TRUE(mentions(n.inferred, "4 NICs per GPU")) << n.inferred.back();
+  EXPECT_FALSE(mentions(n.not_inferred, "NICs for 8 GPUs"));
+}
+
 TEST(TopoNode, B200NvlinkFiveDoublesEachLink) {
   // The same NV18 matrix on a B200 (NVLink 5, 50 GB/s per link and direction): 900 GB/s.
   const TopoNode n = node_of("hgx_h200_pasted.txt", "B200");
@@ -135,8 +148,8 @@ TEST(TopoNode, FromTopoInAScenario) {
 }
 
 TEST(TopoNode, ImportTopoYamlLoadsAsTheSameNode) {
-  for (const char* file :
-       {"dgx_a100.txt", "dgx_h100.txt", "pcie_bridges_nics_numa.txt", "pcie_pix_pxb_sys.txt"}) {
+  for (const char* file : {"dgx_a100.txt", "dgx_h100.txt", "pcie_bridges_nics_numa.txt",
+                           "pcie_pix_pxb_sys.txt", "aws_p5.txt"}) {
     const TopoImport imported = import_topo(kTopoNodeDir + file, "A100-SXM4-80GB");
     const Scenario from_yaml = parse_scenario(imported.yaml + R"(
 model: {layers: [{name: block, params: 1e6, forward_flops: 1e9, repeat: 2}]}

@@ -117,3 +117,13 @@ nics = [Dev("NIC0", 0, 0, tree="t0", leaf="l0"), Dev("NIC1", 1, 1, tree="t1", le
 write("pcie_bridges_nics_numa.txt",
       matrix(gpus, nics, {("GPU0", "GPU1"): 12, ("GPU2", "GPU3"): 12}) + LEGEND.splitlines()
       + nic_legend(["mlx5_0", "mlx5_1", "eno1np0"]))
+
+# AWS p5.48xlarge (EC2 user guide, "EFA configuration for P5"): 8 x H100 on NVSwitch (NV18), 32
+# EFA devices, four in each GPU's PCIe switch tree (PXB), two sockets.
+cpus4 = ["0-47,96-143", "48-95,144-191"]
+gpus = [Dev("GPU%d" % i, i // 4, "h%d" % i, tree="t%d" % i, leaf="g%d" % i, cpus=cpus4[i // 4])
+        for i in range(8)]
+nics = [Dev("NIC%d" % k, k // 16, "h%d" % (k // 4), tree="t%d" % (k // 4), leaf="n%d" % k)
+        for k in range(32)]
+write("aws_p5.txt", matrix(gpus, nics, all_pairs(8, 18)) + LEGEND.splitlines()
+      + nic_legend(["rdmap%ds0" % (79 + 16 * k) for k in range(32)]))
