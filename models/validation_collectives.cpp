@@ -84,9 +84,14 @@ System read_system(const YAML::Node& doc) {
   // `system.cpu` where the source or the vendor's machine page gives it, Intel otherwise.
   const std::string cpu = text(sys, "cpu");
   s.spec.node.amd_cpu = contains(cpu, "AMD") || contains(cpu, "EPYC");
-  if (sys["net_plugin_latency_us"])
-    s.spec.node.nic_plugin_latency =
-        engine::Time::from_seconds(sys["net_plugin_latency_us"].as<double>() * 1e-6);
+  if (const YAML::Node plugin = sys["net_plugin_latency_us"]) {
+    double us = -1.0;
+    if (!YAML::convert<double>::decode(plugin, us) || !std::isfinite(us) || us < 0.0)
+      throw std::runtime_error("line " + std::to_string(plugin.Mark().line + 1) +
+                               ": system.net_plugin_latency_us: '" + plugin.as<std::string>("") +
+                               "' (allowed: microseconds >= 0)");
+    s.spec.node.nic_plugin_latency = engine::Time::from_seconds(us * 1e-6);
+  }
   const std::string notes = text(doc, "notes");
   const std::string network = text(sys, "network");
   const std::string env = text(sys, "env");
@@ -192,6 +197,66 @@ double simulate(const engine::TransferPlan& plan, double bytes, const engine::To
   return t.seconds();
 }
 
+// One table's rows, appended to `out` only once every row is read.
+void validate_table(const std::filesystem::path& path, std::vector<CollectiveCaseResult>& out) {
+  const YAML::Node doc = YAML::LoadFile(path.string());
+  const System sys = read_system(doc);
+  CollectiveCaseResult base;
+  base.file = path.filename().string();
+  base.collective = text(doc, "collective");
+  base.nodes = sys.nodes;
+  base.gpus_per_node = sys.gpus;
+  if (!sys.excluded.empty()) {
+    base.excluded = true;
+    base.reason = sys.excluded;
+    out.push_back(base);
+    return;
+  }
+  const CollectiveType type = collective_of(base.collective);
+  std::vector<CollectiveCaseResult> rows;
+  engine::Topology topo = engine::build_cluster_topology(sys.spec);
+  derate(topo);
+  std::vector<engine::EndpointId> members(topo.num_gpus());
+  for (std::size_t i = 0; i < members.size(); ++i)
+    members[i] = static_cast<engine::EndpointId>(i);
+  const double factor = engine::bus_bandwidth_factor(type, members.size());
+  for (const YAML::Node& p : doc["points"]) {
+    if (!p["bytes"] || p["bytes"].IsNull()) continue;  // a statement without a message size
+    CollectiveCaseResult r = base;
+    r.bytes = p["bytes"].as<double>();
+    if (p["busbw_GBps"])
+      r.published_busbw_GBps = p["busbw_GBps"].as<double>();
+    else if (p["busbw_GBps_min"])
+      r.published_busbw_GBps =
+          0.5 * (p["busbw_GBps_min"].as<double>() + p["busbw_GBps_max"].as<double>());
+    if (p["time_us"]) r.published_time_us = p["time_us"].as<double>();
+    if (p["outlier"] && p["outlier"].as<bool>()) {
+      r.excluded = true;
+      r.reason = "row flagged as an outlier in the file's notes";
+    } else if (r.small() && sys.gpus_per_process > 1) {
+      // The timed loop issues iterations back to back, so a short collective's time is that of
+      // one thread launching it on every GPU in turn when that is the longer.
+      r.excluded = true;
+      r.reason = "one process drives " + std::to_string(sys.gpus_per_process) +
+                 " GPUs (nccl-tests -g): below 1 MiB its time is the host's launches, not the "
+                 "collective";
+    }
+    engine::CollectiveChoice choice =
+        engine::choose_collective(type, r.bytes, members, topo, sys.algorithm);
+    if (sys.force_protocol) choice.protocol = sys.protocol;
+    const engine::TransferPlan plan =
+        engine::plan_collective(type, choice.algorithm, members, 0, topo, choice.protocol);
+    const double seconds = simulate(plan, r.bytes, topo);
+    r.simulated_time_us = seconds * 1e6;
+    r.simulated_busbw_GBps = seconds > 0.0 ? r.bytes / seconds * factor / 1e9 : 0.0;
+    r.algorithm = std::string(engine::to_string(choice.algorithm));
+    r.protocol = std::string(engine::to_string(choice.protocol));
+    r.channels = plan.channels;
+    rows.push_back(r);
+  }
+  out.insert(out.end(), rows.begin(), rows.end());
+}
+
 }  // namespace
 
 double CollectiveCaseResult::error() const {
@@ -206,59 +271,16 @@ std::vector<CollectiveCaseResult> run_collective_validation(const std::string& d
   std::sort(files.begin(), files.end());
   std::vector<CollectiveCaseResult> out;
   for (const auto& path : files) {
-    const YAML::Node doc = YAML::LoadFile(path.string());
-    const System sys = read_system(doc);
-    CollectiveCaseResult base;
-    base.file = path.filename().string();
-    base.collective = text(doc, "collective");
-    base.nodes = sys.nodes;
-    base.gpus_per_node = sys.gpus;
-    if (!sys.excluded.empty()) {
-      base.excluded = true;
-      base.reason = sys.excluded;
-      out.push_back(base);
-      continue;
-    }
-    const CollectiveType type = collective_of(base.collective);
-    engine::Topology topo = engine::build_cluster_topology(sys.spec);
-    derate(topo);
-    std::vector<engine::EndpointId> members(topo.num_gpus());
-    for (std::size_t i = 0; i < members.size(); ++i)
-      members[i] = static_cast<engine::EndpointId>(i);
-    const double factor = engine::bus_bandwidth_factor(type, members.size());
-    for (const YAML::Node& p : doc["points"]) {
-      if (!p["bytes"] || p["bytes"].IsNull()) continue;  // a statement without a message size
-      CollectiveCaseResult r = base;
-      r.bytes = p["bytes"].as<double>();
-      if (p["busbw_GBps"])
-        r.published_busbw_GBps = p["busbw_GBps"].as<double>();
-      else if (p["busbw_GBps_min"])
-        r.published_busbw_GBps =
-            0.5 * (p["busbw_GBps_min"].as<double>() + p["busbw_GBps_max"].as<double>());
-      if (p["time_us"]) r.published_time_us = p["time_us"].as<double>();
-      if (p["outlier"] && p["outlier"].as<bool>()) {
-        r.excluded = true;
-        r.reason = "row flagged as an outlier in the file's notes";
-      } else if (r.small() && sys.gpus_per_process > 1) {
-        // The timed loop issues iterations back to back, so a short collective's time is that of
-        // one thread launching it on every GPU in turn when that is the longer.
-        r.excluded = true;
-        r.reason = "one process drives " + std::to_string(sys.gpus_per_process) +
-                   " GPUs (nccl-tests -g): below 1 MiB its time is the host's launches, not the "
-                   "collective";
-      }
-      engine::CollectiveChoice choice =
-          engine::choose_collective(type, r.bytes, members, topo, sys.algorithm);
-      if (sys.force_protocol) choice.protocol = sys.protocol;
-      const engine::TransferPlan plan =
-          engine::plan_collective(type, choice.algorithm, members, 0, topo, choice.protocol);
-      const double seconds = simulate(plan, r.bytes, topo);
-      r.simulated_time_us = seconds * 1e6;
-      r.simulated_busbw_GBps = seconds > 0.0 ? r.bytes / seconds * factor / 1e9 : 0.0;
-      r.algorithm = std::string(engine::to_string(choice.algorithm));
-      r.protocol = std::string(engine::to_string(choice.protocol));
-      r.channels = plan.channels;
-      out.push_back(r);
+    // A table that does not follow the schema is one row, not compared, naming what is wrong;
+    // the folder's other tables are still compared.
+    try {
+      validate_table(path, out);
+    } catch (const std::exception& e) {
+      CollectiveCaseResult bad;
+      bad.file = path.filename().string();
+      bad.excluded = true;
+      bad.reason = std::string("not read: ") + e.what();
+      out.push_back(std::move(bad));
     }
   }
   return out;

@@ -174,6 +174,30 @@ TEST(CollectiveValidation, SeveralNicsPerGpuAreComparedAsOneDeviceEach) {
   EXPECT_NE(efa[0].reason.find("AWS EFA"), std::string::npos) << efa[0].reason;
 }
 
+// The network plugin's reported latency (system.net_plugin_latency_us) enters NCCL's latency
+// model (docs/network.md "Protocols"): on this 2-node tree LL all-reduce, 2·log2(2) = 2 network
+// steps each take 10 µs more at 8 B. A value that is not microseconds >= 0 makes the table one
+// row, not compared, naming the line and the key.
+TEST(CollectiveValidation, ThePluginLatencyAddsToEachNetworkStepAndABadOneNamesItsLine) {
+  const auto base = run_ndv4_replacing("  network: ", "  network: ");
+  const auto more = run_ndv4_replacing("  network: ", "  net_plugin_latency_us: 10\n  network: ");
+  ASSERT_EQ(base.size(), more.size());
+  ASSERT_EQ(base[0].bytes, 8.0);
+  ASSERT_EQ(base[0].algorithm, "tree");
+  ASSERT_EQ(base[0].protocol, "LL");
+  EXPECT_NEAR(more[0].simulated_time_us - base[0].simulated_time_us, 2 * 10.0, 1e-6);
+  for (const std::string bad : {"abc", "-5", ".nan"}) {
+    const auto rows =
+        run_ndv4_replacing("  network: ", "  net_plugin_latency_us: " + bad + "\n  network: ");
+    ASSERT_EQ(rows.size(), 1u) << bad;
+    EXPECT_TRUE(rows[0].excluded);
+    EXPECT_EQ(rows[0].file, "env.yaml");
+    EXPECT_NE(rows[0].reason.find("line 9: system.net_plugin_latency_us: '" + bad + "'"),
+              std::string::npos)
+        << rows[0].reason;
+  }
+}
+
 // nccl-tests' -g N (one thread issues each iteration's collective on N GPUs) makes a short
 // collective's time the host's launches, so the rows below 1 MiB of such a file are listed as not
 // compared, with the reason, and its rows from 1 MiB still are; "-g 1" and a log header's
