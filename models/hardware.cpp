@@ -188,6 +188,16 @@ std::vector<NodeSpec> make_nodes() {
   p5.nic_plugin_latency = engine::Time::from_seconds(75e-6);
   nodes.push_back(node("aws-p5", "H100-SXM5-80GB", p5, host_memory(2048, 2, 8, 3200)));
 
+  // AWS p4de.24xlarge (EC2 P4 instance page): 8 × A100 80 GB on NVSwitch (600 GB/s
+  // bidirectional), 2 × Intel Xeon Platinum 8275CL (6 × DDR4-2933 each; 3 UPI links at 10.4
+  // GT/s, ~62 GB/s raw, 47 GB/s taken), 1,152 GiB, and 400 Gb/s of EFA as 4 interfaces of 100
+  // Gb/s, one per PCIe switch of 2 GPUs; aws-ofi-nccl reports 75 µs to NCCL on p4d and p4de
+  // (src/platform-aws.cpp, since 31 May 2023).
+  NodeTopologySpec p4de = nvswitch_node(300, kPcieGen4, 47, 100);
+  p4de.nics = 4;
+  p4de.nic_plugin_latency = engine::Time::from_seconds(75e-6);
+  nodes.push_back(node("aws-p4de", "A100-SXM4-80GB", p4de, host_memory(1152, 2, 6, 2933)));
+
   // A typical 8× L40S PCIe server: 4 Gen4 switches of 2 GPUs, 2 Xeon sockets joined by 3 UPI
   // links at 11.2 GT/s (~67 GB/s raw, 50 GB/s taken), 2× 200 Gb/s NICs (one per socket side).
   NodeTopologySpec pcie8;

@@ -110,9 +110,9 @@ void network_plugin_note(const Scenario& sc, std::vector<std::string>& notes) {
             engine::format_number("%g", plugin_us) +
             " us added to every network step of NCCL's latency model (twice for Simple)";
   notes.push_back(what +
-                  ", as NCCL over aws-ofi-nccl on AWS EFA; no published EFA run is matched yet: "
-                  "p5's all_gather and alltoall (2-32 nodes) differ from the model by -25 to "
-                  "+44 % (docs/network-validation.md \"AWS EFA\")");
+                  ", as NCCL over aws-ofi-nccl on AWS EFA; no published EFA collective table is "
+                  "matched yet: p5's all_gather and alltoall (2-32 nodes) differ from the model "
+                  "by -25 to +44 % (docs/network-validation.md \"AWS EFA\")");
 }
 
 Calibration load_calibration(const Scenario& sc) {

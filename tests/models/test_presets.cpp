@@ -147,8 +147,9 @@ TEST(GpuPresets, EfficienciesAreFractionsAndOverheadsSmall) {
 }
 
 TEST(NodePresets, NamesSortedAndEachNamesAGpuPreset) {
-  const std::vector<std::string> expected = {
-      "aws-p5", "dgx-a100", "dgx-h100", "hgx-h200", "pcie-4gpu-workstation", "pcie-8gpu"};
+  const std::vector<std::string> expected = {"aws-p4de", "aws-p5",   "dgx-a100",
+                                             "dgx-h100", "hgx-h200", "pcie-4gpu-workstation",
+                                             "pcie-8gpu"};
   EXPECT_EQ(node_names(), expected);
   for (const auto& n : expected) {
     const NodeSpec* node = find_node(n);
@@ -189,21 +190,37 @@ TEST(NodePresets, DgxFiguresPerDirection) {
   EXPECT_EQ(find_node("hgx-h200")->gpu, "H200-SXM-141GB");
 }
 
-// AWS's P5 page and EC2 user guide ("EFA configuration for P5"): 8 × H100 SXM, 3,200 Gb/s of EFA
-// as 32 interfaces of 100 Gb/s (four a GPU), 3rd-generation AMD EPYC hosts; aws-ofi-nccl's
-// platform table (src/platform-aws.cpp, the p5/p5e row) reports 75 µs of latency to NCCL.
-TEST(NodePresets, AwsP5HasFourEfaRailsAGpu) {
-  const NodeSpec* p5 = find_node("aws-p5");
-  ASSERT_NE(p5, nullptr);
-  EXPECT_EQ(p5->gpu, "H100-SXM5-80GB");
-  const auto& t = p5->topology;
-  EXPECT_EQ(t.gpus, 8);
-  EXPECT_EQ(t.nics, 32);
-  EXPECT_DOUBLE_EQ(t.nic_bandwidth.bytes_per_second() * t.nics * 8, 3200e9);
-  EXPECT_EQ(engine::rails_per_nic_device(t), 4);
-  EXPECT_DOUBLE_EQ(t.nvlink_bandwidth.bytes_per_second(), 900e9 / 2);
-  EXPECT_TRUE(t.amd_cpu);
-  EXPECT_DOUBLE_EQ(t.nic_plugin_latency.seconds(), 75e-6);
+// AWS's instance pages: p5.48xlarge, 8 × H100, 3,200 Gb/s of EFA as 32 interfaces of 100 Gb/s
+// (four a GPU: user guide "EFA configuration for P5"), 3rd-generation AMD EPYC, 2 TiB;
+// p4de.24xlarge, 8 × A100 80 GB, 400 Gb/s as 4 interfaces (fewer than the GPUs: shared on the
+// PCIe switches), Intel Xeon 8275CL, 1,152 GiB. aws-ofi-nccl's platform table
+// (src/platform-aws.cpp) reports 75 µs of latency to NCCL on both.
+TEST(NodePresets, AwsNodesStateTheirEfaAndThePluginsLatency) {
+  struct Expected {
+    const char* name;
+    const char* gpu;
+    int nics, devices, rails;
+    double node_bits_per_s, nvlink_bytes_per_s, host_bytes;
+    bool amd;
+  };
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  for (const Expected& e :
+       {Expected{"aws-p5", "H100-SXM5-80GB", 32, 8, 4, 3200e9, 450e9, 2048 * kGiB, true},
+        Expected{"aws-p4de", "A100-SXM4-80GB", 4, 4, 1, 400e9, 300e9, 1152 * kGiB, false}}) {
+    const NodeSpec* node = find_node(e.name);
+    ASSERT_NE(node, nullptr) << e.name;
+    EXPECT_EQ(node->gpu, e.gpu) << e.name;
+    const auto& t = node->topology;
+    EXPECT_EQ(t.gpus, 8) << e.name;
+    EXPECT_EQ(t.nics, e.nics) << e.name;
+    EXPECT_EQ(engine::nic_devices(t), e.devices) << e.name;
+    EXPECT_EQ(engine::rails_per_nic_device(t), e.rails) << e.name;
+    EXPECT_DOUBLE_EQ(t.nic_bandwidth.bytes_per_second() * t.nics * 8, e.node_bits_per_s) << e.name;
+    EXPECT_DOUBLE_EQ(t.nvlink_bandwidth.bytes_per_second(), e.nvlink_bytes_per_s) << e.name;
+    EXPECT_DOUBLE_EQ(node->host.memory_bytes, e.host_bytes) << e.name;
+    EXPECT_EQ(t.amd_cpu, e.amd) << e.name;
+    EXPECT_DOUBLE_EQ(t.nic_plugin_latency.seconds(), 75e-6) << e.name;
+  }
 }
 
 TEST(NodePresets, PcieNodes) {
