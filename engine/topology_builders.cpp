@@ -223,15 +223,21 @@ void build_fabric(Topology& topo, const ClusterTopologySpec& spec,
     }
     case FabricKind::fat_tree: {
       // NIC ports numbered node-major fill leaves consecutively; the last leaf may be partial. A
-      // device of several rails sits on the leaf of its first port.
-      const int ports = spec.nodes * spec.node.nics;
-      const int leaves = (ports + f.nics_per_leaf - 1) / f.nics_per_leaf;
+      // device of several rails keeps them on one leaf: a leaf holds the whole devices that fit.
+      const int per_leaf = f.nics_per_leaf / rails;
+      if (per_leaf < 1)
+        reject("fabric.nics_per_leaf", "= " + std::to_string(f.nics_per_leaf) +
+                                           " is fewer than a GPU's " + std::to_string(rails) +
+                                           " rails (allowed: at least " + std::to_string(rails) +
+                                           ")");
+      const int devices = spec.nodes * per_node;
+      const int leaves = (devices + per_leaf - 1) / per_leaf;
       std::vector<VertexId> leaf(static_cast<std::size_t>(leaves));
       std::vector<int> count(static_cast<std::size_t>(leaves), 0);
       for (int l = 0; l < leaves; ++l)
         leaf[l] = topo.add_vertex(VertexKind::leaf_switch, "leaf" + std::to_string(l), -1);
-      for (int d = 0; d < spec.nodes * per_node; ++d) {
-        const int l = d * rails / f.nics_per_leaf;
+      for (int d = 0; d < devices; ++d) {
+        const int l = d / per_leaf;
         topo.add_link(nic[d / per_node][d % per_node], leaf[l], device_bw, f.latency, f.link_kind);
         count[l] += rails;
       }

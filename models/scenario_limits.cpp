@@ -52,11 +52,13 @@ void check_transformer(const Scenario& s, const TransformerSpec& t) {
 void check_fabric(const Scenario& s) {
   const auto& topo = s.cluster.topology;
   if (s.cluster.nodes <= 1 || topo.fabric.kind == engine::FabricKind::single_switch) return;
-  const std::int64_t ports = s.world_size() / topo.node.gpus * topo.node.nics;
-  const std::int64_t leaves =
-      topo.fabric.kind == engine::FabricKind::fat_tree
-          ? (ports + topo.fabric.nics_per_leaf - 1) / topo.fabric.nics_per_leaf
-          : engine::nic_devices(topo.node);
+  // As the builder places them: a leaf holds the whole NIC devices (a GPU's rails) that fit.
+  const std::int64_t devices = s.world_size() / topo.node.gpus * engine::nic_devices(topo.node);
+  const std::int64_t per_leaf =
+      std::max(1, topo.fabric.nics_per_leaf / engine::rails_per_nic_device(topo.node));
+  const std::int64_t leaves = topo.fabric.kind == engine::FabricKind::fat_tree
+                                  ? (devices + per_leaf - 1) / per_leaf
+                                  : engine::nic_devices(topo.node);
   check_bound(
       s, written(s, {"cluster.network.spines", "cluster.network.nics_per_leaf"}),
       leaves * topo.fabric.spines, limits::kFabricLinks,

@@ -87,6 +87,19 @@ TEST(NicRails, AFatTreeCountsEveryRailAsAPort) {
     }
   }
   EXPECT_EQ(trunks, 2);
+  // A leaf holds the whole devices that fit: with 6 ports a leaf, one four-rail device each, so
+  // 16 leaves whose trunks carry 4 · 12.5 / 2 = 25 GB/s; fewer ports than rails is an error.
+  spec.fabric.nics_per_leaf = 6;
+  const Topology six = build_cluster_topology(spec);
+  EXPECT_EQ(count_vertices(six, VertexKind::leaf_switch), 16);
+  for (LinkId l = 0; l < six.num_links(); ++l) {
+    const LinkInfo& info = six.link(l);
+    if (six.vertex(info.src).kind == VertexKind::leaf_switch &&
+        six.vertex(info.dst).kind == VertexKind::spine_switch)
+      EXPECT_DOUBLE_EQ(info.bandwidth.bytes_per_second(), 25e9) << info.name;
+  }
+  spec.fabric.nics_per_leaf = 2;
+  EXPECT_THROW(build_cluster_topology(spec), std::invalid_argument);
 }
 
 TEST(NicRails, ACountNeitherAtMostTheGpusNorAMultipleOfThemIsRejected) {
