@@ -255,6 +255,15 @@ void read_nics(const TopoDescription& t, TopoNode& out) {
     if (!others.empty())
       out.inferred.push_back("not counted, no GPU's nearest (storage or management): " + others);
   }
+  // AWS's EFA devices are named rdmap<bus>s<slot>: NCCL reaches them through aws-ofi-nccl,
+  // whose reported latency the matrix cannot show.
+  if (std::any_of(t.nics.begin(), t.nics.end(), [&](const auto& n) {
+        return compute.contains(n.name) && n.nic_device.starts_with("rdmap");
+      }))
+    out.not_inferred.push_back(
+        "network.plugin_latency: the rdmap* NICs are AWS EFA devices, which NCCL reaches through "
+        "aws-ofi-nccl; it reports 75us on p4d, p4de, p5 and p5e and 35us on p5en and later "
+        "(the aws-p4de and aws-p5 node presets set it; docs/topology.md \"Several NICs per GPU\")");
   if (count > out.gpus && out.gpus > 0 && count % out.gpus == 0) {
     out.inferred.push_back(std::to_string(count / out.gpus) +
                            " NICs per GPU: each GPU's are its rails, one network device of their "
@@ -309,7 +318,7 @@ std::string topo_cluster_yaml(const TopoNode& node, const std::string& source,
   if (!node.nic_affinity.empty()) {
     head +=
         "\nNearest NICs per GPU (the simulation gives each GPU its own NIC when there are as "
-        "many NICs as GPUs):";
+        "many NICs as GPUs, and its own group of rails when there are a multiple):";
     for (const auto& [g, nics] : node.nic_affinity) {
       std::string line = "  " + g + ":";
       for (const auto& n : nics)

@@ -23,9 +23,10 @@ struct TopoNode {
   bool nvlink_bridges = false;
   std::optional<int> gpus_per_switch;  // 0: GPUs on the CPU's root complex
   std::optional<int> cpus;             // NUMA domains the GPUs sit on
-  std::optional<int> nics;             // NICs under some GPU's PCIe switch (capped at gpus)
+  std::optional<int> nics;  // NICs under some GPU's PCIe switch (capped at gpus unless a multiple)
   // GPU name -> its nearest compute NICs ("NIC0 (mlx5_0)"); the schema has no key for it: the
-  // engine gives each GPU its own NIC when there are as many as GPUs, else shares them.
+  // engine gives each GPU its own NIC when there are as many as GPUs (its own group of
+  // rails with a multiple), else shares them.
   std::vector<std::pair<std::string, std::vector<std::string>>> nic_affinity;
   std::vector<std::string> inferred;      // "fabric: nvswitch (every GPU pair is NV12)"
   std::vector<std::string> not_inferred;  // "the GPU model: ...; give gpu:"

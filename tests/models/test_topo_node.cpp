@@ -75,6 +75,9 @@ TEST(TopoNode, AwsP5FourEfaDevicesAGpuAreItsRails) {
   EXPECT_EQ(n.nic_affinity[1].second.front(), "NIC4 (rdmap143s0)");
   EXPECT_TRUE(mentions(n.inferred, "4 NICs per GPU")) << n.inferred.back();
   EXPECT_FALSE(mentions(n.not_inferred, "NICs for 8 GPUs"));
+  // EFA devices (rdmap*): the plugin latency the matrix cannot show is said, not guessed.
+  EXPECT_TRUE(mentions(n.not_inferred, "network.plugin_latency: the rdmap* NICs are AWS EFA"));
+  EXPECT_FALSE(mentions(node_of("dgx_h100.txt", "H100-SXM5-80GB").not_inferred, "plugin_latency"));
 }
 
 TEST(TopoNode, B200NvlinkFiveDoublesEachLink) {
