@@ -95,8 +95,9 @@ TEST(NicRails, AFatTreeCountsEveryRailAsAPort) {
   for (LinkId l = 0; l < six.num_links(); ++l) {
     const LinkInfo& info = six.link(l);
     if (six.vertex(info.src).kind == VertexKind::leaf_switch &&
-        six.vertex(info.dst).kind == VertexKind::spine_switch)
+        six.vertex(info.dst).kind == VertexKind::spine_switch) {
       EXPECT_DOUBLE_EQ(info.bandwidth.bytes_per_second(), 25e9) << info.name;
+    }
   }
   spec.fabric.nics_per_leaf = 2;
   EXPECT_THROW(build_cluster_topology(spec), std::invalid_argument);
