@@ -113,9 +113,13 @@ bool read_intra_node(const yaml::Value& v, engine::NodeTopologySpec& node) {
   return per_switch.has_value();
 }
 
-// Returns nics_per_node when stated.
-std::optional<yaml::Value> read_network(const yaml::Value& v,
-                                        engine::ClusterTopologySpec& topology) {
+// The keys checked once the node is known, when stated.
+struct NetworkKeys {
+  std::optional<yaml::Value> nics_per_node;
+  std::optional<yaml::Value> nics_per_leaf;
+};
+
+NetworkKeys read_network(const yaml::Value& v, engine::ClusterTopologySpec& topology) {
   yaml::MapReader m = v.map();
   if (auto x = m.get("topology"))
     topology.fabric.kind =
@@ -132,8 +136,8 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
     topology.fabric.link_kind = x->choice<engine::LinkKind>(
         {{"ib", engine::LinkKind::ib}, {"ethernet", engine::LinkKind::ethernet}});
   if (auto x = m.get("oversubscription")) topology.fabric.oversubscription = x->number(1.0);
-  if (auto x = m.get("nics_per_leaf"))
-    topology.fabric.nics_per_leaf = x->count(1, limits::kFabricPorts);
+  auto per_leaf = m.get("nics_per_leaf");
+  if (per_leaf) topology.fabric.nics_per_leaf = per_leaf->count(1, limits::kFabricPorts);
   if (auto x = m.get("spines")) topology.fabric.spines = x->count(1, limits::kFabricPorts);
   // A third level: pods of leaves joined by core switches (docs/topology.md "Fabrics").
   auto pod = m.get("leaves_per_pod");
@@ -154,7 +158,7 @@ std::optional<yaml::Value> read_network(const yaml::Value& v,
   } else if (topology.fabric.kind != engine::FabricKind::fat_tree) {
     pod->fail("pods exist only in a fat tree; allowed: leaves_per_pod with topology: fat-tree");
   }
-  return nics;
+  return {nics, per_leaf};
 }
 
 // cluster.host: the node's host memory, over the preset's figures.
@@ -226,8 +230,9 @@ ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path
   if (gpus) c.topology.node.gpus = gpus->count(1, limits::kGpusPerNode);
   bool per_switch_stated = false;
   if (auto x = m.get("intra_node")) per_switch_stated = read_intra_node(*x, c.topology.node);
-  std::optional<yaml::Value> nics;
-  if (auto x = m.get("network")) nics = read_network(*x, c.topology);
+  NetworkKeys network;
+  if (auto x = m.get("network")) network = read_network(*x, c.topology);
+  const std::optional<yaml::Value>& nics = network.nics_per_node;
   if (auto x = m.get("host")) read_host(*x, c.host);
   m.finish();
   c.topology.nodes = c.nodes;
@@ -249,6 +254,18 @@ ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path
       nics->fail(std::to_string(node.nics) + " NICs for " + std::to_string(node.gpus) +
                  " GPUs per node; allowed: nics_per_node <= gpus_per_node, or a multiple of "
                  "gpus_per_node (that many rails per GPU, grouped as one network device)");
+  }
+  // A fat tree keeps a GPU's rails on one leaf (engine build_fabric), so a leaf needs them all.
+  const int rails_now = engine::rails_per_nic_device(node);
+  if (c.nodes > 1 && c.topology.fabric.kind == engine::FabricKind::fat_tree &&
+      c.topology.fabric.nics_per_leaf < rails_now) {
+    const std::string what =
+        "nics_per_leaf " + std::to_string(c.topology.fabric.nics_per_leaf) +
+        " is fewer than a GPU's " + std::to_string(rails_now) +
+        " NICs, which share a leaf; allowed: nics_per_leaf >= " + std::to_string(rails_now);
+    if (network.nics_per_leaf) network.nics_per_leaf->fail(what);
+    if (nics) nics->fail(what);
+    m.fail(what);
   }
   c.gpu.host_memory_bandwidth = c.host.rank_bandwidth(node.gpus);
   return c;

@@ -115,6 +115,16 @@ cluster: {nodes: 2, )";
     EXPECT_NE(message.find("cluster.network.nics_per_node"), std::string::npos) << message;
     EXPECT_NE(message.find("or a multiple of gpus_per_node"), std::string::npos) << message;
   }
+  // A fat tree keeps a GPU's rails on one leaf: a smaller leaf is an error on its key.
+  try {
+    parse("node: aws-p5, network: {topology: fat-tree, nics_per_leaf: 2}");
+    ADD_FAILURE() << "2 ports a leaf for 4 rails a GPU was accepted";
+  } catch (const ScenarioError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cluster.network.nics_per_leaf"), std::string::npos) << message;
+    EXPECT_NE(message.find("allowed: nics_per_leaf >= 4"), std::string::npos) << message;
+  }
+  EXPECT_NO_THROW(parse("node: aws-p5, network: {topology: fat-tree, nics_per_leaf: 4}"));
 }
 
 }  // namespace
