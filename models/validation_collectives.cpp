@@ -12,6 +12,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "engine/format.hpp"
 #include "engine/network/collectives.hpp"
 #include "engine/network/network_model.hpp"
 #include "engine/topology_builders.hpp"
@@ -41,6 +42,20 @@ struct System {
 
 std::string text(const YAML::Node& n, const char* key) {
   return n[key] && n[key].IsScalar() ? n[key].as<std::string>() : std::string();
+}
+
+// A number of the table at `n[key]`, finite and within [lo, hi]; otherwise an error naming the
+// line, the key and what is allowed (the table is then one row, not compared).
+double checked(const YAML::Node& n, const char* key, const std::string& name, double lo,
+               double hi) {
+  const YAML::Node v = n[key];
+  double x = 0.0;
+  if (!YAML::convert<double>::decode(v, x) || !std::isfinite(x) || x < lo || x > hi)
+    throw std::runtime_error("line " + std::to_string(v.Mark().line + 1) + ": " + name + ": '" +
+                             v.as<std::string>("") + "' (allowed: a number from " +
+                             engine::format_number("%g", lo) + " to " +
+                             engine::format_number("%g", hi) + ")");
+  return x;
 }
 
 // GPU generation: NVLink per direction per GPU and NCCL architecture.
@@ -84,14 +99,9 @@ System read_system(const YAML::Node& doc) {
   // `system.cpu` where the source or the vendor's machine page gives it, Intel otherwise.
   const std::string cpu = text(sys, "cpu");
   s.spec.node.amd_cpu = contains(cpu, "AMD") || contains(cpu, "EPYC");
-  if (const YAML::Node plugin = sys["net_plugin_latency_us"]) {
-    double us = -1.0;
-    if (!YAML::convert<double>::decode(plugin, us) || !std::isfinite(us) || us < 0.0)
-      throw std::runtime_error("line " + std::to_string(plugin.Mark().line + 1) +
-                               ": system.net_plugin_latency_us: '" + plugin.as<std::string>("") +
-                               "' (allowed: microseconds >= 0)");
-    s.spec.node.nic_plugin_latency = engine::Time::from_seconds(us * 1e-6);
-  }
+  if (sys["net_plugin_latency_us"])
+    s.spec.node.nic_plugin_latency = engine::Time::from_seconds(
+        checked(sys, "net_plugin_latency_us", "system.net_plugin_latency_us", 0.0, 1e6) * 1e-6);
   const std::string notes = text(doc, "notes");
   const std::string network = text(sys, "network");
   const std::string env = text(sys, "env");
@@ -223,13 +233,16 @@ void validate_table(const std::filesystem::path& path, std::vector<CollectiveCas
   for (const YAML::Node& p : doc["points"]) {
     if (!p["bytes"] || p["bytes"].IsNull()) continue;  // a statement without a message size
     CollectiveCaseResult r = base;
-    r.bytes = p["bytes"].as<double>();
+    // nccl-tests sizes run from 0 to a few tens of GiB; 1 PiB bounds what a table may hold.
+    r.bytes = checked(p, "bytes", "points[].bytes", 1.0, 1125899906842624.0);
+    constexpr double kMaxGBps = 1e6;
     if (p["busbw_GBps"])
-      r.published_busbw_GBps = p["busbw_GBps"].as<double>();
+      r.published_busbw_GBps = checked(p, "busbw_GBps", "points[].busbw_GBps", 0.0, kMaxGBps);
     else if (p["busbw_GBps_min"])
       r.published_busbw_GBps =
-          0.5 * (p["busbw_GBps_min"].as<double>() + p["busbw_GBps_max"].as<double>());
-    if (p["time_us"]) r.published_time_us = p["time_us"].as<double>();
+          0.5 * (checked(p, "busbw_GBps_min", "points[].busbw_GBps_min", 0.0, kMaxGBps) +
+                 checked(p, "busbw_GBps_max", "points[].busbw_GBps_max", 0.0, kMaxGBps));
+    if (p["time_us"]) r.published_time_us = checked(p, "time_us", "points[].time_us", 0.0, 1e12);
     if (p["outlier"] && p["outlier"].as<bool>()) {
       r.excluded = true;
       r.reason = "row flagged as an outlier in the file's notes";

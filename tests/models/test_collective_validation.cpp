@@ -196,6 +196,15 @@ TEST(CollectiveValidation, ThePluginLatencyAddsToEachNetworkStepAndABadOneNamesI
               std::string::npos)
         << rows[0].reason;
   }
+  // So does a message size that cannot be one (negative, not a number, beyond 1 PiB): never a
+  // row printed with a size of "nan B".
+  for (const std::string bad : {"-8", ".nan", "1e300"}) {
+    const auto rows = run_ndv4_replacing("  - {bytes: 8,", "  - {bytes: " + bad + ",");
+    ASSERT_EQ(rows.size(), 1u) << bad;
+    EXPECT_TRUE(rows[0].excluded);
+    EXPECT_NE(rows[0].reason.find(": points[].bytes: '" + bad + "'"), std::string::npos)
+        << rows[0].reason;
+  }
 }
 
 // nccl-tests' -g N (one thread issues each iteration's collective on N GPUs) makes a short
