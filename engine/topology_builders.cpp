@@ -224,7 +224,7 @@ void build_fabric(Topology& topo, const ClusterTopologySpec& spec,
     case FabricKind::fat_tree: {
       // NIC ports numbered node-major fill leaves consecutively; the last leaf may be partial. A
       // device of several rails keeps them on one leaf: a leaf holds the whole devices that fit.
-      const int per_leaf = f.nics_per_leaf / rails;
+      const int per_leaf = nic_devices_per_leaf(spec.node, f);
       if (per_leaf < 1)
         reject("fabric.nics_per_leaf", "= " + std::to_string(f.nics_per_leaf) +
                                            " is fewer than a GPU's " + std::to_string(rails) +
@@ -270,6 +270,10 @@ int nic_devices(const NodeTopologySpec& n) {
 
 int rails_per_nic_device(const NodeTopologySpec& n) {
   return n.nics > n.gpus && n.gpus > 0 ? n.nics / n.gpus : 1;
+}
+
+int nic_devices_per_leaf(const NodeTopologySpec& n, const FabricSpec& f) {
+  return f.nics_per_leaf / rails_per_nic_device(n);
 }
 
 Topology build_cluster_topology(const ClusterTopologySpec& spec) {

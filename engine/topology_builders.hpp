@@ -71,6 +71,10 @@ struct FabricSpec {
   bool sharp = false;  // switches reduce in the network (SHARP): enables CollNet all-reduce
 };
 
+// The NIC devices one fat-tree leaf holds: the whole devices whose rails fit in its
+// nics_per_leaf ports (a GPU's rails share a leaf); 0 when not even one fits.
+int nic_devices_per_leaf(const NodeTopologySpec& n, const FabricSpec& f);
+
 struct ClusterTopologySpec {
   int nodes = 1;
   NodeTopologySpec node;

@@ -258,7 +258,7 @@ ClusterConfig read_cluster(const yaml::Value& value, const std::filesystem::path
   // A fat tree keeps a GPU's rails on one leaf (engine build_fabric), so a leaf needs them all.
   const int rails_now = engine::rails_per_nic_device(node);
   if (c.nodes > 1 && c.topology.fabric.kind == engine::FabricKind::fat_tree &&
-      c.topology.fabric.nics_per_leaf < rails_now) {
+      engine::nic_devices_per_leaf(node, c.topology.fabric) < 1) {
     const std::string what =
         "nics_per_leaf " + std::to_string(c.topology.fabric.nics_per_leaf) +
         " is fewer than a GPU's " + std::to_string(rails_now) +

@@ -54,8 +54,7 @@ void check_fabric(const Scenario& s) {
   if (s.cluster.nodes <= 1 || topo.fabric.kind == engine::FabricKind::single_switch) return;
   // As the builder places them: a leaf holds the whole NIC devices (a GPU's rails) that fit.
   const std::int64_t devices = s.world_size() / topo.node.gpus * engine::nic_devices(topo.node);
-  const std::int64_t per_leaf =
-      std::max(1, topo.fabric.nics_per_leaf / engine::rails_per_nic_device(topo.node));
+  const std::int64_t per_leaf = std::max(1, engine::nic_devices_per_leaf(topo.node, topo.fabric));
   const std::int64_t leaves = topo.fabric.kind == engine::FabricKind::fat_tree
                                   ? (devices + per_leaf - 1) / per_leaf
                                   : engine::nic_devices(topo.node);
