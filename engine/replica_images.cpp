@@ -60,8 +60,8 @@ bool same_shape(const TransferPlan& plan, const TransferPlan& image, double byte
   for (std::size_t p = 0; p < plan.phases.size(); ++p) {
     const Phase& a = plan.phases[p];
     const Phase& b = image.phases[p];
-    if (a.latency_for(bytes) != b.latency_for(bytes) || a.rate_cap != b.rate_cap ||
-        a.flows.size() != b.flows.size())
+    if (a.latency_for(bytes) != b.latency_for(bytes) ||
+        a.rate_cap_for(bytes) != b.rate_cap_for(bytes) || a.flows.size() != b.flows.size())
       return false;
     for (std::size_t i = 0; i < a.flows.size(); ++i) {
       if (a.flows[i].bytes_per_payload_byte != b.flows[i].bytes_per_payload_byte) return false;

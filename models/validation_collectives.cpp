@@ -254,11 +254,14 @@ void validate_table(const std::filesystem::path& path, std::vector<CollectiveCas
                  " GPUs (nccl-tests -g): below 1 MiB its time is the host's launches, not the "
                  "collective";
     }
-    engine::CollectiveChoice choice =
-        engine::choose_collective(type, r.bytes, members, topo, sys.algorithm);
+    // sendrecv_perf has every rank send to the next at once; the rest are collectives.
+    const bool sends = type == CollectiveType::send_recv;
+    engine::CollectiveChoice choice{engine::Algorithm::direct, engine::Protocol::simple, 1, 0.0};
+    if (!sends) choice = engine::choose_collective(type, r.bytes, members, topo, sys.algorithm);
     if (sys.force_protocol) choice.protocol = sys.protocol;
     const engine::TransferPlan plan =
-        engine::plan_collective(type, choice.algorithm, members, 0, topo, choice.protocol);
+        sends ? engine::plan_neighbour_sends(members, topo)
+              : engine::plan_collective(type, choice.algorithm, members, 0, topo, choice.protocol);
     const double seconds = simulate(plan, r.bytes, topo);
     r.simulated_time_us = seconds * 1e6;
     r.simulated_busbw_GBps = seconds > 0.0 ? r.bytes / seconds * factor / 1e9 : 0.0;

@@ -50,8 +50,8 @@ class AnalyticalModel final : public NetworkModel {
         }
       }
       // The phase's protocol/algorithm limit (Phase::rate_cap) holds without contention too.
-      if (phase.rate_cap > 0.0)
-        longest = std::max(longest, Time::from_seconds(payload_bytes / phase.rate_cap));
+      if (const double cap = phase.rate_cap_for(payload_bytes); cap > 0.0)
+        longest = std::max(longest, Time::from_seconds(payload_bytes / cap));
       t += longest;
     }
     queue_.push(t, Event{Event::done, id, 0, 0, 0.0, &plan, payload_bytes});

@@ -62,6 +62,11 @@ class FlowSet {
 // NCCL's all-to-all across nodes (nccl_p2p.cpp): every pair's S/n as grouped send/recv, the bytes
 // for a GPU of another node relayed over NVLink to the local GPU on the peer's rail (PXN).
 TransferPlan nccl_all_to_all(std::span<const EndpointId> members, const Topology& topology);
+// NCCL's sends inside communicator `comm`, all at once, each (sender, receiver) carrying the whole
+// payload in parts on its p2p channels, with PXN relays across nodes (nccl_p2p.cpp).
+TransferPlan nccl_sends(std::span<const EndpointId> comm,
+                        std::span<const std::pair<EndpointId, EndpointId>> sends,
+                        const Topology& topology);
 
 // Whether `algorithm` on `type` is one of NCCL's plans (nccl_collectives.cpp), and that plan.
 bool nccl_pair(CollectiveType type, Algorithm algorithm);

@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -294,25 +295,10 @@ TransferPlan rooted_scatter(CollectiveType type, std::span<const EndpointId> m, 
   return plan;
 }
 
-void validate(CollectiveType type, Algorithm algorithm, std::span<const EndpointId> members,
-              std::uint32_t root, const Topology& topology) {
-  if (algorithm == Algorithm::automatic) {
-    throw std::invalid_argument("plan_collective needs a concrete algorithm for " +
-                                std::string(to_string(type)) +
-                                "; resolve automatic with choose_algorithm() first");
-  }
-  if (members.empty()) {
-    throw std::invalid_argument(std::string(to_string(type)) + " over an empty group");
-  }
-  if (root >= members.size()) {
-    throw std::invalid_argument(std::string(to_string(type)) + " root index " +
-                                std::to_string(root) + " is outside the group of " +
-                                std::to_string(members.size()) + " members");
-  }
-  if (type == CollectiveType::send_recv && members.size() != 2) {
-    throw std::invalid_argument("send_recv needs exactly 2 members (sender, receiver), got " +
-                                std::to_string(members.size()));
-  }
+// A group `what` runs over: not empty, GPUs of the topology, none twice.
+void check_members(std::string_view what, std::span<const EndpointId> members,
+                   const Topology& topology) {
+  if (members.empty()) throw std::invalid_argument(std::string(what) + " over an empty group");
   std::vector<EndpointId> sorted(members.begin(), members.end());
   std::sort(sorted.begin(), sorted.end());
   if (sorted.back() >= topology.num_gpus()) {
@@ -321,7 +307,26 @@ void validate(CollectiveType type, Algorithm algorithm, std::span<const Endpoint
                                 std::to_string(topology.num_gpus()) + ")");
   }
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    throw std::invalid_argument("group of " + std::string(to_string(type)) + " lists a GPU twice");
+    throw std::invalid_argument("group of " + std::string(what) + " lists a GPU twice");
+  }
+}
+
+void validate(CollectiveType type, Algorithm algorithm, std::span<const EndpointId> members,
+              std::uint32_t root, const Topology& topology) {
+  if (algorithm == Algorithm::automatic) {
+    throw std::invalid_argument("plan_collective needs a concrete algorithm for " +
+                                std::string(to_string(type)) +
+                                "; resolve automatic with choose_algorithm() first");
+  }
+  check_members(to_string(type), members, topology);
+  if (root >= members.size()) {
+    throw std::invalid_argument(std::string(to_string(type)) + " root index " +
+                                std::to_string(root) + " is outside the group of " +
+                                std::to_string(members.size()) + " members");
+  }
+  if (type == CollectiveType::send_recv && members.size() != 2) {
+    throw std::invalid_argument("send_recv needs exactly 2 members (sender, receiver), got " +
+                                std::to_string(members.size()));
   }
 }
 
@@ -335,9 +340,9 @@ TransferPlan algorithm_plan(CollectiveType type, Algorithm algorithm,
         unsupported(type, algorithm, "send_recv is a single message (ring or direct)");
       }
       {
-        TransferPlan plan;
-        add_phase(plan, topology, {{members[0], members[1], 1.0}}, 1);
-        return plan;
+        // As NCCL runs ncclSend / ncclRecv on a communicator of the pair (nccl_p2p.cpp).
+        const std::pair<EndpointId, EndpointId> send{members[0], members[1]};
+        return nccl_sends(members, std::span(&send, 1), topology);
       }
     case CollectiveType::scatter:
     case CollectiveType::gather:
@@ -380,6 +385,19 @@ TransferPlan plan_collective(CollectiveType type, Algorithm algorithm,
   plan.nodes = static_cast<std::uint32_t>(count_nodes(members, topology));
   plan.algorithm = algorithm;
   if (plan.channels == 0) plan.channels = 1;
+  return plan;
+}
+
+TransferPlan plan_neighbour_sends(std::span<const EndpointId> members, const Topology& topology) {
+  check_members("neighbour sends", members, topology);
+  std::vector<std::pair<EndpointId, EndpointId>> sends;
+  for (std::size_t i = 0; members.size() > 1 && i < members.size(); ++i)
+    sends.emplace_back(members[i], members[(i + 1) % members.size()]);
+  TransferPlan plan = nccl_sends(members, sends, topology);
+  plan.collective = CollectiveType::send_recv;
+  plan.ranks = static_cast<std::uint32_t>(members.size());
+  plan.nodes = static_cast<std::uint32_t>(count_nodes(members, topology));
+  plan.algorithm = Algorithm::direct;
   return plan;
 }
 

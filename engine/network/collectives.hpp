@@ -55,6 +55,12 @@ TransferPlan plan_collective(CollectiveType type, Algorithm algorithm,
                              std::span<const EndpointId> members, std::uint32_t root,
                              const Topology& topology, Protocol protocol = Protocol::simple);
 
+// nccl-tests' sendrecv_perf: every member sends the payload to the next (member i to i+1 mod n)
+// and receives it from the one before, at once, on one communicator of all of them (NCCL's p2p
+// channels and parts: docs/network.md "Sends"). A send_recv of plan_collective is one such send
+// on a communicator of its pair.
+TransferPlan plan_neighbour_sends(std::span<const EndpointId> members, const Topology& topology);
+
 // nccl-tests' bus-bandwidth factor: busbw = algbw × factor.
 double bus_bandwidth_factor(CollectiveType type, std::size_t n);
 

@@ -218,6 +218,7 @@ class FlowModel final : public NetworkModel {
     const std::size_t last = tr.profiled ? phases.size() : tr.phase + 1;
     for (std::size_t p = tr.phase; p < last; ++p) {
       const std::vector<PhaseRoutes::Flow>& routes = (*tr.routes)[p];
+      const double rate_cap = tr.profiled ? 0.0 : phases[p].rate_cap_for(tr.payload);
       for (std::size_t i = 0; i < phases[p].flows.size(); ++i) {
         const FlowSpec& f = phases[p].flows[i];
         const double bytes = f.bytes_per_payload_byte * tr.payload;
@@ -225,8 +226,8 @@ class FlowModel final : public NetworkModel {
         if (bytes <= 0.0 || route.empty()) continue;
         const double simulated = bytes * tr.byte_scale;
         // Profiled: the profile's rate; otherwise the phase's protocol/algorithm limit, if any.
-        const double cap = tr.profiled ? simulated * tr.inv_duration
-                                       : f.bytes_per_payload_byte * phases[p].rate_cap;
+        const double cap =
+            tr.profiled ? simulated * tr.inv_duration : f.bytes_per_payload_byte * rate_cap;
         add_flow(slot, routes[i], simulated, bytes, cap, t);
         ++tr.flows_left;
       }

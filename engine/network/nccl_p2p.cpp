@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/network/collective_parts.hpp"
+#include "engine/network/nccl_tuning.hpp"
 
 namespace clustersim::engine::detail {
 
@@ -123,46 +124,79 @@ Pipeline::SendRecvParts send_recv_parts(std::span<const EndpointId> members,
   parts.channels_max = per_peer;
   parts.min_part = across ? parts.chunk / 2.0 : parts.chunk / 8.0;
   parts.max_part = across ? parts.chunk : parts.chunk * 32.0;
+  parts.channel_rate = nccl::kP2pChannelGBps * 1e9;
   return parts;
+}
+
+// The members of a communicator by node: which node group each is in, its local index there,
+// and each node's members by local index (for PXN relays).
+struct CommNodes {
+  std::vector<std::vector<EndpointId>> groups;
+  std::vector<std::unordered_map<std::size_t, EndpointId>> by_index;
+  std::unordered_map<EndpointId, std::pair<std::size_t, std::size_t>> where;  // (group, index)
+
+  CommNodes(std::span<const EndpointId> members, const Topology& topology)
+      : groups(group_by_node(members, topology)), by_index(groups.size()) {
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      for (EndpointId e : groups[k]) {
+        const std::size_t i = local_index(topology, e);
+        by_index[k].emplace(i, e);
+        where.emplace(e, std::make_pair(k, i));
+      }
+    }
+  }
+  // One send of `share` per payload byte from src to dst: over NVLink (or PCIe) inside a node;
+  // across nodes through the local GPU on the receiver's rail where PXN relays it.
+  void add_send(FlowSet& flows, EndpointId src, EndpointId dst, double share,
+                const Topology& topology) const {
+    const std::size_t a = where.at(src).first;
+    const auto [b, j] = where.at(dst);
+    if (a == b) {
+      flows.add(src, dst, share);
+      return;
+    }
+    const EndpointId relay = pxn_relay(topology, src, by_index[a], j);
+    flows.add(src, relay, share);  // the NVLink hop of PXN (none when relay == src)
+    flows.add(relay, dst, share);  // on the peer's rail across the network
+  }
+};
+
+// One phase of sends in parts: its flows, NCCL's parts for `comm`, each send `1 / ranks` of the
+// payload, and `steps` latencies.
+TransferPlan parts_plan(Flows flows, std::span<const EndpointId> comm, const CommNodes& nodes,
+                        double ranks, std::int64_t steps, const Topology& topology) {
+  Pipeline::SendRecvParts parts = send_recv_parts(comm, nodes.groups, topology);
+  parts.ranks = ranks;
+  parts.seconds_per_byte = bottleneck(flows, topology);
+  TransferPlan plan;
+  add_phase(plan, topology, std::move(flows), steps);
+  if (!plan.phases.empty()) plan.phases.back().pipeline.send_recv = parts;
+  return plan;
 }
 
 }  // namespace
 
 TransferPlan nccl_all_to_all(std::span<const EndpointId> members, const Topology& topology) {
-  const auto groups = group_by_node(members, topology);
-  std::vector<std::unordered_map<std::size_t, EndpointId>> by_index(groups.size());
-  std::vector<std::vector<std::size_t>> index(groups.size());
-  for (std::size_t k = 0; k < groups.size(); ++k) {
-    for (EndpointId e : groups[k]) {
-      index[k].push_back(local_index(topology, e));
-      by_index[k].emplace(index[k].back(), e);
-    }
-  }
+  const CommNodes nodes(members, topology);
   const double share = 1.0 / static_cast<double>(members.size());
   FlowSet flows;
-  for (std::size_t a = 0; a < groups.size(); ++a) {
-    for (EndpointId src : groups[a]) {
-      for (std::size_t b = 0; b < groups.size(); ++b) {
-        for (std::size_t p = 0; p < groups[b].size(); ++p) {
-          const EndpointId dst = groups[b][p];
-          if (a == b) {
-            flows.add(src, dst, share);  // NVLink (or PCIe) inside the node
-            continue;
-          }
-          const EndpointId relay = pxn_relay(topology, src, by_index[a], index[b][p]);
-          flows.add(src, relay, share);  // the NVLink hop of PXN (none when relay == src)
-          flows.add(relay, dst, share);  // on the peer's rail across the network
-        }
-      }
-    }
-  }
-  Flows plan_flows = flows.take();
-  Pipeline::SendRecvParts parts = send_recv_parts(members, groups, topology);
-  parts.seconds_per_byte = bottleneck(plan_flows, topology);
-  TransferPlan plan;
-  add_phase(plan, topology, std::move(plan_flows), static_cast<std::int64_t>(members.size()) - 1);
-  if (!plan.phases.empty()) plan.phases.back().pipeline.send_recv = parts;
-  return plan;
+  for (const auto& from : nodes.groups)
+    for (EndpointId src : from)
+      for (const auto& to : nodes.groups)
+        for (EndpointId dst : to)
+          if (src != dst) nodes.add_send(flows, src, dst, share, topology);
+  return parts_plan(flows.take(), members, nodes, static_cast<double>(members.size()),
+                    static_cast<std::int64_t>(members.size()) - 1, topology);
+}
+
+TransferPlan nccl_sends(std::span<const EndpointId> comm,
+                        std::span<const std::pair<EndpointId, EndpointId>> sends,
+                        const Topology& topology) {
+  const CommNodes nodes(comm, topology);
+  FlowSet flows;
+  for (const auto& [src, dst] : sends)
+    nodes.add_send(flows, src, dst, 1.0, topology);
+  return parts_plan(flows.take(), comm, nodes, 1.0, 1, topology);
 }
 
 }  // namespace clustersim::engine::detail

@@ -162,8 +162,18 @@ inline constexpr double kRingStepPerChannelUs = 1.5;
 // InfiniBand fabric with 24 channels (NCCL_MIN_CTAS=24, nccl-tests #309, 2 and 8 nodes) reaches
 // 391-393, the NICs' line rate: the limit is the channel's, not the NIC's. Those runs also set
 // NCCL_IB_QPS_PER_CONNECTION=2, so whether the channel's SMs or its one queue pair set the limit
-// the data cannot say. A cap per channel, like NCCL's perChMaxRingLL128 above.
+// those runs cannot say; the p2p channels below, on NVLink alone, stop at the same figure. A cap
+// per channel, like NCCL's perChMaxRingLL128 above.
 inline constexpr double kNetChannelGBps = 20.6;
+
+// The bytes one p2p channel moves per second, GB/s (docs/network.md "Sends: a channel's rate"): a
+// send's parts each run on a channel of their own, and nccl-tests' sendrecv on one node of 8 H100
+// (xxrjun cluster01, NCCL 2.29.2) moves 20.5-21.4 GB/s a channel wherever its channels, not its
+// NVLinks, bind: 4 channels at 32-64 MiB (79.5-81.8 GB/s), 8 at 128 MiB (162.5), and 8 channels of
+// 4 ranks at 32-128 MiB (149-163). That is the ring channels' network figure above, measured
+// apart, on NVLink alone: so the limit is the channel's SM, not its queue pair, and the model
+// takes the one figure for both.
+inline constexpr double kP2pChannelGBps = kNetChannelGBps;
 
 // An LL128 ring's bandwidth as a share of the Simple ring's on the same channels: NCCL's own
 // figure, busBw × 0.92 (commented "120.0/128.0", the line's data share, which is 0.9375), capped

@@ -94,7 +94,10 @@ struct Pipeline {
   // stages, the sender's copy into the peer's FIFO and the receiver's copy out of it. So the first
   // chunk of every part crosses one stage before the links run full, at the part's share of the
   // busiest link: fill = n · channels(S) · min(chunk, part) · seconds_per_byte (the busiest
-  // link's uncontended time per payload byte; n · channels parts share the payload).
+  // link's uncontended time per payload byte; n · channels parts share the payload). A part is
+  // one channel's work, and a channel moves at most `channel_rate` (docs/network.md "Sends: a
+  // channel's rate"), so no part crosses faster than that: the fill takes the slower of the two
+  // rates, and the sends together move at most rate_cap(S) payload bytes a second.
   struct SendRecvParts {
     bool on = false;
     double ranks = 1.0;         // n: each send carries payload / n
@@ -104,6 +107,7 @@ struct Pipeline {
     double min_part = 0.0;      // a part is never split below this
     double max_part = 0.0;      // parts above this take twice the channels, up to channels_max
     double seconds_per_byte = 0.0;
+    double channel_rate = 0.0;  // bytes/s one p2p channel moves; 0 = no limit
     // NCCL's channels for one send of `bytes` (addP2pToPlan).
     double channels(double bytes) const {
       double nc = std::min(channels_min, std::ceil(bytes / min_part));
@@ -117,7 +121,14 @@ struct Pipeline {
     double fill_seconds(double payload) const {
       const double bytes = payload / ranks;
       const double nc = channels(bytes);
-      return ranks * nc * std::min(chunk, bytes / nc) * seconds_per_byte;
+      const double per_part =
+          std::max(ranks * nc * seconds_per_byte, channel_rate > 0.0 ? 1.0 / channel_rate : 0.0);
+      return std::min(chunk, bytes / nc) * per_part;
+    }
+    // The payload bytes a second the n sends' parts move at most: n · channels(S/n) channels.
+    double rate_cap(double payload) const {
+      if (!on || channel_rate <= 0.0 || payload <= 0.0) return 0.0;
+      return ranks * channels(payload / ranks) * channel_rate;
     }
   } send_recv;
 
@@ -164,6 +175,13 @@ struct Phase {
 
   // The phase's latency for `payload` bytes: the fixed term plus the pipeline fill.
   Time latency_for(double payload) const { return latency + pipeline.fill(payload); }
+  // The phase's rate limit for `payload` bytes: rate_cap, and a send's channels, whose count
+  // grows with the send (Pipeline::SendRecvParts); 0 = links only.
+  double rate_cap_for(double payload) const {
+    const double parts = pipeline.send_recv.rate_cap(payload);
+    if (parts <= 0.0) return rate_cap;
+    return rate_cap > 0.0 ? std::min(rate_cap, parts) : parts;
+  }
 };
 
 // Where a network model keeps a plan's routes (PhaseRoutes, engine/network/model_parts.hpp): the

@@ -1,7 +1,10 @@
-// Issue 17: all-to-all as NCCL runs it (send/recv to every peer in parts on its p2p channels,
-// PXN relays across nodes), against hand-derived flows and times.
+// Issue 17: all-to-all and sends as NCCL runs them (send/recv in parts on its p2p channels, each
+// channel at most 20.6 GB/s, PXN relays across nodes), against hand-derived flows and times.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "engine/network/collectives.hpp"
@@ -154,26 +157,123 @@ TEST(NcclAllToAll, OneNodeFillsAChunkOfEveryPart) {
   // may take 2 × 50 NVLinks' worth, a power of two, at most the 32 channels: 32; nChannelsMin
   // halves from 32 until 8 ranks × it fit 32 channels: 4. Chunk 512 KiB (NCCL_P2P_NVL_CHUNKSIZE); a
   // part above 32 chunks (16 MiB) doubles the send's channels, up to 32. Each GPU's link carries
-  // 7/8 of S: fill = 8 · channels · 524288 B · (7/8) / 1 TB/s.
-  //   S = 32 MiB: sends of 4 MiB on 4 channels (1 MiB parts): 14.68 µs;
-  //   S = 1 GiB: 128 MiB on 4 -> 8 channels (16 MiB parts): 29.36 µs;
+  // 7/8 of S, shared by 8 · channels parts, and a part moves at most a channel's 20.6 GB/s
+  // (docs/network.md "Sends: a channel's rate"): fill = min(chunk, part) / min(20.6 GB/s,
+  // 1 TB/s / (8 · channels · 7/8)).
+  //   S = 32 MiB: sends of 4 MiB on 4 channels (1 MiB parts), at 20.6 GB/s (the link's share,
+  //   35.7 GB/s, is more): 524288 / 20.6e9 = 25.45 µs;
+  //   S = 1 GiB: 128 MiB on 4 -> 8 channels (16 MiB parts), at the link's 17.9 GB/s: 29.36 µs;
   //   S = 16 GiB: 2 GiB on 4 -> 8 -> 16 -> 32 channels (64 MiB parts, 32 the most): 117.44 µs;
-  //   S = 64 KiB: 8 KiB sends, below one part of 64 KiB: 1 channel, the whole send its chunk:
-  //   8 · 8192 B · 7/8 / 1 TB/s = 0.057 µs.
+  //   S = 64 KiB: 8 KiB sends, below one part of 64 KiB: 1 channel, the whole send its chunk, at
+  //   20.6 GB/s: 0.398 µs.
   const Topology t = build_cluster_topology(nodes_of(1, 8, FabricKind::single_switch));
   const TransferPlan p =
       plan_collective(CollectiveType::all_to_all, Algorithm::direct, every_gpu(t), 0, t);
   const Phase& phase = p.phases[0];
   const auto fill = [&](double s) { return (phase.latency_for(s) - phase.latency).seconds(); };
+  const double channel_rate = 20.6e9;
   const double per_channel = 8.0 * 524288.0 * 7.0 / 8.0 / 1e12;
-  EXPECT_NEAR(fill(33554432.0), 4 * per_channel, 1e-12);
+  EXPECT_NEAR(fill(33554432.0), 524288.0 / channel_rate, 1e-12);
   EXPECT_NEAR(fill(1073741824.0), 8 * per_channel, 1e-12);
   EXPECT_NEAR(fill(17179869184.0), 32 * per_channel, 1e-12);
-  EXPECT_NEAR(fill(65536.0), 8.0 * 8192.0 * 7.0 / 8.0 / 1e12, 1e-15);
+  EXPECT_NEAR(fill(65536.0), 8192.0 / channel_rate, 1e-12);  // Time keeps picoseconds
   // The whole run at 32 MiB: 7 route latencies of 1 µs (GPU -> NVSwitch -> GPU), the fill, and
-  // 7/8 of S through each GPU's link.
+  // each pair's S/8 at its 4 channels' 82.4 GB/s, below its 1/7 of the link (143 GB/s).
   const double s = 33554432.0;
-  EXPECT_NEAR(run_flow_once(t, p, s), 7e-6 + 4 * per_channel + s * 7.0 / 8.0 / 1e12, 1e-9);
+  EXPECT_NEAR(run_flow_once(t, p, s), 7e-6 + 524288.0 / channel_rate + s / 8.0 / (4 * channel_rate),
+              1e-9);
+}
+
+// A p2p channel's rate (nccl::kP2pChannelGBps, docs/network.md "Sends: a channel's rate").
+constexpr double kChannel = 20.6e9;
+constexpr double kNvlChunk = 524288.0;  // NCCL_P2P_NVL_CHUNKSIZE
+
+// nccl-tests' sendrecv on one node of 8 GPUs at 1 TB/s: every GPU sends S to the next. The
+// communicator of 8 has 32 p2p channels and nChannelsMin 32 / 8 = 4; a part above 16 MiB doubles
+// a send's channels, up to 32. The channels, not the 1 TB/s links, bind up to 32 channels (659
+// GB/s), and every part moves at 20.6 GB/s, so the fill is one chunk at 20.6 GB/s: T = 1 µs (GPU
+// -> NVSwitch -> GPU) + 524288 / 20.6e9 + S / (channels × 20.6e9), channels 4 at 32 MiB (8 MiB
+// parts), 8 at 128 MiB (16 MiB), 32 at 1 GiB (32 MiB).
+TEST(NcclSends, NeighbourSendsOnOneNodeMoveAtTheirChannelsRate) {
+  const Topology t = build_cluster_topology(nodes_of(1, 8, FabricKind::single_switch));
+  const TransferPlan p = plan_neighbour_sends(every_gpu(t), t);
+  ASSERT_EQ(p.phases.size(), 1u);
+  ASSERT_EQ(p.phases[0].flows.size(), 8u);
+  for (const FlowSpec& f : p.phases[0].flows) {
+    EXPECT_EQ(f.dst, (f.src + 1) % 8);
+    EXPECT_EQ(f.bytes_per_payload_byte, 1.0);
+  }
+  EXPECT_EQ(p.collective, CollectiveType::send_recv);
+  EXPECT_EQ(p.ranks, 8u);
+  // A group that cannot be one is refused, naming what it was for.
+  const std::vector<EndpointId> none, twice{0, 1, 0}, outside{0, 8};
+  for (const auto& [bad, why] : {std::pair{none, "neighbour sends over an empty group"},
+                                 {twice, "group of neighbour sends lists a GPU twice"},
+                                 {outside, "group member 8 is not a GPU of the topology"}}) {
+    try {
+      plan_neighbour_sends(bad, t);
+      ADD_FAILURE() << why;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+  for (const auto& [size, channels] :
+       {std::pair{33554432.0, 4.0}, std::pair{134217728.0, 8.0}, std::pair{1073741824.0, 32.0}}) {
+    const double expected = 1e-6 + kNvlChunk / kChannel + size / (channels * kChannel);
+    EXPECT_NEAR(run_flow_once(t, p, size), expected, 1e-9) << size;
+  }
+}
+
+// A send_recv of plan_collective is one send on a communicator of its pair. On the 1 TB/s node:
+// 32 p2p channels and nChannelsMin 32 / 2 = 16, so 64 MiB goes on 16 channels (4 MiB parts) at
+// 16 × 20.6 GB/s. With 200 GB/s NVLink the pair has 10 ring channels, 16 p2p channels and
+// nChannelsMin 8; 1 GiB doubles to 16 channels (64 MiB parts), 329.6 GB/s, so the link binds:
+// T = 1 µs + fill + S / 200 GB/s, the fill one chunk at the part's share of the link, 200 / 16 =
+// 12.5 GB/s (under a channel's 20.6): 524288 × 16 / 200e9 = 41.9 µs.
+TEST(NcclSends, APairTakesTheChannelsOfATwoRankCommunicator) {
+  const std::vector<EndpointId> pair{0, 1};
+  const Topology fast = build_cluster_topology(nodes_of(1, 8, FabricKind::single_switch));
+  const TransferPlan p =
+      plan_collective(CollectiveType::send_recv, Algorithm::direct, pair, 0, fast);
+  ASSERT_EQ(p.phases.size(), 1u);
+  ASSERT_EQ(p.phases[0].flows.size(), 1u);
+  const double s = 67108864.0;
+  EXPECT_NEAR(run_flow_once(fast, p, s), 1e-6 + kNvlChunk / kChannel + s / (16 * kChannel), 1e-9);
+
+  ClusterTopologySpec spec = nodes_of(1, 8, FabricKind::single_switch);
+  spec.node.nvlink_bandwidth = Bandwidth::gigabytes_per_second(200);
+  spec.node.pcie_bandwidth = Bandwidth::gigabytes_per_second(100);  // the route stays on NVLink
+  const Topology slow = build_cluster_topology(spec);
+  const TransferPlan q =
+      plan_collective(CollectiveType::send_recv, Algorithm::direct, pair, 0, slow);
+  const double g = 1073741824.0;
+  EXPECT_NEAR(run_flow_once(slow, q, g), 1e-6 + kNvlChunk * 16 / 200e9 + g / 200e9, 1e-9);
+}
+
+// Across nodes. A pair on two nodes of one 25 GB/s NIC a GPU: NCCL's search gives the pair one
+// channel (Ampere: 24 GB/s a channel, not duplicated), so one p2p channel carries the send in 128
+// KiB chunks (NCCL_P2P_NET_CHUNKSIZE) at 20.6 GB/s, below the NIC: T = α + 131072 / 20.6e9 + S /
+// 20.6e9. nccl-tests' sendrecv over both nodes' 16 GPUs sends GPU 7's bytes to GPU 8 through GPU
+// 0, whose NIC is on GPU 8's rail (PXN): an NVLink flow 7 -> 0 and a rail flow 0 -> 8.
+TEST(NcclSends, AcrossNodesOneChannelCarriesThePairsSendAndPxnRelaysTheRing) {
+  const Topology t = build_cluster_topology(nodes_of(2, 8, FabricKind::single_switch));
+  const std::vector<EndpointId> pair{0, 8};
+  const TransferPlan p = plan_collective(CollectiveType::send_recv, Algorithm::direct, pair, 0, t);
+  const double s = 1e9;
+  const double alpha = t.route_latency(0, 8).seconds();
+  EXPECT_NEAR(run_flow_once(t, p, s), alpha + 131072.0 / kChannel + s / kChannel, 1e-9);
+
+  const TransferPlan ring = plan_neighbour_sends(every_gpu(t), t);
+  const auto has = [&](EndpointId a, EndpointId b) {
+    return std::any_of(ring.phases[0].flows.begin(), ring.phases[0].flows.end(),
+                       [&](const FlowSpec& f) { return f.src == a && f.dst == b; });
+  };
+  EXPECT_TRUE(has(7, 0));
+  EXPECT_TRUE(has(0, 8));
+  EXPECT_FALSE(has(7, 8));
+  EXPECT_TRUE(has(15, 8));  // and back round: 15 -> 8 -> 0
+  EXPECT_TRUE(has(8, 0));
+  EXPECT_EQ(ring.phases[0].flows.size(), 16u + 2u);  // 14 inside the nodes, 2 relays, 2 rails
 }
 
 }  // namespace

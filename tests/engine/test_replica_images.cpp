@@ -80,6 +80,13 @@ struct Pair {
   Schedule folded, whole;
 };
 
+// A send between GPUs of two nodes moves in 128 KiB chunks through a sender and a receiver stage
+// (NCCL_P2P_NET_CHUNKSIZE; docs/network.md "Sends"): its first chunk crosses one stage, on its one
+// channel at the cable's rate, before the cables run full. 131 µs at 1 GB/s.
+double send_fill(double gbps) {
+  return 131072.0 / (gbps * 1e9);
+}
+
 Timeline run_on_flow(const Schedule& s, const Topology& t, bool images) {
   auto network = make_network_model("flow", t);
   OneTeraflop compute;
@@ -139,13 +146,14 @@ TEST(ReplicaImages, OnlyImagesThatCanMeetOtherTrafficAreCarried) {
 
 // Alike replicas: the folded run carries the other replica's send on its own links and gives
 // the whole run's times and link bytes. By hand: each send runs alone on its cables at 1 GB/s,
-// [1, 2] s; the all-reduces then share the cables as the flow model's plans say, in both runs.
+// [1, 2] s after its fill; the all-reduces then share the cables as the flow model's plans say, in
+// both runs.
 TEST(ReplicaImages, AlikeReplicasGiveTheWholeRunsTimesAndLinkLoads) {
   const Pair p({1, 1, 1, 1});
   const auto& [f, w, t, folded, whole] = p;
   const Timeline tf = run_on_flow(folded, t, true);
   const Timeline tw = run_on_flow(whole, t, false);
-  EXPECT_NEAR(tf.end[f.send].seconds(), 2.0, 1e-6);  // 1 s of work, then 1 GB at 1 GB/s
+  EXPECT_NEAR(tf.end[f.send].seconds(), 2.0 + send_fill(1), 1e-9);  // 1 s, then 1 GB at 1 GB/s
   EXPECT_EQ(tf.end[f.send], tw.end[w.send]);
   EXPECT_EQ(tf.end[f.recv], tw.end[w.recv]);
   EXPECT_EQ(tf.end[f.all_reduce], tw.end[w.all_reduce]);
@@ -160,16 +168,18 @@ TEST(ReplicaImages, AlikeReplicasGiveTheWholeRunsTimesAndLinkLoads) {
   EXPECT_NEAR(tf.link_bytes[gpu2_up] - bare.link_bytes[gpu2_up], 1e9, 1.0);
 }
 
-// A slow cable on replica 1's second stage: its send takes 2 s where replica 0's takes 1 s. The
+// A slow cable on replica 1's second stage: its send takes 2 s where replica 0's takes 1 s (each
+// after its fill). The
 // whole run shows it; the checked fold refuses instead of answering with replica 0's times.
 TEST(ReplicaImages, AReplicaOnASlowerLinkRefusesTheFold) {
   const Pair p({1, 1, 1, 0.5});
   const auto& [f, w, t, folded, whole] = p;
   const Timeline tw = run_on_flow(whole, t, false);
-  EXPECT_NEAR(tw.end[w.send].seconds(), 2.0, 1e-6);
+  EXPECT_NEAR(tw.end[w.send].seconds(), 2.0 + send_fill(1), 1e-9);
   const OpId replica1_send = w.send + 5;  // replica 1's five ops follow replica 0's
   ASSERT_EQ(whole.name_of(whole.ops[replica1_send]), "send act");
-  EXPECT_NEAR(tw.end[replica1_send].seconds(), 3.0, 1e-6);  // 1 GB at 0.5 GB/s after 1 s
+  // 1 GB at 0.5 GB/s after 1 s, and a chunk's fill at 0.5 GB/s.
+  EXPECT_NEAR(tw.end[replica1_send].seconds(), 3.0 + send_fill(0.5), 1e-9);
   try {
     run_on_flow(folded, t, true);
     ADD_FAILURE() << "the fold was not refused";
@@ -178,10 +188,10 @@ TEST(ReplicaImages, AReplicaOnASlowerLinkRefusesTheFold) {
     EXPECT_NE(what.find("send act"), std::string::npos) << what;
     // Replica 1's copy ends later than 3 s: the fold started the all-reduce of {0, 2} at rank 0's
     // 2 s, and its flow out of GPU 2 slowed the copy down; the message gives rank 0's own end.
-    EXPECT_NE(what.find("rank 0's at 2.000000 s"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank 0's at 2.000131 s"), std::string::npos) << what;
   }
   // A fold without the check answers replica 0's 2 s for every replica.
-  EXPECT_NEAR(run_on_flow(folded, t, false).end[f.send].seconds(), 2.0, 1e-6);
+  EXPECT_NEAR(run_on_flow(folded, t, false).end[f.send].seconds(), 2.0 + send_fill(1), 1e-9);
 }
 
 }  // namespace

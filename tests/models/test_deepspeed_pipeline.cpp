@@ -17,11 +17,14 @@ namespace {
 
 using engine::OpKind;
 
-// Two stages on one NVSwitch node, 100 GB/s per direction at 1 us a hop, so a send_recv over
-// GPU → NVSwitch → GPU takes α + S/B = 2 us + S / 1e11 B/s (docs/network.md). One layer a stage:
-// forward 1e9 FLOPs at 100 TFLOP/s = 10 us, backward 20 us; 1 MB (1e6 B) of activation per
-// micro-batch, so each transfer takes 2 + 10 = 12 us. Two micro-batches. One parameter a layer:
-// the optimizer step is under a nanosecond.
+// Two stages on one NVSwitch node, 100 GB/s per direction at 1 us a hop. A send_recv over GPU →
+// NVSwitch → GPU runs as NCCL's send on a communicator of the pair (docs/network.md "Sends"): 5
+// ring channels (100 / 20 GB/s), so 8 p2p channels and nChannelsMin 4; a send of S = 412 kB takes
+// 4 channels, each a part of 103 kB, at most 20.6 GB/s a channel (82.4 in all, below the link's
+// 100), and a part of one chunk (512 KiB) or less crosses the sender's and then the receiver's
+// stage: α + 2 × (S/4) / 20.6 GB/s = 2 + 2 × 5 = 12 us. One layer a stage: forward 1e9 FLOPs at
+// 100 TFLOP/s = 10 us, backward 20 us; 412 kB of activation per micro-batch. Two micro-batches.
+// One parameter a layer: the optimizer step is under a nanosecond.
 std::string two_stages(const std::string& engine) {
   return R"(
 name: ds-two-stages
@@ -31,7 +34,7 @@ cluster:
   gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB,
         compute_efficiency: 1, memory_efficiency: 1, launch_overhead: 0us}
   intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s, nvlink_latency: 1us}
-model: {name: two, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: 1MB, repeat: 2}]}
+model: {name: two, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: 412KB, repeat: 2}]}
 training: {global_batch: 2, micro_batch: 1, precision: bf16}
 parallel: {pp: 2, pipeline_engine: )" +
          engine + R"(}

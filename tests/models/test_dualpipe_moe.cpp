@@ -7,6 +7,7 @@
 // gradients in W, and the activations of dense dualpipe's p + 1 rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -46,13 +47,16 @@ std::string moe_dualpipe_scenario(const std::string& schedule, int ep = 2) {
 }
 
 // One all-to-all of the EP group (n = 2 ranks on one switch): S = T·k·h·2 bytes (512 tokens, top-2,
-// bf16), one step of the route latency α = 2 × 1 us and S/n through each rank's 100 GB/s link,
-// twice: (n − 1)·(α + 2·S/(n·B)) = 2 us + 2 × 10.486 us (test_moe.cpp's closed form).
+// bf16), one step of the route latency α = 2 × 1 us and S/n through each rank's link, twice:
+// (n − 1)·(α + 2·S/(n·B)) (test_moe.cpp's closed form), B the slower of the 100 GB/s link and the
+// send's channels.
 double moe_dualpipe_all_to_all_s() {
   // NCCL sends the peer's S/2 = 1 MiB in 4 parts of 256 KiB (8 p2p channels for 2 ranks), each a
   // single chunk, so the fill doubles the bandwidth term (docs/network.md "All-to-all:
-  // send/receive parts").
-  const double n = 2, alpha = 2e-6, bandwidth = 100e9;
+  // send/receive parts"); the 4 parts move at most 20.6 GB/s each (a p2p channel's rate,
+  // docs/network.md "Sends: a channel's rate"), 82.4 GB/s, below the link: 2 us + 2 × 12.725 us.
+  const double n = 2, alpha = 2e-6, link = 100e9, channels = 4, channel_rate = 20.6e9;
+  const double bandwidth = std::min(link, channels * channel_rate);
   const double size = kMoeDpSeq * kMoeDpTopK * kMoeDpHidden * 2;
   return (n - 1) * (alpha + 2.0 * size / (n * bandwidth));
 }

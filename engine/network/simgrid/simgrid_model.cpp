@@ -289,7 +289,7 @@ class SimgridModel final : public NetworkModel {
       run.src = local(tr, f.src);
       run.dst = local(tr, f.dst);
       run.bytes = bytes;
-      run.rate_cap = f.bytes_per_payload_byte * phase.rate_cap;
+      run.rate_cap = f.bytes_per_payload_byte * phase.rate_cap_for(tr.payload);
       run.route = topology_.route(f.src, f.dst);
       tr.out[run.src].push_back(static_cast<std::uint32_t>(tr.flows.size()));
       tr.in[run.dst].push_back(static_cast<std::uint32_t>(tr.flows.size()));
