@@ -268,6 +268,11 @@ void validate_table(const std::filesystem::path& path, std::vector<CollectiveCas
     r.algorithm = std::string(engine::to_string(choice.algorithm));
     r.protocol = std::string(engine::to_string(choice.protocol));
     r.channels = plan.channels;
+    // Sends in parts (sendrecv, all-to-all): the channels one send takes at this size.
+    if (!plan.phases.empty() && plan.phases[0].pipeline.send_recv.on) {
+      const auto& parts = plan.phases[0].pipeline.send_recv;
+      r.channels = static_cast<int>(parts.channels(r.bytes / parts.ranks));
+    }
     rows.push_back(r);
   }
   out.insert(out.end(), rows.begin(), rows.end());

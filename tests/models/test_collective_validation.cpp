@@ -321,6 +321,11 @@ TEST(CollectiveValidation, SendRecvTablesTakeNcclTestsNeighbourSends) {
   }
   EXPECT_NEAR(row(17179869184.0).simulated_busbw_GBps, 360.0, 360.0 * 1e-3);
   EXPECT_EQ(row(17179869184.0).algorithm, "direct");
+  // Each row names the channels a send takes at its size: 4 up to 64 MiB, then doubling while a
+  // part exceeds 16 MiB, 32 at most.
+  for (const auto& [mib, channels] :
+       {std::pair{32.0, 4}, {64.0, 4}, {128.0, 8}, {256.0, 16}, {512.0, 32}, {16384.0, 32}})
+    EXPECT_EQ(row(mib * 1048576.0).channels, channels) << mib;
 }
 
 // Issue 17's targets over every size: not met yet (the ratchet above holds today's figures).
