@@ -6,9 +6,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <string>
+#include <vector>
 
 #include "engine/calibration/json_fields.hpp"
 #include "engine/format.hpp"
+#include "engine/network/collectives.hpp"
 #include "engine/network/nccl_tuning.hpp"
 #include "engine/network/network_model.hpp"
 #include "engine/simulator.hpp"
@@ -223,8 +226,35 @@ std::string collective_kind(const engine::Op& op, const std::string& group_name)
   return kind == "tp" || kind == "pp" || kind == "ep" || kind == "cp" ? "dp" : kind;
 }
 
+// The largest send, where its p2p channels and not its route set its rate (docs/network.md
+// "Sends"): "pp send of 64 MiB inside a node: 16 p2p channels carry at most 329.6 GB/s (20.6 GB/s
+// a channel), below the route's 360 GB/s". Empty otherwise.
+std::string send_channel_note(const engine::Op& send, const engine::Topology& topology) {
+  const std::vector<engine::EndpointId> pair{send.rank, send.group_or_peer};
+  const engine::TransferPlan plan = engine::plan_collective(
+      engine::CollectiveType::send_recv, engine::Algorithm::direct, pair, 0, topology);
+  if (plan.phases.empty() || !plan.phases[0].pipeline.send_recv.on) return {};
+  const auto& parts = plan.phases[0].pipeline.send_recv;
+  const double bytes = static_cast<double>(send.bytes);
+  const double channels = parts.channels(bytes);
+  const double rate = channels * parts.channel_rate;
+  const double route = topology.route_bandwidth(pair[0], pair[1]).bytes_per_second();
+  if (!(rate < route)) return {};
+  const bool across = topology.node_of(pair[0]) != topology.node_of(pair[1]);
+  const std::string kind = collective_kind(send, "");
+  return (kind.empty() ? "" : kind + " ") + "send of " + engine::format_bytes(bytes) +
+         (across ? " across nodes" : " inside a node") + ": " +
+         engine::format_number("%.0f", channels) +
+         (channels == 1.0 ? " p2p channel carries at most " : " p2p channels carry at most ") +
+         engine::format_number("%.1f", rate / 1e9) + " GB/s (" +
+         engine::format_number("%.1f", parts.channel_rate / 1e9) +
+         " GB/s a channel), below the route's " + engine::format_number("%.1f", route / 1e9) +
+         " GB/s (docs/network.md \"Sends\")";
+}
+
 // How the largest collectives ran: "dp all_reduce of 1.2 GiB on 16 ranks: ring / Simple, 16
-// channels", one note per distinct (kind, type, size), largest first, at most `count`.
+// channels", one note per distinct (kind, type, size), largest first, at most `count`; then the
+// largest send where its channels bind (send_channel_note).
 void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
                       const engine::Topology& topology, const engine::NodeTopologySpec& node,
                       std::size_t count, std::vector<std::string>& notes) {
@@ -236,10 +266,16 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
     engine::OpId id;
   };
   std::vector<Candidate> best;
+  engine::OpId largest_send = engine::kNone;
+  std::uint64_t send_bytes = 0;
   // Read without groups: a stamped collective's group is looked up only where it passes the
   // size test, not by a search of its run's map for every one (the metrics phase of GPT-3 175B,
   // which this pass set, 0.11 → 0.06 s).
   s.ops.for_each_non_compute<false>([&](engine::OpId id, const engine::Op& unmapped) {
+    if (unmapped.kind == engine::OpKind::send && unmapped.bytes > send_bytes) {
+      largest_send = id;
+      send_bytes = unmapped.bytes;
+    }
     if (unmapped.kind != engine::OpKind::collective || unmapped.bytes == 0) return;
     if (best.size() == count && unmapped.bytes <= best.back().bytes) return;
     const engine::Op op = s.ops[id];
@@ -266,6 +302,10 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
                     std::to_string(tl.channels[c.id]) + " channels" +
                     channel_rate_caveat(s.groups[s.ops[c.id].group_or_peer], tl.algorithm[c.id],
                                         tl.channels[c.id], topology, node));
+  }
+  if (largest_send != engine::kNone) {
+    if (std::string note = send_channel_note(s.ops[largest_send], topology); !note.empty())
+      notes.push_back(std::move(note));
   }
 }
 

@@ -1,6 +1,7 @@
 // The summary's notes on the largest collectives say when a multi-node ring's figure rests on
 // NCCL's per-channel network rate beyond the NICs it was measured on (docs/network.md "A
-// channel's network connection"): kNetChannelGBps = 20.6 GB/s a channel, fitted on 8 × 400 Gb/s.
+// channel's network connection"): kNetChannelGBps = 20.6 GB/s a channel, fitted on 8 × 400 Gb/s;
+// and when the largest send's p2p channels, not its route, set its rate (docs/network.md "Sends").
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -61,6 +62,35 @@ TEST(CollectiveNotes, MinCtasRaisesTheRingsChannelsToItsFloor) {
   EXPECT_TRUE(any_contains(notes_with_nics("800Gb/s", "channels: 16, min_ctas: 8"),
                            "its 16 channels carry at most 329.6 GB/s"));
   EXPECT_THROW(notes_with_nics("800Gb/s", "min_ctas: 0"), ScenarioError);
+}
+
+// Two pipeline stages on one node of 2 GPUs at 100 GB/s NVLink, `activation` a micro-batch. A
+// send runs on a communicator of the pair (docs/network.md "Sends"): 5 ring channels (100 / 20
+// GB/s), so 8 p2p channels a peer may take, nChannelsMin 8 / 2 = 4, a channel at most 20.6 GB/s.
+std::vector<std::string> notes_with_activation(const std::string& activation) {
+  const Scenario sc = parse_scenario(R"(
+cluster:
+  nodes: 1
+  gpus_per_node: 2
+  gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB}
+  intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s, nvlink_latency: 1us}
+model: {name: two, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: )" +
+                                         activation + R"(, repeat: 2}]}
+training: {global_batch: 2, micro_batch: 1, precision: bf16}
+parallel: {pp: 2}
+simulation: {link_efficiency: {nvlink: 1}}
+)",
+                                     "send-notes.yaml");
+  return run_scenario(sc).result.notes;
+}
+
+// 412 kB: 4 channels (103 kB parts), 82.4 GB/s, below the 100 GB/s route: the note says so. 256
+// MB: 64 MB parts exceed 16 MiB, so 8 channels (32 MB parts), 164.8 GB/s, above the route: none.
+TEST(CollectiveNotes, ASendWhoseChannelsBindSaysSo) {
+  EXPECT_TRUE(any_contains(notes_with_activation("412KB"),
+                           "pp send of 402.3 KiB inside a node: 4 p2p channels carry at most 82.4 "
+                           "GB/s (20.6 GB/s a channel), below the route's 100.0 GB/s"));
+  EXPECT_FALSE(any_contains(notes_with_activation("256MB"), "send of"));
 }
 
 }  // namespace
