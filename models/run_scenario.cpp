@@ -11,9 +11,9 @@
 
 #include "engine/calibration/json_fields.hpp"
 #include "engine/format.hpp"
-#include "engine/network/collectives.hpp"
 #include "engine/network/nccl_tuning.hpp"
 #include "engine/network/network_model.hpp"
+#include "engine/network/op_transfer.hpp"
 #include "engine/simulator.hpp"
 #include "models/calibration_checks.hpp"
 #include "models/calibration_profile.hpp"
@@ -229,10 +229,12 @@ std::string collective_kind(const engine::Op& op, const std::string& group_name)
 // The largest send, where its p2p channels and not its route set its rate (docs/network.md
 // "Sends"): "pp send of 64 MiB inside a node: 16 p2p channels carry at most 329.6 GB/s (20.6 GB/s
 // a channel), below the route's 360 GB/s". Empty otherwise.
-std::string send_channel_note(const engine::Op& send, const engine::Topology& topology) {
-  const std::vector<engine::EndpointId> pair{send.rank, send.group_or_peer};
-  const engine::TransferPlan plan = engine::plan_collective(
-      engine::CollectiveType::send_recv, engine::Algorithm::direct, pair, 0, topology);
+std::string send_channel_note(const engine::Schedule& s, const engine::Timeline& tl,
+                              engine::OpId id, const engine::Topology& topology) {
+  const engine::Op send = s.ops[id];
+  // The members and plan the simulation ran it with (op_transfer.hpp).
+  const std::vector<engine::EndpointId> pair = engine::transfer_call(s, send, topology).members;
+  const engine::TransferPlan plan = engine::plan_of_op(s, tl, id, topology);
   if (plan.phases.empty() || !plan.phases[0].pipeline.send_recv.on) return {};
   const auto& parts = plan.phases[0].pipeline.send_recv;
   const double bytes = static_cast<double>(send.bytes);
@@ -304,7 +306,7 @@ void collective_notes(const engine::Schedule& s, const engine::Timeline& tl,
                                         tl.channels[c.id], topology, node));
   }
   if (largest_send != engine::kNone) {
-    if (std::string note = send_channel_note(s.ops[largest_send], topology); !note.empty())
+    if (std::string note = send_channel_note(s, tl, largest_send, topology); !note.empty())
       notes.push_back(std::move(note));
   }
 }
