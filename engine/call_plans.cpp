@@ -52,7 +52,7 @@ TransferPlan CallPlans::plan(const TransferCall& call, const Op& op, Algorithm a
                              Protocol protocol) const {
   if (is_host_copy(op)) return host_copy_plan(call.members[0], call.members[1], topo_);
   try {
-    return plan_collective(call.type, algorithm, call.members, call.root, topo_, protocol);
+    return plan_of_call(call, algorithm, protocol, topo_);
   } catch (const std::invalid_argument& e) {
     throw SimulationError("simulate: " + s_.label(op) + ": " + e.what());
   }
@@ -91,6 +91,8 @@ const TransferPlan& CallPlans::image_plan(std::uint32_t call, std::uint32_t k, c
   const Rank own = images.image(op.rank, k);
   for (EndpointId& m : image.members)  // a host copy's host endpoint is its GPU's
     m = topo_.is_host_endpoint(m) ? topo_.host_endpoint(own) : images.image(m, k);
+  for (EndpointId& m : image.comm)
+    m = images.image(m, k);
   const bool p2p = op.kind == OpKind::send || op.kind == OpKind::recv;
   const auto [algorithm, protocol] = choose(image, op, p2p);
   plans_.push_back(plan(image, op, algorithm, protocol));

@@ -102,6 +102,26 @@ GroupId ScheduleBuilder::add_group(std::vector<Rank> ranks, std::string name) {
   return static_cast<GroupId>(schedule_.groups.size() - 1);
 }
 
+void ScheduleBuilder::post_sends_on(GroupId group) {
+  if (group >= schedule_.groups.size())
+    throw std::invalid_argument("schedule: sends posted on unknown group " + std::to_string(group));
+  auto& comm = schedule_.send_comm;
+  if (comm.empty()) comm.assign(schedule_.num_ranks, kNone);
+  for (Rank r : schedule_.groups[group].ranks) {
+    if (comm[r] != kNone && comm[r] != group)
+      throw std::invalid_argument("schedule: rank " + std::to_string(r) + " posts its sends on '" +
+                                  schedule_.groups[comm[r]].name + "' and on '" +
+                                  schedule_.groups[group].name + "'");
+    comm[r] = group;
+  }
+}
+
+GroupId Schedule::send_group(Rank src, Rank dst) const {
+  if (src >= send_comm.size() || dst >= send_comm.size()) return kNone;
+  const GroupId g = send_comm[src];
+  return g != kNone && send_comm[dst] == g ? g : kNone;
+}
+
 std::uint32_t Schedule::simulated_ranks() const {
   if (mirror.empty()) return num_ranks;
   std::uint32_t n = 0;

@@ -59,6 +59,12 @@ struct Schedule {
   std::vector<std::string> stream_names;  // index = StreamId, e.g. "compute", "comm"
   KernelTable kernels;                    // the kernel lists compute ops name (Op::kernels)
   std::vector<double> flop_values;        // distinct FLOP counts of compute ops (Op::flop_index)
+  // Per rank, the group on whose communicator its sends to and receives from the group's other
+  // members are posted (kNone, or empty: none). A framework that batches its sends
+  // (batch_isend_irecv) posts them on the group's communicator; a lone isend runs on one that
+  // PyTorch makes for the two ranks (ProcessGroupNCCL::pointToPoint). NCCL gives a send more or
+  // fewer p2p channels by which (docs/network.md "Sends: the communicator").
+  std::vector<GroupId> send_comm;
 
   std::span<const OpId> dependencies(const Op& op) const {
     return {deps.data() + op.deps_begin, op.deps_count};
@@ -69,6 +75,9 @@ struct Schedule {
     return op.kind == OpKind::compute ? flop_values[op.flop_index()] : 0.0;
   }
   bool simulated(Rank r) const { return mirror.empty() || mirror[r] == r; }
+  // The group whose communicator a send from `src` to `dst` is posted on: both ranks' send_comm
+  // when they share one, kNone (a communicator of the pair) otherwise.
+  GroupId send_group(Rank src, Rank dst) const;
   // Ranks that issue ops: num_ranks without folding.
   std::uint32_t simulated_ranks() const;
   // "L12.mlp fwd mb3": the op's name with its micro-batch, if any.
@@ -84,6 +93,9 @@ class ScheduleBuilder {
   StreamId stream(std::string_view name);  // interns a stream name
   std::uint32_t intern(std::string_view name);
   GroupId add_group(std::vector<Rank> ranks, std::string name);
+  // Sends and receives between members of `group` are posted on its communicator
+  // (Schedule::send_comm). A rank posts its sends on one group at most: a second is an error.
+  void post_sends_on(GroupId group);
   // Folds the schedule (Schedule::mirror): before any op is added; every entry must name a rank
   // that mirrors itself, and ops may then be added only on such ranks.
   void fold(std::vector<Rank> mirror);

@@ -233,7 +233,8 @@ std::string send_channel_note(const engine::Schedule& s, const engine::Timeline&
                               engine::OpId id, const engine::Topology& topology) {
   const engine::Op send = s.ops[id];
   // The members and plan the simulation ran it with (op_transfer.hpp).
-  const std::vector<engine::EndpointId> pair = engine::transfer_call(s, send, topology).members;
+  const engine::TransferCall call = engine::transfer_call(s, send, topology);
+  const std::vector<engine::EndpointId>& pair = call.members;
   const engine::TransferPlan plan = engine::plan_of_op(s, tl, id, topology);
   if (plan.phases.empty() || !plan.phases[0].pipeline.send_recv.on) return {};
   const auto& parts = plan.phases[0].pipeline.send_recv;
@@ -245,8 +246,11 @@ std::string send_channel_note(const engine::Schedule& s, const engine::Timeline&
   const bool across = topology.node_of(pair[0]) != topology.node_of(pair[1]);
   const std::string kind = collective_kind(send, "");
   return (kind.empty() ? "" : kind + " ") + "send of " + engine::format_bytes(bytes) +
-         (across ? " across nodes" : " inside a node") + ": " +
-         engine::format_number("%.0f", channels) +
+         (across ? " across nodes" : " inside a node") +
+         (call.comm.size() > 2
+              ? " on a communicator of " + std::to_string(call.comm.size()) + " ranks"
+              : "") +
+         ": " + engine::format_number("%.0f", channels) +
          (channels == 1.0 ? " p2p channel carries at most " : " p2p channels carry at most ") +
          engine::format_number("%.1f", rate / 1e9) + " GB/s (" +
          engine::format_number("%.1f", parts.channel_rate / 1e9) +

@@ -70,6 +70,10 @@ enum class DataParallel { ddp, zero1, zero2, zero3, fsdp, hsdp };
 // used it): blocking TP-partitioned sends on the compute stream, the tied embedding's gradients
 // and the data-parallel reduction after the flush, and BF16_Optimizer's fp32 all-reduce.
 enum class PipelineEngine { megatron, deepspeed };
+// Which communicator a pipeline's sends are posted on (parallel.pp_send_communicator): `automatic`
+// as the framework does (pp_sends_on_group), `pair` a communicator of the two ranks (a lone
+// isend), `group` the pipeline group's (batch_isend_irecv).
+enum class SendCommunicator { automatic, pair, group };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
 // s² scores through memory), a fused FlashAttention-2-class kernel, or FlashAttention 1.x called
 // through its varlen interface from Megatron's [s, b, h] layout (Megatron-LM's legacy
@@ -119,6 +123,12 @@ inline constexpr engine::NameTable kPipelineEngineNames{
     std::array<std::pair<PipelineEngine, std::string_view>, 2>{{
         {PipelineEngine::megatron, "megatron"},
         {PipelineEngine::deepspeed, "deepspeed"},
+    }}};
+inline constexpr engine::NameTable kSendCommunicatorNames{
+    std::array<std::pair<SendCommunicator, std::string_view>, 3>{{
+        {SendCommunicator::automatic, "auto"},
+        {SendCommunicator::pair, "pair"},
+        {SendCommunicator::group, "group"},
     }}};
 inline constexpr engine::NameTable kAttentionNames{
     std::array<std::pair<Attention, std::string_view>, 3>{{
@@ -305,6 +315,18 @@ struct ParallelConfig {
   bool tp_comm_overlap = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   PipelineEngine pipeline_engine = PipelineEngine::megatron;
+  SendCommunicator pp_send_communicator = SendCommunicator::automatic;
+  // Whether the pipeline's sends run on the pipeline group's communicator (docs/parallelism.md
+  // "Which communicator a send runs on"): as stated, else as the framework posts them. Megatron
+  // batches them with batch_isend_irecv (batch_p2p_comm) unless the interleaved schedule
+  // overlaps them (overlap_p2p_comm: lone isend / irecv); DualPipe batches them; DeepSpeed's
+  // engine sends on a group of the two ranks.
+  bool pp_sends_on_group() const {
+    if (pp_send_communicator != SendCommunicator::automatic)
+      return pp_send_communicator == SendCommunicator::group;
+    if (pipeline_engine == PipelineEngine::deepspeed) return false;
+    return schedule != PipelineSchedule::interleaved;
+  }
   int virtual_stages = 1;
   // parallel.microbatch_group_size (interleaved only): Megatron-Core's
   // --microbatch-group-size-per-virtual-pipeline-stage, the micro-batches each virtual stage runs

@@ -4,6 +4,7 @@
 #include "engine/network/collectives.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -398,6 +399,26 @@ TransferPlan plan_neighbour_sends(std::span<const EndpointId> members, const Top
   plan.ranks = static_cast<std::uint32_t>(members.size());
   plan.nodes = static_cast<std::uint32_t>(count_nodes(members, topology));
   plan.algorithm = Algorithm::direct;
+  return plan;
+}
+
+TransferPlan plan_send(EndpointId src, EndpointId dst, std::span<const EndpointId> comm,
+                       const Topology& topology) {
+  const std::array<EndpointId, 2> pair{src, dst};
+  if (comm.empty()) comm = pair;
+  check_members("a send's communicator", comm, topology);
+  if (std::find(comm.begin(), comm.end(), src) == comm.end() ||
+      std::find(comm.begin(), comm.end(), dst) == comm.end() || src == dst)
+    throw std::invalid_argument("a send from " + std::to_string(src) + " to " +
+                                std::to_string(dst) +
+                                " needs two distinct members of its communicator");
+  const std::pair<EndpointId, EndpointId> send{src, dst};
+  TransferPlan plan = nccl_sends(comm, std::span(&send, 1), topology);
+  plan.collective = CollectiveType::send_recv;
+  plan.ranks = 2;
+  plan.nodes = static_cast<std::uint32_t>(count_nodes(pair, topology));
+  plan.algorithm = Algorithm::direct;
+  if (plan.channels == 0) plan.channels = 1;
   return plan;
 }
 

@@ -61,6 +61,13 @@ TransferPlan plan_collective(CollectiveType type, Algorithm algorithm,
 // on a communicator of its pair.
 TransferPlan plan_neighbour_sends(std::span<const EndpointId> members, const Topology& topology);
 
+// One send from `src` to `dst` posted on a communicator of `comm` (which holds both; empty: a
+// communicator of the pair, as plan_collective's send_recv): NCCL's parts on that
+// communicator's p2p channels (docs/network.md "Sends: the communicator"). Its ranks and nodes
+// are the pair's, so a calibration profile's send_recv figures still apply.
+TransferPlan plan_send(EndpointId src, EndpointId dst, std::span<const EndpointId> comm,
+                       const Topology& topology);
+
 // nccl-tests' bus-bandwidth factor: busbw = algbw × factor.
 double bus_bandwidth_factor(CollectiveType type, std::size_t n);
 

@@ -24,7 +24,19 @@ TransferCall transfer_call(const Schedule& schedule, const Op& op, const Topolog
   } else {  // a recv: its peer is the sender
     call.members = {op.group_or_peer, op.rank};
   }
+  if (op.kind == OpKind::send || op.kind == OpKind::recv) {
+    const GroupId g = schedule.send_group(call.members[0], call.members[1]);
+    if (g != kNone)
+      call.comm.assign(schedule.groups[g].ranks.begin(), schedule.groups[g].ranks.end());
+  }
   return call;
+}
+
+TransferPlan plan_of_call(const TransferCall& call, Algorithm algorithm, Protocol protocol,
+                          const Topology& topology) {
+  if (call.type == CollectiveType::send_recv && call.members.size() == 2)
+    return plan_send(call.members[0], call.members[1], call.comm, topology);
+  return plan_collective(call.type, algorithm, call.members, call.root, topology, protocol);
 }
 
 TransferPlan host_copy_plan(EndpointId src, EndpointId dst, const Topology& topology) {
@@ -43,9 +55,8 @@ TransferPlan plan_of_op(const Schedule& schedule, const Timeline& timeline, OpId
   const TransferCall call = transfer_call(schedule, op, topology);
   if (is_host_copy(op)) return host_copy_plan(call.members[0], call.members[1], topology);
   if (op.kind != OpKind::collective)
-    return plan_collective(call.type, Algorithm::direct, call.members, call.root, topology);
-  return plan_collective(call.type, timeline.algorithm[id], call.members, call.root, topology,
-                         timeline.protocol[id]);
+    return plan_of_call(call, Algorithm::direct, Protocol::simple, topology);
+  return plan_of_call(call, timeline.algorithm[id], timeline.protocol[id], topology);
 }
 
 bool plan_crosses(const TransferPlan& plan, const Topology& topology,

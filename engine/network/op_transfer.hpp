@@ -20,11 +20,20 @@ struct TransferCall {
   std::vector<EndpointId> members;
   CollectiveType type = CollectiveType::send_recv;
   std::uint32_t root = 0;  // index into members (broadcast, reduce, scatter, gather)
+  // A send/recv posted on a group's communicator (Schedule::send_group): its members in group
+  // order; empty for a communicator of the pair.
+  std::vector<EndpointId> comm;
 };
 
 // `op` is a collective, send, recv or host copy of `schedule`. Rank r runs on GPU endpoint r;
 // its host memory is topology.host_endpoint(r).
 TransferCall transfer_call(const Schedule& schedule, const Op& op, const Topology& topology);
+
+// The plan of `call` with `algorithm` and `protocol`: a send/recv as plan_send on its
+// communicator, a collective as plan_collective (a host copy's call takes host_copy_plan
+// instead). Throws std::invalid_argument like them.
+TransferPlan plan_of_call(const TransferCall& call, Algorithm algorithm, Protocol protocol,
+                          const Topology& topology);
 
 // The plan simulate() ran communication op `id` with: its transfer_call with the algorithm and
 // protocol `timeline` recorded for it (a send/recv or host copy is always direct, Simple). Throws

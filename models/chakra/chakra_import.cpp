@@ -345,6 +345,19 @@ void Importer::add_op(Rank rank, const pb::Node& node, const std::string& file,
       const std::int64_t tag = r.non_negative("comm_tag", 0);
       if (tag > std::numeric_limits<std::uint32_t>::max())
         r.fail("comm_tag " + std::to_string(tag) + "; allowed: at most 2^32 - 1");
+      // pg_name: the group whose communicator it was posted on (docs/interop.md).
+      if (const std::optional<std::string> key = r.text("pg_name")) {
+        const engine::GroupId g = group(r, rank, key, r.text("pg_desc"));
+        const auto& members = builder_.peek().groups[g].ranks;
+        if (std::find(members.begin(), members.end(), static_cast<Rank>(peer)) == members.end())
+          r.fail("rank " + std::to_string(peer) + " is not a member of process group \"" + *key +
+                 "\"");
+        try {
+          builder_.post_sends_on(g);
+        } catch (const std::invalid_argument& e) {
+          r.fail(e.what());
+        }
+      }
       stream("p2p " + std::to_string(peer));
       c.category = category_or(Category::pp_comm);
       const auto bytes = static_cast<std::uint64_t>(r.required("comm_size"));

@@ -21,6 +21,16 @@ PlanContext plan_context(const Scenario& sc, const std::vector<LayerCost>& layer
           static_cast<int>(sc.num_microbatches())};
 }
 
+void post_pipeline_sends(const ParallelConfig& parallel, const RankLayout& layout,
+                         engine::ScheduleBuilder& builder) {
+  if (parallel.pp < 2 || !parallel.pp_sends_on_group()) return;
+  int n = 0;
+  for (engine::Rank r = 0; r < static_cast<engine::Rank>(layout.world_size()); ++r)
+    if (layout.coords(r).pp == 0)
+      builder.post_sends_on(
+          builder.add_group(layout.pp_group(r), "pp[" + std::to_string(n++) + "]"));
+}
+
 engine::GroupId ProcessGroups::get(const std::vector<engine::Rank>& ranks, std::string_view kind) {
   auto [it, inserted] = ids_.try_emplace(ranks, 0);
   if (inserted) {

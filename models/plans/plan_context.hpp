@@ -68,6 +68,13 @@ RankLayout rank_layout(const ParallelConfig& parallel);
 PlanContext plan_context(const Scenario& scenario, const std::vector<LayerCost>& layers,
                          const std::vector<std::vector<int>>& chunks, const RankLayout& layout);
 
+// Posts the pipeline's sends on the communicator of its group when the framework batches them
+// (ParallelConfig::pp_sends_on_group): a group "pp[i]" per pipeline, its ranks in stage order,
+// apart from any group of the same ranks a collective runs on (a communicator of its own, as
+// Megatron's pipeline and embedding groups are). Nothing for one stage or pair communicators.
+void post_pipeline_sends(const ParallelConfig& parallel, const RankLayout& layout,
+                         engine::ScheduleBuilder& builder);
+
 // The schedule's process groups, one per distinct rank list, named "<kind>[<n>]" in the order
 // they are first asked for.
 class ProcessGroups {

@@ -158,6 +158,7 @@ class PlanComposer {
         if (progress) progress(++done / total);
       }
     out_.buckets = data_parallel_->reported_buckets();
+    post_pipeline_sends(ctx_.parallel, layout_, b_);  // after the ops: no other group's id moves
     return std::move(b_).finish();
   }
 

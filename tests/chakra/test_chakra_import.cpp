@@ -228,6 +228,15 @@ TEST_F(ChakraImport, BadTracesAreErrorsThatNameTheFileAndTheNode) {
        "comm_dst is 0 in the trace of rank 1; allowed: 1"},
       {{{1, "ar", pb::COMM_COLL_NODE, {}, 0, {{"comm_type", 42}, {"comm_size", 8}}}},
        "comm_type 42 is not a Chakra collective"},
+      // A recv posted on a communicator the comm-group file does not have.
+      {{{1,
+         "recv",
+         pb::COMM_RECV_NODE,
+         {},
+         0,
+         {{"comm_src", 0}, {"comm_dst", 1}, {"comm_size", 8}},
+         {{"pg_name", "9"}}}},
+       "node 1 ('recv'): pg_name \"9\" is not a group of"},
   };
   for (const auto& [nodes, message] : bad) {
     write_trace(dir_ / "w.1.et", nodes);
@@ -241,14 +250,17 @@ TEST_F(ChakraImport, BadTracesAreErrorsThatNameTheFileAndTheNode) {
 }
 
 // Export, then import on the same cluster: the native run's iteration time within 1e-9, for
-// plans of every kind Chakra expresses (DDP buckets, FSDP, TP, a pipeline, MoE all-to-all).
+// plans of every kind Chakra expresses (DDP buckets, FSDP, TP, a pipeline, MoE all-to-all), and
+// a pipeline whose sends run on its group's communicator (pg_name on send and recv nodes: 4
+// channels a 32 MiB send on one node of 8, where a pair's communicator would give 16).
 TEST_F(ChakraImport, ARoundTripGivesTheNativeIterationTime) {
   for (const std::string& file :
        {std::string(CLUSTERSIM_TEST_DATA) + "/ddp-by-hand.yaml",
         std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-pp4.yaml",
         std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-pcie-tp4.yaml",
         std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-fsdp-2xdgx-a100.yaml",
-        std::string(CLUSTERSIM_SCENARIOS_DIR) + "/mixtral-8x7b-ep8-dgx-h100.yaml"}) {
+        std::string(CLUSTERSIM_SCENARIOS_DIR) + "/mixtral-8x7b-ep8-dgx-h100.yaml",
+        std::string(CLUSTERSIM_SCENARIOS_DIR) + "/llama2-7b-dgx-h100-pp8-dualpipe.yaml"}) {
     SCOPED_TRACE(file);
     RunRequest request;
     request.scenario = file;

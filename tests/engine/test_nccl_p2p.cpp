@@ -250,6 +250,55 @@ TEST(NcclSends, APairTakesTheChannelsOfATwoRankCommunicator) {
   EXPECT_NEAR(run_flow_once(slow, q, g), 1e-6 + kNvlChunk * 16 / 200e9 + g / 200e9, 1e-9);
 }
 
+// A send posted on a group's communicator (batch_isend_irecv, docs/network.md "Sends: the
+// communicator") takes that communicator's channels. On the 1 TB/s node of 8 the communicator of
+// all 8 has nChannelsMin 32 / 8 = 4, so 32 MiB from GPU 3 to GPU 4 goes on 4 channels (8 MiB
+// parts), where the pair's own communicator gives 16 (above): T = 1 µs + 524288 / 20.6e9 + S /
+// (c × 20.6e9), c = 4 and 16. On two nodes of 8 with 50 GB/s NICs, a communicator of GPUs 0-3 and
+// 8-11: a peer across the network may take ⌈50 / 14⌉ = 4 channels, and NCCL takes the least over
+// every peer for all (ncclTopoComputeP2pChannels), so even the NVLink send 1 -> 2 gets at most 4:
+// its 8 ring channels (2 × 4 NICs) halve nChannelsMin from 4 to 1 for 8 ranks, and a 32 MiB
+// send, its part above the 128 KiB chunk of a communicator across nodes, doubles to the peer's
+// most, 4: 82.4 GB/s where the pair's communicator of one node gives 16 channels, 329.6 GB/s.
+TEST(NcclSends, OnAGroupsCommunicatorASendTakesThatCommunicatorsChannels) {
+  const Topology t = build_cluster_topology(nodes_of(1, 8, FabricKind::single_switch));
+  const double s = 33554432.0;
+  const TransferPlan on_group = plan_send(3, 4, every_gpu(t), t);
+  ASSERT_EQ(on_group.phases.size(), 1u);
+  ASSERT_EQ(on_group.phases[0].flows.size(), 1u);
+  EXPECT_EQ(on_group.phases[0].flows[0].src, 3u);
+  EXPECT_EQ(on_group.phases[0].flows[0].dst, 4u);
+  EXPECT_EQ(on_group.ranks, 2u);  // the pair's shape, for a calibration profile's figures
+  EXPECT_EQ(on_group.collective, CollectiveType::send_recv);
+  EXPECT_NEAR(run_flow_once(t, on_group, s), 1e-6 + kNvlChunk / kChannel + s / (4 * kChannel),
+              1e-9);
+  const TransferPlan on_pair = plan_send(3, 4, {}, t);
+  EXPECT_NEAR(run_flow_once(t, on_pair, s), 1e-6 + kNvlChunk / kChannel + s / (16 * kChannel),
+              1e-9);
+
+  ClusterTopologySpec spec = nodes_of(2, 8, FabricKind::single_switch);
+  spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(50);
+  const Topology two = build_cluster_topology(spec);
+  const std::vector<EndpointId> comm{0, 1, 2, 3, 8, 9, 10, 11};
+  const auto& parts = plan_send(1, 2, comm, two).phases[0].pipeline.send_recv;
+  EXPECT_EQ(parts.channels_min, 1.0);
+  EXPECT_EQ(parts.channels(s), 4.0);
+  EXPECT_NEAR(parts.rate_cap(s), 4 * kChannel, 1.0);
+  EXPECT_EQ(plan_send(1, 2, {}, two).phases[0].pipeline.send_recv.channels(s), 16.0);
+
+  // A communicator that does not hold both ends is refused.
+  for (const auto& bad : {std::vector<EndpointId>{0, 1, 2}, std::vector<EndpointId>{3}}) {
+    try {
+      plan_send(3, 4, bad, t);
+      ADD_FAILURE() << "a send outside its communicator";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("two distinct members of its communicator"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // Across nodes. A pair on two nodes of one 25 GB/s NIC a GPU: NCCL's search gives the pair one
 // channel (Ampere: 24 GB/s a channel, not duplicated), so one p2p channel carries the send in 128
 // KiB chunks (NCCL_P2P_NET_CHUNKSIZE) at 20.6 GB/s, below the NIC: T = α + 131072 / 20.6e9 + S /

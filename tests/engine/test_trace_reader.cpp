@@ -115,6 +115,37 @@ TEST(TraceReader, ReadsBackWhatWriteTraceWrote) {
   EXPECT_EQ(back.timeline.makespan.ps(), 5'000'000);
 }
 
+// A send and its recv posted on a group's communicator (ScheduleBuilder::post_sends_on) carry the
+// group's name as `comm`; a send on a communicator of its pair carries none. Reading back keeps
+// the ops (the communicator is for the reader's eyes, docs/outputs.md).
+TEST(TraceReader, ASendPostedOnAGroupsCommunicatorNamesIt) {
+  ScheduleBuilder b(3);
+  const StreamId comm = b.stream("comm");
+  b.post_sends_on(b.add_group({0, 1}, "pp[0]"));
+  b.send({.rank = 0, .stream = comm, .name = "on group"}, 1, 64, 1);
+  b.recv({.rank = 1, .stream = comm, .name = "on group"}, 0, 64, 1);
+  b.send({.rank = 1, .stream = comm, .name = "on pair"}, 2, 64, 2);
+  b.recv({.rank = 2, .stream = comm, .name = "on pair"}, 1, 64, 2);
+  const Schedule s = std::move(b).finish();
+  Timeline tl;
+  tl.start = {us(0), us(0), us(1), us(1)};
+  tl.end = {us(1), us(1), us(2), us(2)};
+  tl.launch = tl.start;
+  tl.algorithm.assign(4, Algorithm::direct);
+  std::ostringstream out;
+  write_trace(out, s, tl, Topology{});
+  const std::string text = out.str();
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count(R"("comm":"pp[0]")"), 2u) << text;
+  EXPECT_EQ(count(R"("comm":)"), 2u) << text;  // none on the pair's send and recv
+  EXPECT_EQ(read_text(text).schedule.ops.size(), 4u);
+}
+
 TEST(TraceReader, RefusesWhatIsNotSuchATrace) {
   struct Case {
     std::string text;

@@ -64,20 +64,24 @@ TEST(CollectiveNotes, MinCtasRaisesTheRingsChannelsToItsFloor) {
   EXPECT_THROW(notes_with_nics("800Gb/s", "min_ctas: 0"), ScenarioError);
 }
 
-// Two pipeline stages on one node of 2 GPUs at 100 GB/s NVLink, `activation` a micro-batch. A
-// send runs on a communicator of the pair (docs/network.md "Sends"): 5 ring channels (100 / 20
-// GB/s), so 8 p2p channels a peer may take, nChannelsMin 8 / 2 = 4, a channel at most 20.6 GB/s.
-std::vector<std::string> notes_with_activation(const std::string& activation) {
+// `stages` pipeline stages (2 unless given) on one node of as many GPUs at 100 GB/s NVLink,
+// `activation` a micro-batch, `parallel` more keys of the plan. A pair's communicator
+// (docs/network.md "Sends"): 5 ring channels (100 / 20 GB/s), so 8 p2p channels a peer may take,
+// nChannelsMin 8 / 2 = 4, a channel at most 20.6 GB/s.
+std::vector<std::string> notes_with_activation(const std::string& activation, int stages = 2,
+                                               const std::string& parallel = "") {
   const Scenario sc = parse_scenario(R"(
 cluster:
   nodes: 1
-  gpus_per_node: 2
+  gpus_per_node: )" + std::to_string(stages) +
+                                         R"(
   gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB}
   intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s, nvlink_latency: 1us}
 model: {name: two, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: )" +
-                                         activation + R"(, repeat: 2}]}
-training: {global_batch: 2, micro_batch: 1, precision: bf16}
-parallel: {pp: 2}
+                                         activation + R"(, repeat: 4}]}
+training: {global_batch: 4, micro_batch: 1, precision: bf16}
+parallel: {pp: )" + std::to_string(stages) +
+                                         parallel + R"(}
 simulation: {link_efficiency: {nvlink: 1}}
 )",
                                      "send-notes.yaml");
@@ -91,6 +95,19 @@ TEST(CollectiveNotes, ASendWhoseChannelsBindSaysSo) {
                            "pp send of 402.3 KiB inside a node: 4 p2p channels carry at most 82.4 "
                            "GB/s (20.6 GB/s a channel), below the route's 100.0 GB/s"));
   EXPECT_FALSE(any_contains(notes_with_activation("256MB"), "send of"));
+}
+
+// Four stages on a node of 4 such GPUs. Megatron's 1F1B posts its sends on the pipeline group's
+// communicator (batch_isend_irecv): 8 p2p channels over 4 ranks give nChannelsMin 2, so 412 kB
+// goes on 2 channels, 41.2 GB/s, and the note names the communicator. On a communicator of each
+// pair, as `pp_send_communicator: pair` (a lone isend) says, it is 4 channels, 82.4 GB/s.
+TEST(CollectiveNotes, ASendOnThePipelineGroupsCommunicatorSaysWhichItRanOn) {
+  EXPECT_TRUE(any_contains(notes_with_activation("412KB", 4),
+                           "pp send of 402.3 KiB inside a node on a communicator of 4 ranks: 2 p2p "
+                           "channels carry at most 41.2 GB/s"));
+  EXPECT_TRUE(any_contains(notes_with_activation("412KB", 4, ", pp_send_communicator: pair"),
+                           "pp send of 402.3 KiB inside a node: 4 p2p channels carry at most 82.4 "
+                           "GB/s"));
 }
 
 }  // namespace
