@@ -103,6 +103,15 @@ std::size_t TraceAssembly::add(const Read& r) {
       op.collective = CollectiveType::send_recv;
       op.group_or_peer = r.group_or_peer;
       op.set_tag(r.tag);
+      if (r.send_group != kNone) {
+        const auto [it, added] = send_comm_.try_emplace(r.rank, r.send_group);
+        if (!added && it->second != r.send_group)
+          throw TraceError(source_ + ": rank " + std::to_string(r.rank) + " posts sends on '" +
+                           groups_.at(it->second).name + "' and on '" +
+                           groups_.at(r.send_group).name + "'; a rank posts them on one group");
+        if (auto& ranks = groups_.at(r.send_group).ranks; ranks.empty() || ranks.back() != r.rank)
+          ranks.push_back(r.rank);
+      }
       break;
   }
   const std::size_t index = ops_.size();
@@ -204,6 +213,11 @@ TraceContents TraceAssembly::finish() && {
     g.ranks.erase(std::unique(g.ranks.begin(), g.ranks.end()), g.ranks.end());
   }
   s.groups = std::move(groups_);
+  if (!send_comm_.empty()) {
+    s.send_comm.assign(ranks, kNone);
+    for (const auto& [rank, group] : send_comm_)
+      s.send_comm[rank] = group;
+  }
   s.names = std::move(names_);
   s.ops = std::move(ops_);
   s.flop_values = std::move(flop_values_);

@@ -49,6 +49,7 @@ class TraceAssembly {
     std::uint32_t chunk = kNone;
     std::uint32_t group_or_peer = kNone;
     std::uint32_t tag = 0;
+    std::uint32_t send_group = kNone;  // a send or recv: group() of its communicator, if any
     Time start = Time::zero();
     Time end = Time::zero();
     Algorithm algorithm = Algorithm::automatic;
@@ -58,7 +59,8 @@ class TraceAssembly {
 
   std::uint32_t intern(std::string_view name);
   const std::string& name(std::uint32_t interned) const { return names_.at(interned); }
-  // A process group by its name (`dp[0]`): it holds the ranks whose collectives name it.
+  // A process group by its name (`dp[0]`): it holds the ranks whose collectives name it, and
+  // those whose sends and recvs name it as their communicator (Schedule::send_comm).
   std::uint32_t group(std::string_view name);
   // Names stream `tid` of rank (process) `pid`; a stream an op uses unnamed is "stream TID".
   void name_stream(std::uint32_t pid, std::uint32_t tid, std::string_view name);
@@ -105,6 +107,7 @@ class TraceAssembly {
   Index name_index_;
   std::vector<ProcessGroup> groups_;
   Index group_index_;
+  std::unordered_map<Rank, std::uint32_t> send_comm_;  // rank -> the group its sends name
   // Each stream met, as (rank << 32 | tid) and its name, and the index of each in streams_.
   std::vector<std::pair<std::uint64_t, std::string>> streams_;
   std::unordered_map<std::uint64_t, std::uint32_t> stream_index_;

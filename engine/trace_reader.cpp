@@ -46,7 +46,7 @@ struct Event {
   Field name, cat, ph, ts, dur, pid, tid, args;
   // Members of args.
   Field op, kind, flops, bytes, microbatch, chunk, collective, group, algorithm, protocol, channels,
-      to, from, tag, args_name;
+      to, from, tag, comm, args_name;
 
   // Every member, to forget them before the next event.
   using Member = std::pair<std::string_view, Field Event::*>;
@@ -58,7 +58,7 @@ struct Event {
                                                    {"pid", &Event::pid},
                                                    {"tid", &Event::tid},
                                                    {"args", &Event::args}}};
-  static constexpr std::array<Member, 15> kArgs{{{"op", &Event::op},
+  static constexpr std::array<Member, 16> kArgs{{{"op", &Event::op},
                                                  {"kind", &Event::kind},
                                                  {"flops", &Event::flops},
                                                  {"bytes", &Event::bytes},
@@ -72,6 +72,7 @@ struct Event {
                                                  {"to", &Event::to},
                                                  {"from", &Event::from},
                                                  {"tag", &Event::tag},
+                                                 {"comm", &Event::comm},
                                                  {"name", &Event::args_name}}};
 
   // By length first: a key is compared once, with a constant-length comparison.
@@ -98,7 +99,11 @@ struct Event {
       case 3:
         return k == "tag" ? &tag : nullptr;
       case 4:
-        return k == "kind" ? &kind : k == "from" ? &from : k == "name" ? &args_name : nullptr;
+        return k == "kind"   ? &kind
+               : k == "from" ? &from
+               : k == "name" ? &args_name
+               : k == "comm" ? &comm
+                             : nullptr;
       case 5:
         return k == "flops"   ? &flops
                : k == "bytes" ? &bytes
@@ -261,6 +266,7 @@ class Reader {
       r.group_or_peer =
           count_below(send ? e_.to : e_.from, send ? "args.to" : "args.from", kMaxTraceRanks);
       r.tag = optional_count(e_.tag, "args.tag", kNone, 0);
+      if (e_.comm.present) r.send_group = assembly_.group(text(e_.comm, "args.comm"));
       r.algorithm = Algorithm::direct;  // what the simulator records for a send/recv
     }
   }

@@ -94,6 +94,7 @@ struct Category {
   engine::OpKind kind = engine::OpKind::compute;
   engine::CollectiveType collective = engine::CollectiveType::all_reduce;
   std::uint32_t group_or_peer = engine::kNone;  // a group as the assembly numbers it, or a rank
+  std::uint32_t send_group = engine::kNone;     // a send's or recv's communicator, if a group's
 };
 
 // A stream's track: its rank and stream (numbered per rank in file order), and its open slices.
@@ -215,6 +216,7 @@ class Reader {
     r.kind = c.kind;
     r.collective = c.collective;
     r.group_or_peer = c.group_or_peer;
+    r.send_group = c.send_group;
     if (r.kind == engine::OpKind::send || r.kind == engine::OpKind::recv) {
       r.algorithm = engine::Algorithm::direct;  // what the simulator records for a send/recv
       // A send and its recv share an arrow (a flow id): it pairs them as a tag would.
@@ -264,7 +266,11 @@ class Reader {
       c.collective = *collective;
       c.group_or_peer = assembly_.group(rest);
     } else if (p2p) {
-      c.group_or_peer = peer(rest, kind == engine::OpKind::send ? "to " : "from ", c.text, name);
+      // "to 9", or "to 9,pp[0]" when it was posted on a group's communicator.
+      const std::size_t comma = rest.find(',');
+      c.group_or_peer =
+          peer(rest.substr(0, comma), kind == engine::OpKind::send ? "to " : "from ", c.text, name);
+      if (comma != rest.npos) c.send_group = assembly_.group(rest.substr(comma + 1));
     }
     c.parsed = true;
   }

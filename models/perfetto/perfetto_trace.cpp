@@ -1,9 +1,11 @@
 #include "models/perfetto/perfetto_trace.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/rendezvous.hpp"
@@ -125,24 +127,30 @@ class Writer {
   // The interned id of the op's category, which says what the reader needs to restore it
   // (docs/outputs.md "Perfetto protobuf"): its category, its kind (a collective's type stands for
   // it), and a collective's group or a send's or recv's peer: `forward,compute`,
-  // `tp-comm,all_reduce,tp[3]`, `pp-comm,send,to 9`. One category per op keeps it to two or three
-  // bytes; a new one travels in the packet that first uses it.
+  // `tp-comm,all_reduce,tp[3]`, `pp-comm,send,to 9`, and after a send's or recv's peer the group
+  // whose communicator it was posted on (`pp-comm,send,to 9,pp[0]`). One category per op keeps
+  // it to two or three bytes; a new one travels in the packet that first uses it.
   std::uint64_t category_iid(const Op& op, pb::InternedData*& interned) {
     using engine::OpKind;
     const bool collective = op.kind == OpKind::collective;
     const bool p2p = op.kind == OpKind::send || op.kind == OpKind::recv;
+    const engine::GroupId comm = !p2p ? engine::kNone
+                                 : op.kind == OpKind::send
+                                     ? s_.send_group(op.rank, op.group_or_peer)
+                                     : s_.send_group(op.group_or_peer, op.rank);
     const std::uint64_t key = (static_cast<std::uint64_t>(op.category) << 48) |
                               (static_cast<std::uint64_t>(op.kind) << 40) |
                               (collective ? static_cast<std::uint64_t>(op.collective) << 32 : 0u) |
                               (collective || p2p ? op.group_or_peer : 0u);
-    auto [it, inserted] = categories_.try_emplace(key, categories_.size() + 1);
+    auto [it, inserted] = categories_.try_emplace({key, comm}, categories_.size() + 1);
     if (inserted) {
       std::string text =
           std::string(engine::to_string(op.category)) + "," +
           std::string(collective ? engine::to_string(op.collective) : engine::to_string(op.kind));
       if (collective) text += "," + s_.groups[op.group_or_peer].name;
       if (p2p)
-        text += (op.kind == OpKind::send ? ",to " : ",from ") + std::to_string(op.group_or_peer);
+        text += (op.kind == OpKind::send ? ",to " : ",from ") + std::to_string(op.group_or_peer) +
+                (comm != engine::kNone ? "," + s_.groups[comm].name : "");
       if (interned == nullptr) interned = packet_.mutable_interned_data();
       auto* c = interned->add_event_categories();
       c->set_iid(it->second);
@@ -250,7 +258,16 @@ class Writer {
   bool first_ = true;
   Tracks tracks_;
   std::unordered_map<std::uint64_t, std::uint64_t> names_;
-  std::unordered_map<std::uint64_t, std::uint64_t> categories_;
+  // (category, kind, type and group or peer; a send's communicator) -> the category's iid.
+  struct CategoryHash {
+    std::size_t operator()(const std::pair<std::uint64_t, engine::GroupId>& k) const {
+      return std::hash<std::uint64_t>{}(
+          k.first ^ (static_cast<std::uint64_t>(k.second) << 56) ^
+          (static_cast<std::uint64_t>(k.second) * 0x9e3779b97f4a7c15u));
+    }
+  };
+  std::unordered_map<std::pair<std::uint64_t, engine::GroupId>, std::uint64_t, CategoryHash>
+      categories_;
   std::unordered_map<OpId, std::uint64_t> flow_from_, flow_to_;
 };
 

@@ -116,8 +116,8 @@ TEST(TraceReader, ReadsBackWhatWriteTraceWrote) {
 }
 
 // A send and its recv posted on a group's communicator (ScheduleBuilder::post_sends_on) carry the
-// group's name as `comm`; a send on a communicator of its pair carries none. Reading back keeps
-// the ops (the communicator is for the reader's eyes, docs/outputs.md).
+// group's name as `comm`; a send on a communicator of its pair carries none. Reading back posts
+// them on that group again, so a trace read back plans its sends as the run did.
 TEST(TraceReader, ASendPostedOnAGroupsCommunicatorNamesIt) {
   ScheduleBuilder b(3);
   const StreamId comm = b.stream("comm");
@@ -143,7 +143,17 @@ TEST(TraceReader, ASendPostedOnAGroupsCommunicatorNamesIt) {
   };
   EXPECT_EQ(count(R"("comm":"pp[0]")"), 2u) << text;
   EXPECT_EQ(count(R"("comm":)"), 2u) << text;  // none on the pair's send and recv
-  EXPECT_EQ(read_text(text).schedule.ops.size(), 4u);
+  const Schedule back = read_text(text).schedule;
+  ASSERT_EQ(back.ops.size(), 4u);
+  ASSERT_NE(back.send_group(0, 1), kNone);
+  EXPECT_EQ(back.groups[back.send_group(0, 1)].name, "pp[0]");
+  EXPECT_EQ(back.groups[back.send_group(0, 1)].ranks, (std::vector<Rank>{0, 1}));
+  EXPECT_EQ(back.send_group(1, 2), kNone);
+  // A rank whose sends name two groups is not a trace clustersim wrote.
+  std::string two = text;  // rank 1's send to rank 2 names another group
+  two.replace(two.find(R"("to":2)"), 6, R"("to":2,"comm":"pp[9]")");
+  EXPECT_NE(error_of(two).find("rank 1 posts sends on 'pp[0]' and on 'pp[9]'"), std::string::npos)
+      << error_of(two);
 }
 
 TEST(TraceReader, RefusesWhatIsNotSuchATrace) {

@@ -97,6 +97,15 @@ void expect_round_trip(const Prediction& p, const std::string& name, bool compre
       ASSERT_EQ(r.groups[got.group_or_peer].ranks, members);
     } else if (want.kind == OpKind::send || want.kind == OpKind::recv) {
       ASSERT_EQ(got.group_or_peer, want.group_or_peer);
+      // The communicator it was posted on (a 1F1B pipeline's group), or none (the pair's).
+      const bool send = want.kind == OpKind::send;
+      const engine::Rank from = send ? want.rank : want.group_or_peer;
+      const engine::Rank to = send ? want.group_or_peer : want.rank;
+      const engine::GroupId wg = s.send_group(from, to), gg = r.send_group(from, to);
+      ASSERT_EQ(gg == engine::kNone, wg == engine::kNone);
+      if (wg != engine::kNone) {
+        ASSERT_EQ(r.groups[gg].name, s.groups[wg].name);
+      }
     }
     if (!perfetto) {  // the arguments only the JSON keeps
       ASSERT_EQ(r.flops(got), s.flops(want));
@@ -139,6 +148,9 @@ TEST(PerfettoReader, EveryOpComesBackAsTheSimulatorRanIt) {
   }
   for (const char* kind : {"compute", "send", "recv", "all_reduce", "all_to_all"})
     EXPECT_GT(seen[kind], 0u) << kind;
+  // The 1F1B pipeline posts its sends on its groups' communicators, the interleaved one on pairs.
+  EXPECT_FALSE(runs[1].output.built.schedule.send_comm.empty());
+  EXPECT_TRUE(runs[3].output.built.schedule.send_comm.empty());
 }
 
 // The DDP run worked out by hand (tests/models/test_ddp.cpp): 4 ranks × 12 ops in 8 lanes, rank
