@@ -280,7 +280,8 @@ TEST(NcclSends, OnAGroupsCommunicatorASendTakesThatCommunicatorsChannels) {
   spec.node.nic_bandwidth = Bandwidth::gigabytes_per_second(50);
   const Topology two = build_cluster_topology(spec);
   const std::vector<EndpointId> comm{0, 1, 2, 3, 8, 9, 10, 11};
-  const auto& parts = plan_send(1, 2, comm, two).phases[0].pipeline.send_recv;
+  const TransferPlan local = plan_send(1, 2, comm, two);
+  const auto& parts = local.phases[0].pipeline.send_recv;
   EXPECT_EQ(parts.channels_min, 1.0);
   EXPECT_EQ(parts.channels(s), 4.0);
   EXPECT_NEAR(parts.rate_cap(s), 4 * kChannel, 1.0);
