@@ -351,7 +351,7 @@ class Run {
   std::uint16_t sms_held_by(const InstanceState& a, const Op& op) const {
     if (!sharing_->enabled() || is_host_copy(op)) return 0;
     if (op.stream < 64 && gpu_streams_ == std::uint64_t{1} << op.stream) return 0;
-    return calls_[a.call].first->channels;
+    return calls_[a.call].first->channels_at(static_cast<double>(op.bytes));
   }
 
   // `sms` more SMs held (fewer if negative) on the GPU of every simulated member of `instance`.
@@ -471,7 +471,10 @@ class Run {
       const auto [plan, algorithm] = calls_[a.call];
       timeline_.algorithm[id] = algorithm;
       timeline_.protocol[id] = plan->protocol;
-      timeline_.channels[id] = plan->channels;
+      // Sends in parts take their channels by size: only they need the op's bytes.
+      timeline_.channels[id] = plan->phases.empty() || !plan->phases[0].pipeline.send_recv.on
+                                   ? plan->channels
+                                   : plan->channels_at(static_cast<double>(s_.ops[id].bytes));
     }
     // One entry per op whose end moved, in the order they ended: written over, not sorted.
     for (const auto& [id, start] : sharing_->take_moved_starts())

@@ -72,6 +72,7 @@ ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
   } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
     args[op.kind == OpKind::send ? "to" : "from"] = op.group_or_peer;
     args["tag"] = op.tag();
+    if (id < tl.channels.size()) args["channels"] = tl.channels[id];
     // The group whose communicator it was posted on (absent: a communicator of the pair).
     const GroupId comm = op.kind == OpKind::send ? s.send_group(op.rank, op.group_or_peer)
                                                  : s.send_group(op.group_or_peer, op.rank);

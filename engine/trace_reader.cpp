@@ -266,6 +266,8 @@ class Reader {
       r.group_or_peer =
           count_below(send ? e_.to : e_.from, send ? "args.to" : "args.from", kMaxTraceRanks);
       r.tag = optional_count(e_.tag, "args.tag", kNone, 0);
+      r.channels =
+          static_cast<std::uint16_t>(optional_count(e_.channels, "args.channels", 1u << 16, 0));
       if (e_.comm.present) r.send_group = assembly_.group(text(e_.comm, "args.comm"));
       r.algorithm = Algorithm::direct;  // what the simulator records for a send/recv
     }

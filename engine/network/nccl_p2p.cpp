@@ -125,6 +125,7 @@ Pipeline::SendRecvParts send_recv_parts(std::span<const EndpointId> members,
   parts.min_part = across ? parts.chunk / 2.0 : parts.chunk / 8.0;
   parts.max_part = across ? parts.chunk : parts.chunk * 32.0;
   parts.channel_rate = nccl::kP2pChannelGBps * 1e9;
+  parts.p2p_channels = channels;
   return parts;
 }
 

@@ -108,6 +108,7 @@ struct Pipeline {
     double max_part = 0.0;      // parts above this take twice the channels, up to channels_max
     double seconds_per_byte = 0.0;
     double channel_rate = 0.0;  // bytes/s one p2p channel moves; 0 = no limit
+    double p2p_channels = 0.0;  // the communicator's p2p channels; 0 = no limit
     // NCCL's channels for one send of `bytes` (addP2pToPlan).
     double channels(double bytes) const {
       double nc = std::min(channels_min, std::ceil(bytes / min_part));
@@ -129,6 +130,13 @@ struct Pipeline {
     double rate_cap(double payload) const {
       if (!on || channel_rate <= 0.0 || payload <= 0.0) return 0.0;
       return ranks * channels(payload / ranks) * channel_rate;
+    }
+    // The thread blocks (one per channel, each on an SM) NCCL's kernel runs on a rank for the n
+    // sends of `payload`: every part a channel, the channels its parts use at most the
+    // communicator's p2p channels (the kernel's grid is the plan's channel mask).
+    double ctas(double payload) const {
+      const double parts = ranks * channels(payload / ranks);
+      return p2p_channels > 0.0 ? std::min(p2p_channels, parts) : parts;
     }
   } send_recv;
 
@@ -222,6 +230,16 @@ struct TransferPlan {
   Protocol protocol = Protocol::simple;
   std::uint16_t channels = 1;
   RouteSlot route_slot = {};  // where the network model that started it keeps its routes
+
+  // The channels (thread blocks, one SM each) NCCL runs it on for `payload` bytes: `channels`,
+  // or for sends in parts as many as their parts take at that size (SendRecvParts::ctas).
+  std::uint16_t channels_at(double payload) const {
+    for (const Phase& phase : phases)
+      if (phase.pipeline.send_recv.on)
+        return static_cast<std::uint16_t>(
+            std::clamp(phase.pipeline.send_recv.ctas(payload), 1.0, 65535.0));
+    return channels;
+  }
 };
 
 }  // namespace clustersim::engine

@@ -300,6 +300,28 @@ TEST(NcclSends, OnAGroupsCommunicatorASendTakesThatCommunicatorsChannels) {
   }
 }
 
+// NCCL runs a channel as one thread block, on one SM, and a kernel's grid is the channels its
+// parts use: channels_at(S) is what a run records for the op and the SMs it holds beside compute
+// (engine/sm_sharing.hpp). On the 1 TB/s node of 8 (32 p2p channels): one 32 MiB send takes 16
+// on its pair's communicator, 4 on the communicator of all 8 (above). An all-to-all of S on the 8
+// posts 8 sends of S/8 from nChannelsMin 4: at 64 KiB each 8 KiB send fits one part (64 KiB the
+// smallest), 8 blocks; at 8 MiB 4 parts each, 32; at 1 GiB each 128 MiB send doubles to 8 parts
+// of 16 MiB, 64, but the kernel has the 32 channels only. A ring keeps its plan's channels.
+TEST(NcclSends, AKernelRunsABlockAPartUpToTheCommunicatorsChannels) {
+  const Topology t = build_cluster_topology(nodes_of(1, 8, FabricKind::single_switch));
+  const double s = 33554432.0;
+  EXPECT_EQ(plan_send(3, 4, {}, t).channels_at(s), 16u);
+  EXPECT_EQ(plan_send(3, 4, every_gpu(t), t).channels_at(s), 4u);
+  const TransferPlan a2a =
+      plan_collective(CollectiveType::all_to_all, Algorithm::direct, every_gpu(t), 0, t);
+  EXPECT_EQ(a2a.channels_at(65536.0), 8u);
+  EXPECT_EQ(a2a.channels_at(8388608.0), 32u);
+  EXPECT_EQ(a2a.channels_at(1073741824.0), 32u);
+  const TransferPlan ring =
+      plan_collective(CollectiveType::all_reduce, Algorithm::ring, every_gpu(t), 0, t);
+  EXPECT_EQ(ring.channels_at(s), ring.channels);
+}
+
 // Across nodes. A pair on two nodes of one 25 GB/s NIC a GPU: NCCL's search gives the pair one
 // channel (Ampere: 24 GB/s a channel, not duplicated), so one p2p channel carries the send in 128
 // KiB chunks (NCCL_P2P_NET_CHUNKSIZE) at 20.6 GB/s, below the NIC: T = α + 131072 / 20.6e9 + S /

@@ -4,6 +4,7 @@
 // at each pace; transfers take their payload at 1 GB/s (fake_models.hpp).
 #include <gtest/gtest.h>
 
+#include <utility>
 #include <vector>
 
 #include "engine/simulator.hpp"
@@ -192,6 +193,37 @@ TEST(SmSharing, CopiesToTheHostHoldNoSm) {
   const auto tl = simulate(s, t, *net, compute);
   EXPECT_DOUBLE_EQ(sec(tl.end[op]), 1.0);
   EXPECT_TRUE(compute.held_counts.empty());
+}
+
+// A send holds an SM for each channel it takes at its size (TransferPlan::channels_at): on a node
+// of 8 GPUs at 1 TB/s NVLink (32 p2p channels), 32 MiB from rank 0 to rank 1 beside a 1 s op on
+// rank 0 takes 16 channels on the pair's communicator (nChannelsMin 32 / 2) and 4 when the two
+// post their sends on a communicator of all 8 (32 / 8): the op runs while 16, then 4, SMs are held.
+TEST(SmSharing, ASendHoldsAnSmForEachChannelItTakes) {
+  ClusterTopologySpec spec;
+  spec.nodes = 1;
+  spec.node.gpus = 8;
+  spec.node.nics = 8;
+  spec.node.nvlink_bandwidth = Bandwidth::gigabytes_per_second(1000);
+  spec.node.pcie_bandwidth = Bandwidth::gigabytes_per_second(400);
+  const Topology t = build_cluster_topology(spec);
+  for (const auto& [on_group, sms] : {std::pair{false, 16u}, std::pair{true, 4u}}) {
+    ScheduleBuilder b(8);
+    const auto compute_s = b.stream("compute");
+    const auto comm = b.stream("comm");
+    const auto l = lists(b, 1);
+    if (on_group) b.post_sends_on(b.add_group({0, 1, 2, 3, 4, 5, 6, 7}, "pp[0]"));
+    b.compute({0, compute_s, Category::forward, "fwd"}, 1, 0, 0, l[0]);
+    b.send({0, comm, Category::pp_comm, "send"}, 1, 33'554'432, 0);
+    b.recv({1, comm, Category::pp_comm, "recv"}, 0, 33'554'432, 0);
+    const Schedule s = std::move(b).finish();
+    HalfPaceWhileHeld compute;
+    auto net = make_network_model("flow", t);
+    const auto tl = simulate(s, t, *net, compute);
+    ASSERT_FALSE(compute.held_counts.empty()) << on_group;
+    EXPECT_EQ(compute.held_counts.front(), sms) << on_group;
+    EXPECT_EQ(tl.channels[1], sms) << on_group;  // the send's record, as the trace shows it
+  }
 }
 
 }  // namespace

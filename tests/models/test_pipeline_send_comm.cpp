@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/plans/training_schedule.hpp"
+#include "models/run_scenario.hpp"
 #include "models/scenario.hpp"
 #include "tests/models/pipeline_scenarios.hpp"
 
@@ -63,6 +64,39 @@ TEST(PipelineSendCommunicator, FrameworksPostTheirSendsWhereTheyDo) {
   EXPECT_TRUE(comm_of(s, 0, 3).empty());
   // One stage: no pipeline, no send communicator.
   EXPECT_TRUE(built(1, "").send_comm.empty());
+}
+
+// What a run records for a send: the channels NCCL gives it at its size, which the trace shows and
+// which are the SMs it holds beside compute. 4 stages on a node of 4 GPUs at 100 GB/s NVLink (8
+// p2p channels), 412 kB activations: on the pipeline group's communicator nChannelsMin 8 / 4 = 2,
+// so 2 channels; on a pair's, 8 / 2 = 4 (tests/models/test_collective_notes.cpp works the same
+// figures into its notes).
+TEST(PipelineSendCommunicator, ARunRecordsTheChannelsASendTookAtItsSize) {
+  for (const auto& [parallel, channels] :
+       {std::pair{std::string(""), 2u},
+        std::pair{std::string(", pp_send_communicator: pair"), 4u}}) {
+    const std::string text = R"(
+cluster:
+  nodes: 1
+  gpus_per_node: 4
+  gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB}
+  intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s, nvlink_latency: 1us}
+model: {name: four, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: 412KB, repeat: 4}]}
+training: {global_batch: 4, micro_batch: 1, precision: bf16}
+parallel: {pp: 4)" + parallel +
+                             R"(}
+simulation: {link_efficiency: {nvlink: 1}}
+)";
+    const RunOutput out = run_scenario(parse_scenario(text, "sends.yaml"));
+    const engine::Schedule& s = out.built.schedule;
+    std::size_t sends = 0;
+    for (engine::OpId id = 0; id < s.ops.size(); ++id)
+      if (s.ops[id].kind == engine::OpKind::send || s.ops[id].kind == engine::OpKind::recv) {
+        ++sends;
+        EXPECT_EQ(out.timeline.channels[id], channels) << parallel << " " << s.label(s.ops[id]);
+      }
+    EXPECT_EQ(sends, 2u * 3u * 2u * 4u) << parallel;  // 3 boundaries, 2 ways, 4 mbs, send + recv
+  }
 }
 
 TEST(PipelineSendCommunicator, AnUnknownChoiceIsRefusedNamingTheKey) {
