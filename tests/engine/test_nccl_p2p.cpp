@@ -286,6 +286,10 @@ TEST(NcclSends, OnAGroupsCommunicatorASendTakesThatCommunicatorsChannels) {
   EXPECT_EQ(parts.channels(s), 4.0);
   EXPECT_NEAR(parts.rate_cap(s), 4 * kChannel, 1.0);
   EXPECT_EQ(plan_send(1, 2, {}, two).phases[0].pipeline.send_recv.channels(s), 16.0);
+  // Its network send 3 -> 8 takes those 4 too, where the pair's communicator (2 ring channels,
+  // one NIC a side) halves a peer's 4 to 2.
+  EXPECT_EQ(plan_send(3, 8, comm, two).channels_at(s), 4u);
+  EXPECT_EQ(plan_send(3, 8, {}, two).channels_at(s), 2u);
 
   // A communicator that does not hold both ends is refused.
   for (const auto& bad : {std::vector<EndpointId>{0, 1, 2}, std::vector<EndpointId>{3}}) {
