@@ -67,4 +67,31 @@ OpRelations relations_of(const engine::Schedule& schedule, engine::OpId id) {
   return out;
 }
 
+std::string transfer_text(const engine::Schedule& schedule, const engine::Timeline& timeline,
+                          engine::OpId id) {
+  using engine::OpKind;
+  const engine::Op op = schedule.ops[id];
+  std::string text;
+  if (op.kind == OpKind::collective && op.group_or_peer < schedule.groups.size()) {
+    text = std::string(engine::to_string(op.collective)) + " on " +
+           schedule.groups[op.group_or_peer].name;
+    if (id < timeline.algorithm.size() && id < timeline.protocol.size())
+      text += " · " + std::string(engine::to_string(timeline.algorithm[id])) + " / " +
+              std::string(engine::to_string(timeline.protocol[id]));
+  } else if (op.kind == OpKind::send || op.kind == OpKind::recv) {
+    const bool send = op.kind == OpKind::send;
+    text =
+        std::string(send ? "send to rank " : "recv from rank ") + std::to_string(op.group_or_peer);
+    const engine::GroupId comm = send ? schedule.send_group(op.rank, op.group_or_peer)
+                                      : schedule.send_group(op.group_or_peer, op.rank);
+    if (comm != engine::kNone) text += " on " + schedule.groups[comm].name;
+  } else {
+    return {};
+  }
+  if (id < timeline.channels.size() && timeline.channels[id] > 0)
+    text += " · " + std::to_string(timeline.channels[id]) +
+            (timeline.channels[id] == 1 ? " channel" : " channels");
+  return text;
+}
+
 }  // namespace clustersim::gui

@@ -133,10 +133,8 @@ QString TimelineView::describe(engine::OpId id) const {
   if (op.kind == engine::OpKind::compute)
     lines << QStringLiteral("FLOPs %1").arg(format_si(schedule.flops(op), QStringLiteral("FLOP")));
   lines << QStringLiteral("bytes %1").arg(format_si(static_cast<double>(op.bytes), "B"));
-  if (op.kind == engine::OpKind::collective && op.group_or_peer < schedule.groups.size())
-    lines << QStringLiteral("%1 on %2")
-                 .arg(QString::fromUtf8(engine::to_string(op.collective).data()),
-                      QString::fromStdString(schedule.groups[op.group_or_peer].name));
+  if (const std::string how = transfer_text(schedule, timeline, id); !how.empty())
+    lines << QString::fromStdString(how);
   lines << QStringLiteral("start %1 · duration %2")
                .arg(format_si(start, "s"), format_si(end - start, "s"));
   if (launch > start) lines << QStringLiteral("waiting %1").arg(format_si(launch - start, "s"));

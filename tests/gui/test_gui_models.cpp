@@ -151,6 +151,35 @@ class GuiModelsTest : public QObject {
     QCOMPARE(relations_of(s, after).dependencies, deps);
   }
 
+  // The tooltip's line for a communication op: a collective's group and how it ran; a send's or
+  // recv's peer, the group whose communicator it was posted on, and its channels. A timeline
+  // without the algorithm, protocol and channels (a .pftrace read back) leaves them out.
+  void transfer_text_says_how_an_op_ran() {
+    engine::ScheduleBuilder b(3);
+    const engine::StreamId stream = b.stream("comm");
+    const engine::GroupId dp = b.add_group({0, 1}, "dp[0]");
+    b.post_sends_on(b.add_group({0, 1}, "pp[0]"));
+    const engine::OpId ar = b.collective({.rank = 0, .stream = stream, .name = "ar"},
+                                         engine::CollectiveType::all_reduce, dp, 64);
+    const engine::OpId send = b.send({.rank = 0, .stream = stream, .name = "s"}, 1, 64, 0);
+    const engine::OpId recv = b.recv({.rank = 1, .stream = stream, .name = "r"}, 0, 64, 0);
+    const engine::OpId pair = b.send({.rank = 1, .stream = stream, .name = "s2"}, 2, 64, 1);
+    const engine::OpId fwd = b.compute({.rank = 2, .stream = stream, .name = "f"}, 1.0, 0);
+    const auto s = std::move(b).finish();
+    engine::Timeline tl;
+    tl.algorithm = {engine::Algorithm::ring, engine::Algorithm::direct, engine::Algorithm::direct,
+                    engine::Algorithm::direct, engine::Algorithm::automatic};
+    tl.protocol.assign(5, engine::Protocol::simple);
+    tl.channels = {16, 4, 4, 1, 0};
+    QCOMPARE(transfer_text(s, tl, ar),
+             std::string("all_reduce on dp[0] · ring / Simple · 16 channels"));
+    QCOMPARE(transfer_text(s, tl, send), std::string("send to rank 1 on pp[0] · 4 channels"));
+    QCOMPARE(transfer_text(s, tl, recv), std::string("recv from rank 0 on pp[0] · 4 channels"));
+    QCOMPARE(transfer_text(s, tl, pair), std::string("send to rank 2 · 1 channel"));
+    QCOMPARE(transfer_text(s, tl, fwd), std::string());
+    QCOMPARE(transfer_text(s, engine::Timeline{}, ar), std::string("all_reduce on dp[0]"));
+  }
+
   void segment_table_model_sums_rows_and_marks_one() {
     SegmentTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
