@@ -122,14 +122,18 @@ struct Pipeline {
     double fill_seconds(double payload) const {
       const double bytes = payload / ranks;
       const double nc = channels(bytes);
-      const double per_part =
-          std::max(ranks * nc * seconds_per_byte, channel_rate > 0.0 ? 1.0 / channel_rate : 0.0);
+      // Parts beyond the p2p channels share one, and its rate (rate_cap).
+      const double sharing = ranks * nc / ctas(payload);
+      const double per_part = std::max(ranks * nc * seconds_per_byte,
+                                       channel_rate > 0.0 ? sharing / channel_rate : 0.0);
       return std::min(chunk, bytes / nc) * per_part;
     }
-    // The payload bytes a second the n sends' parts move at most: n · channels(S/n) channels.
+    // The payload bytes a second the n sends' parts move at most: a channel each, n ·
+    // channels(S/n) of them, but parts beyond the communicator's p2p channels share one (its
+    // thread block serves them in turn), so at most ctas(S) channels' rates.
     double rate_cap(double payload) const {
       if (!on || channel_rate <= 0.0 || payload <= 0.0) return 0.0;
-      return ranks * channels(payload / ranks) * channel_rate;
+      return ctas(payload) * channel_rate;
     }
     // The thread blocks (one per channel, each on an SM) NCCL's kernel runs on a rank for the n
     // sends of `payload`: every part a channel, the channels its parts use at most the

@@ -158,12 +158,15 @@ TEST(NcclAllToAll, OneNodeFillsAChunkOfEveryPart) {
   // halves from 32 until 8 ranks × it fit 32 channels: 4. Chunk 512 KiB (NCCL_P2P_NVL_CHUNKSIZE); a
   // part above 32 chunks (16 MiB) doubles the send's channels, up to 32. Each GPU's link carries
   // 7/8 of S, shared by 8 · channels parts, and a part moves at most a channel's 20.6 GB/s
-  // (docs/network.md "Sends: a channel's rate"): fill = min(chunk, part) / min(20.6 GB/s,
-  // 1 TB/s / (8 · channels · 7/8)).
-  //   S = 32 MiB: sends of 4 MiB on 4 channels (1 MiB parts), at 20.6 GB/s (the link's share,
-  //   35.7 GB/s, is more): 524288 / 20.6e9 = 25.45 µs;
-  //   S = 1 GiB: 128 MiB on 4 -> 8 channels (16 MiB parts), at the link's 17.9 GB/s: 29.36 µs;
-  //   S = 16 GiB: 2 GiB on 4 -> 8 -> 16 -> 32 channels (64 MiB parts, 32 the most): 117.44 µs;
+  // (docs/network.md "Sends: a channel's rate"), shared with the other parts on its channel when
+  // the 8 sends' parts outnumber the 32 p2p channels: fill = min(chunk, part) / min(20.6 GB/s ×
+  // 32 / parts (at most 20.6), 1 TB/s / (8 · channels · 7/8)).
+  //   S = 32 MiB: sends of 4 MiB on 4 channels (1 MiB parts), 32 parts, at 20.6 GB/s (the link's
+  //   share, 35.7 GB/s, is more): 524288 / 20.6e9 = 25.45 µs;
+  //   S = 1 GiB: 128 MiB on 4 -> 8 channels (16 MiB parts), 64 parts, 2 a channel: 10.3 GB/s,
+  //   below the link's 17.9: 524288 / 10.3e9 = 50.90 µs;
+  //   S = 16 GiB: 2 GiB on 4 -> 8 -> 16 -> 32 channels (64 MiB parts, 32 the most), 256 parts, 8 a
+  //   channel: 2.575 GB/s, below the link's 4.46: 203.6 µs;
   //   S = 64 KiB: 8 KiB sends, below one part of 64 KiB: 1 channel, the whole send its chunk, at
   //   20.6 GB/s: 0.398 µs.
   const Topology t = build_cluster_topology(nodes_of(1, 8, FabricKind::single_switch));
@@ -172,15 +175,20 @@ TEST(NcclAllToAll, OneNodeFillsAChunkOfEveryPart) {
   const Phase& phase = p.phases[0];
   const auto fill = [&](double s) { return (phase.latency_for(s) - phase.latency).seconds(); };
   const double channel_rate = 20.6e9;
-  const double per_channel = 8.0 * 524288.0 * 7.0 / 8.0 / 1e12;
   EXPECT_NEAR(fill(33554432.0), 524288.0 / channel_rate, 1e-12);
-  EXPECT_NEAR(fill(1073741824.0), 8 * per_channel, 1e-12);
-  EXPECT_NEAR(fill(17179869184.0), 32 * per_channel, 1e-12);
+  EXPECT_NEAR(fill(1073741824.0), 524288.0 * 2 / channel_rate, 1e-12);
+  EXPECT_NEAR(fill(17179869184.0), 524288.0 * 8 / channel_rate, 1e-12);
   EXPECT_NEAR(fill(65536.0), 8192.0 / channel_rate, 1e-12);  // Time keeps picoseconds
   // The whole run at 32 MiB: 7 route latencies of 1 µs (GPU -> NVSwitch -> GPU), the fill, and
   // each pair's S/8 at its 4 channels' 82.4 GB/s, below its 1/7 of the link (143 GB/s).
   const double s = 33554432.0;
   EXPECT_NEAR(run_flow_once(t, p, s), 7e-6 + 524288.0 / channel_rate + s / 8.0 / (4 * channel_rate),
+              1e-9);
+  // At 1 GiB the 64 parts share the 32 channels: a rank's sends move at most 32 × 20.6 = 659.2
+  // GB/s of payload, below the 1 TB/s link's 1143 (its 7/8 of S leave on it), so T = 7 µs + fill
+  // + S / 659.2 GB/s (each part alone at its channel's rate would give 64 × 20.6 and the link).
+  const double g = 1073741824.0;
+  EXPECT_NEAR(run_flow_once(t, p, g), 7e-6 + 524288.0 * 2 / channel_rate + g / (32 * channel_rate),
               1e-9);
 }
 
