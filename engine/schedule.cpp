@@ -122,6 +122,12 @@ GroupId Schedule::send_group(Rank src, Rank dst) const {
   return g != kNone && send_comm[dst] == g ? g : kNone;
 }
 
+GroupId Schedule::send_group(const Op& op) const {
+  if (op.kind == OpKind::send) return send_group(op.rank, op.group_or_peer);
+  if (op.kind == OpKind::recv) return send_group(op.group_or_peer, op.rank);
+  return kNone;
+}
+
 std::uint32_t Schedule::simulated_ranks() const {
   if (mirror.empty()) return num_ranks;
   std::uint32_t n = 0;

@@ -78,6 +78,8 @@ struct Schedule {
   // The group whose communicator a send from `src` to `dst` is posted on: both ranks' send_comm
   // when they share one, kNone (a communicator of the pair) otherwise.
   GroupId send_group(Rank src, Rank dst) const;
+  // The same for a send or recv op (its pair in the right order); kNone for other ops.
+  GroupId send_group(const Op& op) const;
   // Ranks that issue ops: num_ranks without folding.
   std::uint32_t simulated_ranks() const;
   // "L12.mlp fwd mb3": the op's name with its micro-batch, if any.

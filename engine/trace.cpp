@@ -74,9 +74,7 @@ ordered_json op_args(const Schedule& s, const Timeline& tl, OpId id) {
     args["tag"] = op.tag();
     if (id < tl.channels.size()) args["channels"] = tl.channels[id];
     // The group whose communicator it was posted on (absent: a communicator of the pair).
-    const GroupId comm = op.kind == OpKind::send ? s.send_group(op.rank, op.group_or_peer)
-                                                 : s.send_group(op.group_or_peer, op.rank);
-    if (comm != kNone) args["comm"] = s.groups[comm].name;
+    if (const GroupId comm = s.send_group(op); comm != kNone) args["comm"] = s.groups[comm].name;
   } else if (op.kind == OpKind::copy) {
     args["direction"] = kCopyDirectionNames.name(static_cast<CopyDirection>(op.tag()));
   }

@@ -122,10 +122,11 @@ struct Pipeline {
     double fill_seconds(double payload) const {
       const double bytes = payload / ranks;
       const double nc = channels(bytes);
+      const double parts = ranks * nc;
       // Parts beyond the p2p channels share one, and its rate (rate_cap).
-      const double sharing = ranks * nc / ctas(payload);
-      const double per_part = std::max(ranks * nc * seconds_per_byte,
-                                       channel_rate > 0.0 ? sharing / channel_rate : 0.0);
+      const double sharing = parts / ctas_of(parts);
+      const double per_part =
+          std::max(parts * seconds_per_byte, channel_rate > 0.0 ? sharing / channel_rate : 0.0);
       return std::min(chunk, bytes / nc) * per_part;
     }
     // The payload bytes a second the n sends' parts move at most: a channel each, n ·
@@ -138,8 +139,8 @@ struct Pipeline {
     // The thread blocks (one per channel, each on an SM) NCCL's kernel runs on a rank for the n
     // sends of `payload`: every part a channel, the channels its parts use at most the
     // communicator's p2p channels (the kernel's grid is the plan's channel mask).
-    double ctas(double payload) const {
-      const double parts = ranks * channels(payload / ranks);
+    double ctas(double payload) const { return ctas_of(ranks * channels(payload / ranks)); }
+    double ctas_of(double parts) const {
       return p2p_channels > 0.0 ? std::min(p2p_channels, parts) : parts;
     }
   } send_recv;

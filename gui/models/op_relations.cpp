@@ -82,8 +82,7 @@ std::string transfer_text(const engine::Schedule& schedule, const engine::Timeli
     const bool send = op.kind == OpKind::send;
     text =
         std::string(send ? "send to rank " : "recv from rank ") + std::to_string(op.group_or_peer);
-    const engine::GroupId comm = send ? schedule.send_group(op.rank, op.group_or_peer)
-                                      : schedule.send_group(op.group_or_peer, op.rank);
+    const engine::GroupId comm = schedule.send_group(op);
     if (comm != engine::kNone) text += " on " + schedule.groups[comm].name;
   } else {
     return {};

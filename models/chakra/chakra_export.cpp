@@ -141,8 +141,7 @@ void write_rank(const Prediction& p, engine::Rank rank, const std::vector<engine
           add_attr(node, "comm_tag").set_int32_val(static_cast<std::int32_t>(op.tag()));
           add_attr(node, "comm_size").set_int64_val(static_cast<std::int64_t>(op.bytes));
           // The group whose communicator it was posted on, if not the pair's.
-          const engine::GroupId comm =
-              send ? s.send_group(rank, op.group_or_peer) : s.send_group(op.group_or_peer, rank);
+          const engine::GroupId comm = s.send_group(op);
           if (comm != engine::kNone) {
             add_attr(node, "pg_name").set_string_val(group_key(comm));
             add_attr(node, "pg_desc").set_string_val(s.groups[comm].name);

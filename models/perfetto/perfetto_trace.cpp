@@ -134,10 +134,7 @@ class Writer {
     using engine::OpKind;
     const bool collective = op.kind == OpKind::collective;
     const bool p2p = op.kind == OpKind::send || op.kind == OpKind::recv;
-    const engine::GroupId comm = !p2p ? engine::kNone
-                                 : op.kind == OpKind::send
-                                     ? s_.send_group(op.rank, op.group_or_peer)
-                                     : s_.send_group(op.group_or_peer, op.rank);
+    const engine::GroupId comm = s_.send_group(op);
     const std::uint64_t key = (static_cast<std::uint64_t>(op.category) << 48) |
                               (static_cast<std::uint64_t>(op.kind) << 40) |
                               (collective ? static_cast<std::uint64_t>(op.collective) << 32 : 0u) |
