@@ -74,6 +74,12 @@ enum class PipelineEngine { megatron, deepspeed };
 // as the framework does (pp_sends_on_group), `pair` a communicator of the two ranks (a lone
 // isend), `group` the pipeline group's (batch_isend_irecv).
 enum class SendCommunicator { automatic, pair, group };
+// When a pipeline's compute waits for its transfers (parallel.pp_p2p_overlap; docs/parallelism.md
+// "When the compute waits for a transfer"): `automatic` as the framework does
+// (ParallelConfig::pp_p2p_overlap_mode), `none` every call blocks the compute after it,
+// `one_pass` receives are posted a pass ahead (Megatron's overlap_p2p_comm), `full` receives are
+// posted as early as their stream allows and no compute waits for a send (the most overlap).
+enum class P2POverlap { automatic, none, one_pass, full };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
 // s² scores through memory), a fused FlashAttention-2-class kernel, or FlashAttention 1.x called
 // through its varlen interface from Megatron's [s, b, h] layout (Megatron-LM's legacy
@@ -129,6 +135,13 @@ inline constexpr engine::NameTable kSendCommunicatorNames{
         {SendCommunicator::automatic, "auto"},
         {SendCommunicator::pair, "pair"},
         {SendCommunicator::group, "group"},
+    }}};
+inline constexpr engine::NameTable kP2POverlapNames{
+    std::array<std::pair<P2POverlap, std::string_view>, 4>{{
+        {P2POverlap::automatic, "auto"},
+        {P2POverlap::none, "none"},
+        {P2POverlap::one_pass, "one_pass"},
+        {P2POverlap::full, "full"},
     }}};
 inline constexpr engine::NameTable kAttentionNames{
     std::array<std::pair<Attention, std::string_view>, 3>{{
@@ -326,6 +339,27 @@ struct ParallelConfig {
       return pp_send_communicator == SendCommunicator::group;
     if (pipeline_engine == PipelineEngine::deepspeed) return false;
     return schedule != PipelineSchedule::interleaved;
+  }
+  P2POverlap pp_p2p_overlap = P2POverlap::automatic;
+  // How far the compute runs beside the pipeline's transfers: as stated, else as the framework
+  // does. Megatron's interleaved schedule posts its receives a pass ahead and waits for each send
+  // before the next compute (overlap_p2p_comm, deallocate_pipeline_outputs); gpipe and 1F1B
+  // block on every call (batch_isend_irecv, then wait). The zero-bubble runtime waits for a
+  // receive only in the pass that consumes it and for sends at the end: `full`. DualPipe defers
+  // each send to a later call of its own step order, which the passes do not reproduce: `full`
+  // (scenario_validate.cpp refuses the others). DeepSpeed's engine blocks its compute stream on
+  // each transfer (deepspeed_pipeline.hpp), whatever this says.
+  P2POverlap pp_p2p_overlap_mode() const {
+    if (pp_p2p_overlap != P2POverlap::automatic) return pp_p2p_overlap;
+    switch (schedule) {
+      case PipelineSchedule::interleaved:
+        return P2POverlap::one_pass;
+      case PipelineSchedule::gpipe:
+      case PipelineSchedule::one_f_one_b:
+        return P2POverlap::none;
+      default:
+        return P2POverlap::full;
+    }
   }
   int virtual_stages = 1;
   // parallel.microbatch_group_size (interleaved only): Megatron-Core's

@@ -129,6 +129,13 @@ void validate_dualpipe(const Scenario& s) {
     s.fail("parallel.data_parallel",
            "schedule dualpipe is modelled with ddp and zero1 only (DeepSeek-V3 trains with "
            "ZeRO-1); allowed: ddp, zero1");
+  // DualPipe posts each send in a later call of its step order (dualpipe.py's
+  // _commit_and_wait_comm), which blocking at the passes' boundaries would deadlock.
+  if (p.pp_p2p_overlap == P2POverlap::none || p.pp_p2p_overlap == P2POverlap::one_pass)
+    s.fail("parallel.pp_p2p_overlap",
+           "schedule dualpipe defers each send to a later call of its own step order, which is "
+           "not modelled; not " +
+               std::string(kP2POverlapNames.name(p.pp_p2p_overlap)) + "; allowed: auto, full");
   const long m = s.num_microbatches();
   if (m % 2 != 0 || m < 2L * p.pp)
     s.fail("training.global_batch",
@@ -296,6 +303,11 @@ void validate_tp_comm_overlap(const Scenario& s) {
 void validate_pipeline_engine(const Scenario& s) {
   const ParallelConfig& p = s.parallel;
   if (p.pipeline_engine != PipelineEngine::deepspeed) return;
+  if (p.pp_p2p_overlap != P2POverlap::automatic)
+    s.fail("parallel.pp_p2p_overlap",
+           "DeepSpeed's pipeline engine blocks its compute stream on every send and receive, not " +
+               std::string(kP2POverlapNames.name(p.pp_p2p_overlap)) +
+               "; allowed: auto, or pipeline_engine: megatron");
   if (p.pp < 2)
     s.fail("parallel.pipeline_engine",
            "DeepSpeed's pipeline engine needs pipeline parallelism (pp >= 2, not " + str(p.pp) +

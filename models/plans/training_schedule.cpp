@@ -15,7 +15,6 @@
 #include <array>
 #include <map>
 #include <memory>
-#include <set>
 #include <span>
 #include <string>
 #include <variant>
@@ -27,7 +26,9 @@
 #include "models/plans/expert_parallelism.hpp"
 #include "models/plans/folding.hpp"
 #include "models/plans/layer_kernels.hpp"
+#include "models/plans/offloaded_optimizer.hpp"
 #include "models/plans/pass_segments.hpp"
+#include "models/plans/pipeline_calls.hpp"
 #include "models/plans/pipeline_order.hpp"
 #include "models/plans/replica_stamp.hpp"
 #include "models/plans/stage_partition.hpp"
@@ -56,7 +57,8 @@ class PlanComposer {
         groups_(b_),
         sink_{b_, groups_},
         kernels_(ctx_, b_.kernel_table(), ExpertParallelism(ctx_).routed_copies()),
-        tp_(ctx_, &kernels_) {
+        tp_(ctx_, &kernels_),
+        calls_(sc.parallel) {
     if (fold && sc.parallel.dp / sc.parallel.ep > 1) {
       ReplicaMirror m = data_parallel_mirror(sc, ctx_);
       if (m.replicas > 1) {
@@ -205,7 +207,11 @@ class PlanComposer {
   };
   // Where one pass (a forward or a backward step) stands while it is emitted piece by piece.
   struct PassCursor {
+    PassCursor() = default;
+    explicit PassCursor(PipelineCalls::Call call)
+        : deps(std::move(call.wait)), recv_after(std::move(call.recv_after)) {}
     std::vector<OpId> deps;
+    std::vector<OpId> recv_after;  // what its receive is posted after (pipeline_calls.hpp)
     OpId last = engine::kNone;
     std::array<OpId, 2> earlier = {engine::kNone, engine::kNone};  // backwards before
   };
@@ -225,6 +231,7 @@ class PlanComposer {
     }
     data_parallel_->begin_rank(r, optimizer_[r]);
     rp.split = splits_backward(ctx_.parallel.schedule);
+    calls_.begin_rank();
 
     const ParallelConfig& par = ctx_.parallel;
     const auto steps =
@@ -236,22 +243,34 @@ class PlanComposer {
         // one's all-to-alls beside the other's compute (docs/dualpipe.md). Cut
         // at MoE all-to-alls, B leads (DeepSeek-V3's Figure 4: B's combine-grad beside F's
         // attention, F's dispatch beside B's experts, ...); uncut, F runs, then B.
-        PassSegments f = forward_pass(rp, step, true);
-        PassSegments bw = backward_pass(rp, steps[++i], true);
+        auto fc = call_before(rp, step), bc = call_before(rp, steps[i + 1]);
+        calls_.start_passes();
+        PassSegments f = forward_pass(rp, step, true, std::move(fc));
+        PassSegments bw = backward_pass(rp, steps[++i], true, std::move(bc));
         if (ep_stream_ != 0)
           interleave_passes(bw, f);
         else
           interleave_passes(f, bw);
-      } else if (step.forward) {
-        forward_pass(rp, step, false).run_all();
+        calls_.ended_pass(true, b_.last_on(r, compute_));
+        calls_.ended_pass(false, b_.last_on(r, compute_));
       } else if (step.weight) {
         weight_pass(rp, step);
       } else {
-        backward_pass(rp, step, false).run_all();
+        auto call = call_before(rp, step);
+        calls_.start_passes();
+        if (step.forward)
+          forward_pass(rp, step, false, std::move(call)).run_all();
+        else
+          backward_pass(rp, step, false, std::move(call)).run_all();
+        calls_.ended_pass(step.forward, b_.last_on(r, compute_));
       }
     }
     if (deepspeed_) deepspeed_->finish(r, rp.stage, stage_rank(r, rp.stage == 0 ? pp - 1 : 0));
-    emit_optimizer(r);
+    emit_optimizer(r, calls_.outstanding_sends());
+  }
+
+  PipelineCalls::Call call_before(const RankPasses& rp, const PipelineStep& step) const {
+    return calls_.before_pass(step.forward, b_.last_on(rp.r, compute_));
   }
 
   // Tags tell the micro-batch, the receiving chunk and the direction apart on one pair of ranks.
@@ -287,7 +306,7 @@ class PlanComposer {
       const auto d = static_cast<std::size_t>(at.direction);
       const auto mb = static_cast<std::uint32_t>(step.microbatch);
       cur->deps.push_back(b_.recv({r, step.forward ? recv_fwd_[d] : recv_bwd_[d], Category::pp_comm,
-                                   step.forward ? "recv act" : "recv grad", mb},
+                                   step.forward ? "recv act" : "recv grad", mb, cur->recv_after},
                                   stage_rank(r, peer % ctx_.parallel.pp),
                                   boundary_bytes(step.forward ? at.prev : at.g),
                                   tag_of(step, at.g, step.forward)));
@@ -308,23 +327,25 @@ class PlanComposer {
       }
       const auto d = static_cast<std::size_t>(at.direction);
       const OpId after[] = {cur->last};
-      b_.send({r, step.forward ? send_fwd_[d] : send_bwd_[d], Category::pp_comm,
-               step.forward ? "send act" : "send grad", static_cast<std::uint32_t>(step.microbatch),
-               after},
-              stage_rank(r, peer % ctx_.parallel.pp), boundary_bytes(step.forward ? at.g : at.prev),
-              tag_of(step, peer, step.forward));
+      calls_.sent(step.forward, b_.send({r, step.forward ? send_fwd_[d] : send_bwd_[d],
+                                         Category::pp_comm, step.forward ? "send act" : "send grad",
+                                         static_cast<std::uint32_t>(step.microbatch), after},
+                                        stage_rank(r, peer % ctx_.parallel.pp),
+                                        boundary_bytes(step.forward ? at.g : at.prev),
+                                        tag_of(step, peer, step.forward)));
       return false;
     });
   }
 
   // A forward step receives the previous chunk's activations, runs its layers and sends the
   // result on. `paired`: cut where MoE blocks' all-to-alls go in flight on the EP stream.
-  PassSegments forward_pass(RankPasses& rp, const PipelineStep& step, bool paired) {
+  PassSegments forward_pass(RankPasses& rp, const PipelineStep& step, bool paired,
+                            PipelineCalls::Call call) {
     const Rank r = rp.r;
     const ChunkPlace at = place(rp.stage, step.chunk);
     const int g = at.g;
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
-    auto cur = std::make_shared<PassCursor>();
+    auto cur = std::make_shared<PassCursor>(std::move(call));
     PassSegments out(!paired);  // alone: each unit runs as it is added
     add_boundary_recv(out, cur, r, step, at, rp.groups.tp);
     const bool a2a = ctx_.parallel.ep > 1;
@@ -359,12 +380,13 @@ class PlanComposer {
 
   // A backward step mirrors the forward with gradients; under a split schedule it leaves each
   // layer's weight gradients to its W step.
-  PassSegments backward_pass(RankPasses& rp, const PipelineStep& step, bool paired) {
+  PassSegments backward_pass(RankPasses& rp, const PipelineStep& step, bool paired,
+                             PipelineCalls::Call call) {
     const Rank r = rp.r;
     const ChunkPlace at = place(rp.stage, step.chunk);
     const int g = at.g;
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
-    auto cur = std::make_shared<PassCursor>();
+    auto cur = std::make_shared<PassCursor>(std::move(call));
     PassSegments out(!paired);  // alone: each unit runs as it is added
     add_boundary_recv(out, cur, r, step, at, rp.groups.tp);
     const bool a2a = ctx_.parallel.ep > 1;
@@ -418,9 +440,12 @@ class PlanComposer {
     const ChunkPlace at = place(rp.stage, step.chunk);
     const auto& layers = ctx_.chunks[static_cast<std::size_t>(at.g)];
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
+    // The first waits for the sends of the pass before, as any compute after their call.
+    std::vector<OpId> after(calls_.due_sends().begin(), calls_.due_sends().end());
     for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
-      const OpId after[] = {rp.input_grads.at({step.microbatch, *l})};
+      after.push_back(rp.input_grads.at({step.microbatch, *l}));
       const OpId w = tp_.weight_gradients(b_, rp.r, compute_, *l, mb, after);
+      after.clear();
       data_parallel_->after_layer(at.g, *l, false, mb, w, w);
     }
   }
@@ -452,8 +477,9 @@ class PlanComposer {
   }
   const std::string& name_of(int l) const { return ctx_.layers[static_cast<std::size_t>(l)].name; }
 
-  // The optimizer step waits for every gradient reduction of the data-parallel strategy.
-  void emit_optimizer(Rank r) {
+  // The optimizer step waits for every gradient reduction of the data-parallel strategy, and for
+  // the last pass's `sends`.
+  void emit_optimizer(Rank r, std::span<const OpId> sends) {
     std::vector<OpId> reduce_ops = data_parallel_->gradient_ops();
     const int pp = ctx_.parallel.pp, st = layout_.coords(r).pp;
     const auto stage = static_cast<std::size_t>(st);
@@ -469,9 +495,13 @@ class PlanComposer {
       reduce_ops = {tied_embedding_grad_all_reduce(
           ctx_, sink_, r, st, stage_rank(r, st == 0 ? pp - 1 : 0), compute_, reduce_ops)};
     if (ctx_.parallel.offload.optimizer) {
-      emit_offloaded_optimizer(r, reduce_ops, params);
+      const OpId up = emit_offloaded_optimizer(
+          b_, ctx_.training, r, {compute_, to_host_, host_, from_host_}, reduce_ops, params, sends);
+      optimizer_[r] = up;
+      data_parallel_->after_optimizer(up);
       return;
     }
+    reduce_ops.insert(reduce_ops.end(), sends.begin(), sends.end());
     const OpId step = b_.compute(
         {r, compute_, Category::optimizer, "optimizer step", engine::kNone, reduce_ops},
         params * kOptimizerFlopsPerParam,
@@ -492,79 +522,6 @@ class PlanComposer {
                            static_cast<std::uint64_t>(params * ctx_.gradient_bytes()), reduced);
   }
 
-  // ZeRO-Offload (docs/offload.md): the reduced gradient shard goes to host memory
-  // over PCIe bucket by bucket, each as soon as its reduction of the last micro-batch ends (as
-  // DeepSpeed copies the partition during the backward), so the copies overlap the rest of the
-  // backward; the CPU steps at the host's memory bandwidth once all have landed, and the updated
-  // 16-bit shard comes back; the strategy's parameter all-gather (ZeRO-1/2) follows the upload.
-  void emit_offloaded_optimizer(Rank r, const std::vector<OpId>& reduce_ops, double params) {
-    const OptimizerOffload o = optimizer_offload(ctx_.training, params);
-    std::vector<OpId> downs;
-    for (const auto& [after, bytes] : gradient_copies(r, reduce_ops, o.gradients_down)) {
-      const std::span<const OpId> deps =
-          after == engine::kNone ? std::span<const OpId>{} : std::span<const OpId>(&after, 1);
-      downs.push_back(
-          b_.copy({r, to_host_, Category::optimizer, "offload grads d2h", engine::kNone, deps},
-                  bytes, engine::CopyDirection::to_host));
-    }
-    engine::Kernel cpu;
-    cpu.kind = engine::KernelKind::host_memory;
-    cpu.bytes = o.cpu_step_bytes;
-    cpu.flops = params * kOptimizerFlopsPerParam;
-    cpu.name = b_.kernel_table().name("cpu optimizer step");
-    const OpId step = b_.compute(
-        {r, host_, Category::optimizer, "cpu optimizer step", engine::kNone, downs}, cpu.flops,
-        static_cast<std::uint64_t>(cpu.bytes), static_cast<std::uint8_t>(Precision::fp32),
-        b_.kernel_table().intern(std::span<const engine::Kernel>(&cpu, 1)));
-    const OpId after_step[] = {step};
-    const OpId up = b_.copy(
-        {r, from_host_, Category::optimizer, "offload params h2d", engine::kNone, after_step},
-        static_cast<std::uint64_t>(o.params_up), engine::CopyDirection::from_host);
-    optimizer_[r] = up;
-    data_parallel_->after_optimizer(up);
-  }
-
-  // The gradient copies of emit_offloaded_optimizer: one after each reduction of the last
-  // micro-batch (ZeRO-2 reduces every micro-batch; the step needs the last), its share of
-  // `total` bytes in proportion to the bytes it reduced (the last takes the rounding). Without
-  // reductions (one data-parallel rank) one copy after the backward.
-  std::vector<std::pair<OpId, std::uint64_t>> gradient_copies(Rank r,
-                                                              const std::vector<OpId>& reduce_ops,
-                                                              double total) const {
-    const engine::Schedule& s = b_.peek();
-    std::uint32_t last_mb = 0;
-    for (const OpId id : reduce_ops)
-      if (s.ops[id].microbatch() != engine::kNone)
-        last_mb = std::max(last_mb, s.ops[id].microbatch());
-    // A reduction another one continues (HSDP's shard reduce-scatter, all-reduced across the
-    // replicas next) is not final: the copy follows the continuation.
-    std::set<OpId> continued;
-    for (const OpId id : reduce_ops)
-      for (const OpId dep : s.dependencies(s.ops[id]))
-        continued.insert(dep);
-    std::vector<OpId> last;
-    double reduced = 0;
-    for (const OpId id : reduce_ops)
-      if ((s.ops[id].microbatch() == engine::kNone || s.ops[id].microbatch() == last_mb) &&
-          continued.count(id) == 0) {
-        last.push_back(id);
-        reduced += static_cast<double>(s.ops[id].bytes);
-      }
-    const auto all = static_cast<std::uint64_t>(total);
-    if (last.empty() || !(reduced > 0)) return {{b_.last_on(r, compute_), all}};
-    std::vector<std::pair<OpId, std::uint64_t>> out;
-    std::uint64_t given = 0;
-    for (std::size_t k = 0; k < last.size(); ++k) {
-      const std::uint64_t bytes =
-          k + 1 == last.size() ? all - given
-                               : static_cast<std::uint64_t>(
-                                     total * static_cast<double>(s.ops[last[k]].bytes) / reduced);
-      given += bytes;
-      out.emplace_back(last[k], bytes);
-    }
-    return out;
-  }
-
   BuiltSchedule& out_;
   RankLayout layout_;
   PlanContext ctx_;
@@ -574,6 +531,7 @@ class PlanComposer {
   ScheduleSink sink_;
   LayerKernels kernels_;  // before tp_, which names its lists
   TensorParallelism tp_;
+  PipelineCalls calls_;  // the rank being emitted's pipeline calls
   std::vector<std::uint64_t> stage_tensors_;
   std::vector<std::uint64_t> replicated_grad_bytes_;  // per stage, the TP all-reduce's bytes
   std::unique_ptr<DataParallelStrategy> data_parallel_;

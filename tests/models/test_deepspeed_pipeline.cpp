@@ -17,31 +17,8 @@ namespace {
 
 using engine::OpKind;
 
-// Two stages on one NVSwitch node, 100 GB/s per direction at 1 us a hop. A send_recv over GPU →
-// NVSwitch → GPU runs as NCCL's send on a communicator of the pair (docs/network.md "Sends"): 5
-// ring channels (100 / 20 GB/s), so 8 p2p channels and nChannelsMin 4; a send of S = 412 kB takes
-// 4 channels, each a part of 103 kB, at most 20.6 GB/s a channel (82.4 in all, below the link's
-// 100), and a part of one chunk (512 KiB) or less crosses the sender's and then the receiver's
-// stage: α + 2 × (S/4) / 20.6 GB/s = 2 + 2 × 5 = 12 us. One layer a stage: forward 1e9 FLOPs at
-// 100 TFLOP/s = 10 us, backward 20 us; 412 kB of activation per micro-batch. Two micro-batches.
-// One parameter a layer: the optimizer step is under a nanosecond.
-std::string two_stages(const std::string& engine) {
-  return R"(
-name: ds-two-stages
-cluster:
-  nodes: 1
-  gpus_per_node: 2
-  gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB,
-        compute_efficiency: 1, memory_efficiency: 1, launch_overhead: 0us}
-  intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s, nvlink_latency: 1us}
-model: {name: two, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: 412KB, repeat: 2}]}
-training: {global_batch: 2, micro_batch: 1, precision: bf16}
-parallel: {pp: 2, pipeline_engine: )" +
-         engine + R"(}
-simulation: {network_model: analytical, link_efficiency: {nvlink: 1}, fold: none}
-)";
-}
-
+// two_stage_pipeline (pipeline_scenarios.hpp): each transfer 12 us, a forward 10 us, a backward
+// 20 us, two micro-batches.
 constexpr double kStepUs = 1e-6;
 constexpr double kTimeTol = 1e-9;  // the optimizer's sub-nanosecond step and ps rounding
 
@@ -53,7 +30,8 @@ constexpr double kTimeTol = 1e-9;  // the optimizer's sub-nanosecond step and ps
 //   64–76   grad0                      76–96  s0 B0; 76–86 s1 F1, 86–106 s1 B1
 //   106–118 grad1 (s0 has waited since 96 in its recv)   118–138 s0 B1
 TEST(DeepSpeedPipeline, BlockingSendsInTrainScheduleOrderTimeTwoStagesByHand) {
-  const RunOutput out = run_scenario(parse_scenario(two_stages("deepspeed"), "ds.yaml"));
+  const RunOutput out =
+      run_scenario(parse_scenario(two_stage_pipeline("pipeline_engine: deepspeed"), "ds.yaml"));
   EXPECT_NEAR(out.result.iteration_time_s, 138 * kStepUs, kTimeTol);
   // Every transfer is on the compute stream, in the order above.
   const auto& s = out.built.schedule;
@@ -80,14 +58,7 @@ TEST(DeepSpeedPipeline, BlockingSendsInTrainScheduleOrderTimeTwoStagesByHand) {
     }
 }
 
-// The same pipeline under Megatron's schedule: sends on streams of their own, so a stage runs on
-// while its activation travels. s0: F0 0–10, F1 10–20; act0 10–22, act1 22–34 (the send stream
-// is FIFO); s1: F0 22–32, B0 32–52, F1 52–62, B1 62–82; grad0 52–64, grad1 82–94; s0: B0 64–84,
-// B1 94–114.
-TEST(DeepSpeedPipeline, MegatronsAsynchronousSendsTakeLessOnTheSameCase) {
-  const RunOutput out = run_scenario(parse_scenario(two_stages("megatron"), "mg.yaml"));
-  EXPECT_NEAR(out.result.iteration_time_s, 114 * kStepUs, kTimeTol);
-}
+// The same pipeline under Megatron's schedule: test_pipeline_p2p_overlap.cpp.
 
 // A GPT on one DGX A100 (pipeline_scenarios' shapes): tp 2, pp 2, dp 2, m = 16 / (2 · 2) = 4.
 constexpr double kDsB = 2, kDsS = 512, kDsH = 1024, kDsV = 32768;

@@ -67,7 +67,7 @@ const std::map<std::string, TimeOutside> kTimeOutside = {
      {0.14,
       "FSDP1's stream ordering of a per-layer all-reduce as long as the backward; EFA's rate"}},
     {"llama3-405b-128k-cp16-16384gpu.yaml",
-     {0.25, "the paper's attention kernels and document masking at 128K are not stated"}},
+     {0.28, "the paper's attention kernels and document masking at 128K are not stated"}},
     {"megatron-llama-13b-256xa100-distopt.yaml", {0.28, "Alibaba's fabric is not described"}},
     {"megatron-llama-13b-256xa100-overlapped.yaml", {0.19, "Alibaba's fabric is not described"}},
     {"megatron-llama-13b-512xa100-distopt.yaml", {0.28, "Alibaba's fabric is not described"}},
@@ -75,8 +75,6 @@ const std::map<std::string, TimeOutside> kTimeOutside = {
     {"mtnlg-530b-2240gpu.yaml", {0.24, "~6 s an iteration and 11 % a slot no code explains"}},
     {"mtnlg-530b-2800gpu.yaml", {0.25, "~6 s an iteration and 11 % a slot no code explains"}},
     {"mtnlg-530b-3360gpu.yaml", {0.29, "~6 s an iteration and 11 % a slot no code explains"}},
-    {"nemo2511-llama3-70b-64xh100-fp8.yaml",
-     {0.14, "how the real run hides the last stage's LM head (15 % idle simulated)"}},
     {"nemo2511-llama3-8b-8xh100-fsdp-fp8.yaml",
      {0.21, "Megatron FSDP's collectives on few SMs (user buffers, NCCL_CTA_POLICY)"}},
 };
@@ -91,7 +89,10 @@ const std::map<std::string, TimeOutside> kTimeOutside = {
 // 11 % and a 22 % throughput error as 0 % and 12 %), and to 4.3 % on 3 Dec 2026 once Blackwell
 // had its own sustained-compute fit and the LM head's GEMMs ran bf16 under fp8. The worst went
 // from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix, and to 29 % (MT-NLG) with
-// DeepSpeed's pipeline engine.
+// DeepSpeed's pipeline engine. On 5 Dec 2026 the median went from 4.8 to 5.2 % once the compute
+// waits for pipeline transfers where Megatron's calls do (parallel.pp_p2p_overlap): 4 to 9 % of
+// pipeline communication became exposed on the A100 Korthikanti cases, and the families'
+// sustained shares were refit (H100 0.67 → 0.71, B200 0.77 → 0.78, A100 0.86 → 0.85).
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
   std::map<std::string, double> worst_of_listed;
@@ -123,7 +124,7 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
     }
   EXPECT_EQ(r.time.failed, 0);
   EXPECT_GE(r.time.cases, 65);
-  EXPECT_LE(r.time.median, 0.05);
+  EXPECT_LE(r.time.median, 0.053);
   EXPECT_LE(r.time.worst, 0.29);
 }
 

@@ -1,0 +1,165 @@
+// When a pipeline's compute waits for its transfers (`parallel.pp_p2p_overlap`; docs/parallelism.md
+// "When the compute waits for a transfer"; models/plans/pipeline_calls.hpp): Megatron's blocking
+// calls timed by hand on two stages, the full overlap the model ran before, where each receive is
+// posted under each choice, and the keys it refuses.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "models/run_scenario.hpp"
+#include "models/scenario.hpp"
+#include "tests/models/pipeline_scenarios.hpp"
+
+namespace clustersim::models {
+namespace {
+
+using engine::OpId;
+using engine::OpKind;
+
+constexpr double kUs = 1e-6;
+constexpr double kTimeTol = 1e-9;  // the optimizer's sub-nanosecond step and ps rounding
+
+// The first compute op of (rank, category, micro-batch).
+OpId first_compute(const engine::Schedule& s, engine::Rank r, engine::Category c,
+                   std::uint32_t mb) {
+  for (OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].kind == OpKind::compute && s.ops[id].rank == r && s.ops[id].category == c &&
+        s.ops[id].microbatch() == mb)
+      return id;
+  ADD_FAILURE() << "no op of rank " << r << " mb " << mb;
+  return 0;
+}
+OpId transfer(const engine::Schedule& s, OpKind kind, engine::Rank r, const std::string& name,
+              std::uint32_t mb) {
+  for (OpId id = 0; id < s.ops.size(); ++id)
+    if (s.ops[id].kind == kind && s.ops[id].rank == r && s.name_of(s.ops[id]) == name &&
+        s.ops[id].microbatch() == mb)
+      return id;
+  ADD_FAILURE() << "no " << name << " of rank " << r << " mb " << mb;
+  return 0;
+}
+
+// two_stage_pipeline (12 us a transfer, F 10 us, B 20 us, two micro-batches) under Megatron's
+// 1F1B, each call blocking the compute after it (Megatron's calls in brackets):
+//   s0: F0 0–10 [send_forward: act0 10–22, s1's recv posted at 0]; F1 22–32
+//       [send_forward_recv_backward: act1, grad0 posted at 32]
+//   s1: F0 22–32; B0 32–52 [send_backward_recv_forward: grad0, act1 posted at 52]
+//   act1 and grad0 52–64 (opposite directions, a link each)
+//   s0: B0 64–84 [recv_backward: grad1 posted at 84];  s1: F1 64–74, B1 74–94 [send grad1]
+//   grad1 94–106; s0: B1 106–126.
+TEST(PipelineP2POverlap, MegatronsCallsBlockTheComputeAfterThemTwoStagesByHand) {
+  const RunOutput out = run_scenario(parse_scenario(two_stage_pipeline(""), "mg.yaml"));
+  EXPECT_NEAR(out.result.iteration_time_s, 126 * kUs, kTimeTol);
+  const auto& s = out.built.schedule;
+  const auto& t = out.timeline;
+  // s0's second forward waits for its first send, which waits for s1's receive.
+  EXPECT_NEAR(t.launch[first_compute(s, 0, engine::Category::forward, 1)].seconds(), 22 * kUs,
+              kTimeTol);
+  // s1 posts its receive of act1 after its first backward: the transfer runs 52–64.
+  const OpId act1 = transfer(s, OpKind::recv, 1, "recv act", 1);
+  EXPECT_NEAR(t.end[act1].seconds(), 64 * kUs, kTimeTol);
+  EXPECT_NEAR(t.launch[first_compute(s, 0, engine::Category::backward, 0)].seconds(), 64 * kUs,
+              kTimeTol);
+  EXPECT_NEAR(t.launch[first_compute(s, 0, engine::Category::backward, 1)].seconds(), 106 * kUs,
+              kTimeTol);
+}
+
+// `full`, the model's former behaviour: sends on streams of their own and receives posted
+// ahead, so a stage runs on while its activation travels. s0: F0 0–10, F1 10–20; act0 10–22,
+// act1 22–34 (the send stream is FIFO); s1: F0 22–32, B0 32–52, F1 52–62, B1 62–82; grad0
+// 52–64, grad1 82–94; s0: B0 64–84, B1 94–114.
+TEST(PipelineP2POverlap, FullOverlapRunsAStageOnWhileItsTransfersTravel) {
+  const RunOutput out =
+      run_scenario(parse_scenario(two_stage_pipeline("pp_p2p_overlap: full"), "full.yaml"));
+  EXPECT_NEAR(out.result.iteration_time_s, 114 * kUs, kTimeTol);
+  EXPECT_NEAR(
+      out.timeline.launch[first_compute(out.built.schedule, 0, engine::Category::forward, 1)]
+          .seconds(),
+      10 * kUs, kTimeTol);
+}
+
+// The compute-stream op that ran last before `op` on its rank, of `category` if given.
+OpId last_compute_before(const engine::Schedule& s, OpId op, const engine::Category* category) {
+  OpId found = engine::kNone;
+  for (OpId id = 0; id < op; ++id)
+    if (s.ops[id].rank == s.ops[op].rank && s.stream_names[s.ops[id].stream] == "compute" &&
+        (category == nullptr || s.ops[id].category == *category))
+      found = id;
+  return found;
+}
+
+// Where each receive of an interleaved plan (pp 2, 2 chunks a rank, 4 micro-batches) is posted:
+// after the rank's last pass of its direction under `one_pass` (the first of a direction after
+// the pass before it), after the pass before it under `none`, whenever its stream is free under
+// `full`.
+TEST(PipelineP2POverlap, EachChoicePostsAReceiveWhereItSays) {
+  const auto plan = [](const std::string& overlap) {
+    return build_schedule(parse_scenario(
+        uniform_pipeline_scenario("interleaved", 2, 4, 2, "1", "", ", pp_p2p_overlap: " + overlap),
+        "i.yaml"));
+  };
+  int ahead = 0;  // receives one_pass posts before the pass just ended
+  for (const std::string overlap : {"auto", "one_pass", "none", "full"}) {
+    const BuiltSchedule built = plan(overlap);
+    const auto& s = built.schedule;
+    int recvs = 0;
+    for (OpId id = 0; id < s.ops.size(); ++id) {
+      if (s.ops[id].kind != OpKind::recv) continue;
+      ++recvs;
+      const auto deps = s.dependencies(s.ops[id]);
+      if (overlap == "full") {
+        EXPECT_TRUE(deps.empty()) << s.label(s.ops[id]);
+        continue;
+      }
+      const engine::Category direction = s.name_of(s.ops[id]) == "recv act"
+                                             ? engine::Category::forward
+                                             : engine::Category::backward;
+      const OpId any = last_compute_before(s, id, nullptr);
+      OpId expected = any;
+      if (overlap != "none")
+        if (const OpId same = last_compute_before(s, id, &direction); same != engine::kNone)
+          expected = same;
+      ASSERT_EQ(deps.size(), expected == engine::kNone ? 0u : 1u) << s.label(s.ops[id]);
+      if (expected != engine::kNone) EXPECT_EQ(deps[0], expected) << s.label(s.ops[id]);
+      if (overlap == "one_pass" && expected != any) ++ahead;
+    }
+    EXPECT_EQ(recvs, 2 * 2 * 4 * 2 - 2 * 4) << overlap;  // 2 ranks × 8 passes, less the ends'
+  }
+  EXPECT_GT(ahead, 0);
+}
+
+// Megatron's 1F1B posts two passes of one direction in separate calls (send_forward, then
+// recv_forward): in stage 1's warmup of three stages the receive of act1 waits for the send of
+// act0; one_pass, which posts them together, does not.
+TEST(PipelineP2POverlap, MegatronsSeparateCallsMakeAReceiveWaitForTheSendBefore) {
+  for (const std::string overlap : {"auto", "one_pass"}) {
+    const BuiltSchedule built = build_schedule(parse_scenario(
+        uniform_pipeline_scenario("1f1b", 3, 3, 1, "1", "", ", pp_p2p_overlap: " + overlap),
+        "s.yaml"));
+    const auto& s = built.schedule;
+    const OpId send0 = transfer(s, OpKind::send, 1, "send act", 0);
+    const auto deps = s.dependencies(s.ops[transfer(s, OpKind::recv, 1, "recv act", 1)]);
+    EXPECT_EQ(std::count(deps.begin(), deps.end(), send0), overlap == "auto" ? 1 : 0) << overlap;
+    // Either way the forward after the call waits for the send.
+    const auto f1 = s.dependencies(s.ops[first_compute(s, 1, engine::Category::forward, 1)]);
+    EXPECT_EQ(std::count(f1.begin(), f1.end(), send0), 1) << overlap;
+  }
+}
+
+TEST(PipelineP2POverlap, UnknownChoicesAndDeepSpeedAreRefusedNamingTheKey) {
+  expect_plan_error(uniform_pipeline_scenario("1f1b", 2, 4, 1, "1", "", ", pp_p2p_overlap: some"),
+                    "bad.yaml", "parallel.pp_p2p_overlap",
+                    "allowed: auto | none | one_pass | full");
+  expect_plan_error(two_stage_pipeline("pipeline_engine: deepspeed, pp_p2p_overlap: none"),
+                    "ds.yaml", "parallel.pp_p2p_overlap", "DeepSpeed's pipeline engine blocks");
+  // DualPipe's own call order is not modelled: blocking at the passes' boundaries would deadlock.
+  for (const std::string overlap : {"none", "one_pass"})
+    expect_plan_error(
+        uniform_pipeline_scenario("dualpipe", 2, 4, 1, "1", "", ", pp_p2p_overlap: " + overlap),
+        "dp.yaml", "parallel.pp_p2p_overlap", "allowed: auto, full");
+}
+
+}  // namespace
+}  // namespace clustersim::models
