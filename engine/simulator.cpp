@@ -484,10 +484,21 @@ class Run {
   [[noreturn]] void report_deadlock() const {
     std::string msg = "simulate: deadlock at t=" + std::to_string(now_.seconds()) + " s; " +
                       std::to_string(s_.ops.size() - finished_ops_) + " ops never ran. Blocked:";
-    int shown = 0;
-    for (std::uint32_t st = 0; st < cursor_.size() && shown < 5; ++st) {
-      const OpId id = cursor_[st];
-      if (id == kEndOfStream) continue;
+    // Each rank's first blocked stream before any rank's others: a cycle runs across ranks, and
+    // listing one rank's streams first would hide its other end.
+    std::vector<OpId> blocked;
+    std::vector<bool> rank_listed(s_.num_ranks, false), stream_listed(cursor_.size(), false);
+    for (std::uint32_t st = 0; st < cursor_.size(); ++st)
+      if (const OpId id = cursor_[st]; id != kEndOfStream && !rank_listed[s_.ops[id].rank]) {
+        rank_listed[s_.ops[id].rank] = true;
+        stream_listed[st] = true;
+        blocked.push_back(id);
+      }
+    for (std::uint32_t st = 0; st < cursor_.size(); ++st)
+      if (cursor_[st] != kEndOfStream && !stream_listed[st]) blocked.push_back(cursor_[st]);
+    constexpr std::size_t kShown = 12;
+    for (std::size_t k = 0; k < std::min(blocked.size(), kShown); ++k) {
+      const OpId id = blocked[k];
       const Op& op = s_.ops[id];
       msg += "\n  rank " + std::to_string(op.rank) + " stream '" + s_.stream_names[op.stream] +
              "' at '" + s_.label(op) + "': ";
@@ -498,8 +509,9 @@ class Run {
         msg += std::to_string(instances_[inst].arrived) + " of " +
                std::to_string(rendezvous_.instances[inst].size) + " peers arrived";
       }
-      ++shown;
     }
+    if (blocked.size() > kShown)
+      msg += "\n  and " + std::to_string(blocked.size() - kShown) + " more blocked streams";
     throw SimulationError(msg);
   }
 

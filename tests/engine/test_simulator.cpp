@@ -268,23 +268,47 @@ TEST_F(Fixture, MismatchedCollectivesAreErrors) {
   }
 }
 
-TEST_F(Fixture, CrossedCollectivesDeadlockWithADiagnosis) {
+// Two ranks issue two collectives in opposite orders: each waits in its first for the other.
+// Rank 0 also has `side_streams` streams whose op waits for its second collective.
+// Fixture::run on the schedule; returns the SimulationError's message ("" if none was thrown).
+std::string crossed_collectives_error(Fixture& f, int side_streams) {
   ScheduleBuilder b(2);
   const auto s0 = b.stream("compute");
   const GroupId g1 = b.add_group({0, 1}, "g1");
   const GroupId g2 = b.add_group({0, 1}, "g2");
   b.collective({0, s0, Category::dp_comm, "first"}, CollectiveType::all_reduce, g1, 100);
-  b.collective({0, s0, Category::dp_comm, "second"}, CollectiveType::all_reduce, g2, 100);
+  const OpId after[] = {
+      b.collective({0, s0, Category::dp_comm, "second"}, CollectiveType::all_reduce, g2, 100)};
+  for (int k = 0; k < side_streams; ++k) {
+    const std::string name = "side " + std::to_string(k);
+    b.compute({0, b.stream(name), Category::forward, "waits", kNone, after}, 1e9, 0);
+  }
   b.collective({1, s0, Category::dp_comm, "second"}, CollectiveType::all_reduce, g2, 100);
   b.collective({1, s0, Category::dp_comm, "first"}, CollectiveType::all_reduce, g1, 100);
   try {
-    run(std::move(b).finish());
-    FAIL() << "expected a deadlock";
+    f.run(std::move(b).finish());
   } catch (const SimulationError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("deadlock"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("1 of 2 peers arrived"), std::string::npos) << msg;
+    return e.what();
   }
+  return "";
+}
+
+TEST_F(Fixture, CrossedCollectivesDeadlockWithADiagnosis) {
+  const std::string msg = crossed_collectives_error(*this, 0);
+  EXPECT_NE(msg.find("deadlock"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("1 of 2 peers arrived"), std::string::npos) << msg;
+}
+
+// A deadlock spans ranks: the report lists each rank's first blocked stream before any rank's
+// others, so that rank 1 shows even when rank 0 has fourteen blocked streams, and counts what it
+// leaves out beyond twelve lines.
+TEST_F(Fixture, ADeadlockReportShowsEveryRanksEnd) {
+  const std::string msg = crossed_collectives_error(*this, 13);
+  EXPECT_NE(msg.find("rank 1 stream 'compute' at 'second': 1 of 2 peers arrived"),
+            std::string::npos)
+      << msg;
+  // 15 blocked streams: rank 0's compute and 13 side streams, rank 1's compute; 12 shown.
+  EXPECT_NE(msg.find("and 3 more blocked streams"), std::string::npos) << msg;
 }
 
 TEST_F(Fixture, ScheduleLargerThanTopologyIsAnError) {
