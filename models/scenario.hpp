@@ -341,6 +341,10 @@ struct ParallelConfig {
     return schedule != PipelineSchedule::interleaved;
   }
   P2POverlap pp_p2p_overlap = P2POverlap::automatic;
+  // parallel.pp_scatter_gather: Megatron-LM's scatter_gather_tensors_in_pipeline (on by default
+  // until Megatron-Core dropped it): without sequence parallelism each TP rank sends 1/tp of the
+  // boundary tensor and the receiving stage all-gathers it over TP (Narayanan et al. SC'21 §4.1).
+  bool pp_scatter_gather = false;
   // How far the compute runs beside the pipeline's transfers: as stated, else as the framework
   // does. Megatron's interleaved schedule posts its receives a pass ahead and waits for each send
   // before the next compute (overlap_p2p_comm, deallocate_pipeline_outputs); gpipe and 1F1B

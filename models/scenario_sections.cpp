@@ -127,6 +127,7 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("pp_send_communicator"))
     p.pp_send_communicator = x->choice(kSendCommunicatorNames);
   if (auto x = m.get("pp_p2p_overlap")) p.pp_p2p_overlap = x->choice(kP2POverlapNames);
+  if (auto x = m.get("pp_scatter_gather")) p.pp_scatter_gather = x->boolean();
   if (auto x = m.get("virtual_stages")) p.virtual_stages = x->count(1, limits::kVirtualStages);
   if (auto x = m.get("microbatch_group_size"))
     p.microbatch_group = x->count(1, limits::kMicroBatches);

@@ -17,6 +17,8 @@ TensorParallelism::TensorParallelism(const PlanContext& ctx, const LayerKernels*
       moe_(ctx, kernels),
       tp_(ctx.parallel.tp),
       sequence_parallel_(ctx.parallel.sequence_parallel && ctx.parallel.tp > 1),
+      scatter_gather_(ctx.parallel.pp_scatter_gather && ctx.parallel.tp > 1 &&
+                      !sequence_parallel_ && ctx.transformer != nullptr),
       overlap_(sequence_parallel_ && ctx.parallel.tp_comm_overlap),
       elem_(ctx.element_bytes()),
       precision_(static_cast<std::uint8_t>(ctx.training.precision)) {
@@ -154,8 +156,9 @@ double TensorParallelism::local_count(const LayerCost& l, const ParamTensor& t) 
 
 std::uint64_t TensorParallelism::boundary_bytes(const LayerCost& layer) const {
   if (ctx_.transformer != nullptr)
-    return sequence_parallel_ ? activation_bytes_ / static_cast<std::uint64_t>(tp_)
-                              : activation_bytes_;
+    return sequence_parallel_ || scatter_gather_
+               ? activation_bytes_ / static_cast<std::uint64_t>(tp_)
+               : activation_bytes_;
   return static_cast<std::uint64_t>(layer.activation_bytes * ctx_.training.micro_batch * elem_ /
                                     2.0);
 }

@@ -77,6 +77,10 @@ class TensorParallelism {
   // at the training precision for transformers (a 1/t shard with sequence parallelism), the
   // layer's stored activation for layer lists.
   std::uint64_t boundary_bytes(const LayerCost& layer) const;
+  // parallel.pp_scatter_gather applies (a transformer, tp > 1, no sequence parallelism): the
+  // receiving stage all-gathers boundary_gathered_bytes() over TP after each receive.
+  bool gathers_boundary() const { return scatter_gather_; }
+  std::uint64_t boundary_gathered_bytes() const { return activation_bytes_; }
   // The userbuffers parallel.tp_comm_overlap keeps on each rank for the whole run: one b·s·h
   // 16-bit buffer per overlapped GEMM of a transformer layer, as Transformer Engine's
   // initialize_ub allocates them (10: the QKV and FC1 forward all-gathers, the projection and
@@ -150,7 +154,8 @@ class TensorParallelism {
   ExpertParallelism moe_;
   int tp_ = 1;
   bool sequence_parallel_ = false;
-  bool overlap_ = false;  // parallel.tp_comm_overlap (validated: sequence parallel, tp > 1)
+  bool scatter_gather_ = false;  // parallel.pp_scatter_gather, where it applies
+  bool overlap_ = false;         // parallel.tp_comm_overlap (validated: sequence parallel, tp > 1)
   int elem_ = 2;
   std::uint64_t activation_bytes_ = 0;  // b·s·h at the training precision
   // The sequence-parallel all-gathers' b·s·h: the next GEMM's input, in fp8 under fp8 training.

@@ -305,11 +305,21 @@ class PlanComposer {
       if (peer < 0) return false;
       const auto d = static_cast<std::size_t>(at.direction);
       const auto mb = static_cast<std::uint32_t>(step.microbatch);
-      cur->deps.push_back(b_.recv({r, step.forward ? recv_fwd_[d] : recv_bwd_[d], Category::pp_comm,
-                                   step.forward ? "recv act" : "recv grad", mb, cur->recv_after},
-                                  stage_rank(r, peer % ctx_.parallel.pp),
-                                  boundary_bytes(step.forward ? at.prev : at.g),
-                                  tag_of(step, at.g, step.forward)));
+      const OpId got =
+          b_.recv({r, step.forward ? recv_fwd_[d] : recv_bwd_[d], Category::pp_comm,
+                   step.forward ? "recv act" : "recv grad", mb, cur->recv_after},
+                  stage_rank(r, peer % ctx_.parallel.pp),
+                  boundary_bytes(step.forward ? at.prev : at.g), tag_of(step, at.g, step.forward));
+      if (!tp_.gathers_boundary()) {
+        cur->deps.push_back(got);
+        return false;
+      }
+      // parallel.pp_scatter_gather: the TP ranks' shards become the whole tensor (Megatron-LM's
+      // gather_split_1d_tensor, on the current stream).
+      const OpId after[] = {got};
+      cur->deps.push_back(b_.collective(
+          {r, compute_, Category::pp_comm, step.forward ? "gather act" : "gather grad", mb, after},
+          engine::CollectiveType::all_gather, tp, tp_.boundary_gathered_bytes()));
       return false;
     });
   }

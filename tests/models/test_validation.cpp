@@ -89,10 +89,10 @@ const std::map<std::string, TimeOutside> kTimeOutside = {
 // 11 % and a 22 % throughput error as 0 % and 12 %), and to 4.3 % on 3 Dec 2026 once Blackwell
 // had its own sustained-compute fit and the LM head's GEMMs ran bf16 under fp8. The worst went
 // from 40 to 35 % once Megatron-LLaMA's cases stated their kernel mix, and to 29 % (MT-NLG) with
-// DeepSpeed's pipeline engine. On 5 Dec 2026 the median went from 4.8 to 5.2 % once the compute
-// waits for pipeline transfers where Megatron's calls do (parallel.pp_p2p_overlap): 4 to 9 % of
-// pipeline communication became exposed on the A100 Korthikanti cases, and the families'
-// sustained shares were refit (H100 0.67 → 0.71, B200 0.77 → 0.78, A100 0.86 → 0.85).
+// DeepSpeed's pipeline engine. On 5 Dec 2026 the compute came to wait for pipeline transfers
+// where Megatron's calls do (parallel.pp_p2p_overlap): 5.8 % alone, 4.8 % again once H100's and
+// B200's sustained shares were refit and Korthikanti's baselines stated Megatron-LM's
+// scatter/gather of pipeline tensors (parallel.pp_scatter_gather).
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
   std::map<std::string, double> worst_of_listed;
@@ -124,7 +124,7 @@ TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
     }
   EXPECT_EQ(r.time.failed, 0);
   EXPECT_GE(r.time.cases, 65);
-  EXPECT_LE(r.time.median, 0.053);
+  EXPECT_LE(r.time.median, 0.05);
   EXPECT_LE(r.time.worst, 0.29);
 }
 
