@@ -43,10 +43,11 @@ Counts count(const std::string& parallel_extra) {
     const auto& op = s.ops[id];
     if (op.kind == OpKind::send || op.kind == OpKind::recv) {
       ++c.transfers;
-      if (c.transfer_bytes == 0)
+      if (c.transfer_bytes == 0) {
         c.transfer_bytes = op.bytes;
-      else
+      } else {
         EXPECT_EQ(op.bytes, c.transfer_bytes);  // every send and receive alike
+      }
     }
     const std::string& name = s.name_of(op);
     if (name != "gather act" && name != "gather grad") continue;
