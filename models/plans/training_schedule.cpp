@@ -207,7 +207,6 @@ class PlanComposer {
   };
   // Where one pass (a forward or a backward step) stands while it is emitted piece by piece.
   struct PassCursor {
-    PassCursor() = default;
     explicit PassCursor(PipelineCalls::Call call)
         : deps(std::move(call.wait)), recv_after(std::move(call.recv_after)) {}
     std::vector<OpId> deps;
