@@ -76,9 +76,10 @@ enum class PipelineEngine { megatron, deepspeed };
 enum class SendCommunicator { automatic, pair, group };
 // When a pipeline's compute waits for its transfers (parallel.pp_p2p_overlap; docs/parallelism.md
 // "When the compute waits for a transfer"): `automatic` as the framework does
-// (ParallelConfig::pp_p2p_overlap_mode), `none` every call blocks the compute after it,
-// `one_pass` receives are posted a pass ahead (Megatron's overlap_p2p_comm), `full` receives are
-// posted as early as their stream allows and no compute waits for a send (the most overlap).
+// (ParallelConfig::pp_p2p_overlap_mode), `none` every call blocks the compute after it (DualPipe:
+// its own calls, one before each chunk), `one_pass` receives are posted a pass ahead (Megatron's
+// overlap_p2p_comm), `full` receives are posted as early as their stream allows and no compute
+// waits for a send (the most overlap).
 enum class P2POverlap { automatic, none, one_pass, full };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
 // s² scores through memory), a fused FlashAttention-2-class kernel, or FlashAttention 1.x called
@@ -360,6 +361,7 @@ struct ParallelConfig {
         return P2POverlap::one_pass;
       case PipelineSchedule::gpipe:
       case PipelineSchedule::one_f_one_b:
+      case PipelineSchedule::dualpipe:
         return P2POverlap::none;
       default:
         return P2POverlap::full;

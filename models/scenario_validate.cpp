@@ -129,13 +129,12 @@ void validate_dualpipe(const Scenario& s) {
     s.fail("parallel.data_parallel",
            "schedule dualpipe is modelled with ddp and zero1 only (DeepSeek-V3 trains with "
            "ZeRO-1); allowed: ddp, zero1");
-  // DualPipe posts each send in a later call of its step order (dualpipe.py's
-  // _commit_and_wait_comm), which blocking at the passes' boundaries would deadlock.
-  if (p.pp_p2p_overlap == P2POverlap::none || p.pp_p2p_overlap == P2POverlap::one_pass)
+  // DualPipe's calls block before every chunk (dualpipe.py's _commit_and_wait_comm): `none`, as
+  // `auto` gives; it posts no receive a pass ahead as Megatron's overlap_p2p_comm does.
+  if (p.pp_p2p_overlap == P2POverlap::one_pass)
     s.fail("parallel.pp_p2p_overlap",
-           "schedule dualpipe defers each send to a later call of its own step order, which is "
-           "not modelled; not " +
-               std::string(kP2POverlapNames.name(p.pp_p2p_overlap)) + "; allowed: auto, full");
+           "schedule dualpipe makes its own calls (a blocking one before each chunk), not "
+           "one_pass; allowed: auto, none, full");
   const long m = s.num_microbatches();
   if (m % 2 != 0 || m < 2L * p.pp)
     s.fail("training.global_batch",

@@ -9,18 +9,36 @@
 //   the rank's last pass of the same direction, so it runs beside the pass between; a forward's
 //   send is waited before the next compute (deallocate_pipeline_outputs), a backward's once the
 //   next backward has posted its own (send_prev_wait_handle);
-// - `full` (the zero-bubble runtime, DualPipe): receives are posted as early as their stream
-//   allows and no compute waits for a send, the most overlap a runtime gets.
+// - `none` under DualPipe (dualpipe.py's _commit_and_wait_comm): a call before every chunk (a
+//   forward, a full backward with its W, an F&B pair with its W, a deferred W) posts the sends
+//   the chunks before it left and the receives of the pass it starts, and the chunk waits for
+//   them all; a chunk's sends are posted at its end, a held-back forward's (step 2) after the
+//   next chunk (training_schedule.cpp emits them; `defers_sends`);
+// - `full` (the zero-bubble runtime): receives are posted as early as their stream allows and no
+//   compute waits for a send, the most overlap a runtime gets.
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 #include "engine/schedule.hpp"
+#include "models/plans/pipeline_order.hpp"
 #include "models/scenario.hpp"
 
 namespace clustersim::models {
+
+// A pipeline send, as described before it is posted (DualPipe holds its sends until a call).
+struct PipelineSend {
+  engine::Rank r = 0;
+  engine::StreamId stream = 0;
+  const char* name = "";
+  std::uint32_t microbatch = 0;
+  engine::Rank peer = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t tag = 0;
+};
 
 class PipelineCalls {
  public:
@@ -34,32 +52,46 @@ class PipelineCalls {
   };
   // Starts a rank's passes of one iteration.
   void begin_rank();
-  // The call before a forward (or backward) pass, the rank's compute having ended in
-  // `last_compute` (kNone: nothing yet). Calls of an F&B pair are both taken before either pass.
-  Call before_pass(bool forward, engine::OpId last_compute) const;
+  // The call before the pass `step`, the rank's compute having ended in `last_compute` (kNone:
+  // nothing yet). Calls of an F&B pair are both taken before either pass.
+  Call before_pass(const PipelineStep& step, engine::OpId last_compute) const;
   // The passes whose calls were taken are emitted from here on.
   void start_passes() { due_.clear(); }
   // A send the pass of `forward`'s direction being emitted posts.
   void sent(bool forward, engine::OpId send) {
     if (tracks_sends_) posting_[forward ? 0 : 1].push_back(send);
   }
-  // A pass of `forward`'s direction has been emitted, the rank's compute ending in
-  // `last_compute`.
-  void ended_pass(bool forward, engine::OpId last_compute);
+  // The pass `step` has been emitted, the rank's compute ending in `last_compute`.
+  void ended_pass(const PipelineStep& step, engine::OpId last_compute);
   // Sends a compute step between passes (a W step) waits for.
   std::span<const engine::OpId> due_sends() const { return due_; }
   // Every send not yet waited for: the optimizer step waits for them.
   std::vector<engine::OpId> outstanding_sends() const;
 
+  // DualPipe: sends are posted at the end of their chunk, not of their pass. A pass's sends are
+  // deferred here; at the chunk's end `end_chunk` returns those to post now (the chunk's, unless
+  // it holds them back past the next chunk, and any the chunk before held back), and the caller
+  // reports each it posts; the next call waits for it.
+  bool defers_sends() const { return defers_sends_; }
+  void defer(const PipelineSend& send) { chunk_.push_back(send); }
+  std::vector<PipelineSend> end_chunk(bool hold);
+  void posted(engine::OpId send) { due_.push_back(send); }
+  // DualPipe: a full backward's W has ended the chunk in `last_compute`; the next call follows it.
+  void ended_chunk(engine::OpId last_compute) { end_of_last_ = last_compute; }
+
  private:
   P2POverlap mode_;
   bool separate_calls_;  // Megatron's non-interleaved schedules
   bool tracks_sends_;
+  bool defers_sends_;                                 // DualPipe's calls
   std::array<std::vector<engine::OpId>, 2> posting_;  // by direction: the passes being emitted's
   std::vector<engine::OpId> due_;                     // the next compute waits for these
   std::vector<engine::OpId> held_;  // one_pass: the last backward's, due after the next backward
   std::array<engine::OpId, 2> end_of_ = {engine::kNone, engine::kNone};  // by direction
   engine::OpId end_of_last_ = engine::kNone;
+  std::vector<PipelineSend> chunk_, held_back_;  // DualPipe's sends before their call
+  // DualPipe: where the last forward of each direction (chunk) ended, for early receives.
+  std::array<engine::OpId, 2> forward_end_ = {engine::kNone, engine::kNone};
   int last_direction_ = -1;  // 0 forward, 1 backward, -1 none yet
 };
 

@@ -9,6 +9,7 @@
 //   2. h + 1 times: a near forward, a far forward
 //   3. P − h − 1 times: a far B (W deferred), a deferred W, a far forward
 //   4. M − p + h + 1 times: the pair (near F, far B) and the pair (far F, near B), each an F&B
+//      (a middle rank, h = P − 1, runs the first round's near F and far B apart, as dualpipe.py)
 //   5. P − h − 1 times: a far B, the pair (far F, near B)
 //   6. h + 1 times: a far B, a near B (from the middle of this phase on, their W deferred)
 //   7. P − h − 1 times: a deferred W, a near B (W deferred)
@@ -46,7 +47,9 @@ class DualPipeSteps {
     if (deferred) {
       waiting_.push_back(b);
     } else {
-      steps_.push_back({false, b.microbatch, d, true});
+      PipelineStep w{false, b.microbatch, d, true};
+      w.in_backward_chunk = true;  // one chunk with its B: dualpipe.py's full backward
+      steps_.push_back(w);
     }
   }
   void weight() {
@@ -56,6 +59,11 @@ class DualPipeSteps {
     w.weight = true;
     steps_.push_back(w);
   }
+  // dualpipe.py posts the last pass's sends only after the chunk that follows it.
+  void hold_sends() { steps_.back().send_held = true; }
+  // dualpipe.py posts step i's receive at the call before the pass ahead of it.
+  void receive_early(std::size_t i) { steps_[i].recv_early = true; }
+  std::size_t size() const { return steps_.size(); }
   // The F&B pair: the forward of one micro-batch and the full backward of another.
   void pair(int forward_side, int backward_side) {
     forward(forward_side);
@@ -93,9 +101,17 @@ std::vector<PipelineStep> dualpipe_order(int stage, int stages, int microbatches
   DualPipeSteps s(stage, stages, microbatches);
   for (int i = 0; i < 2 * rest; ++i)
     s.forward(kNear);
+  // Step 2: a rank off the middle sends each near forward's output after the far forward that
+  // follows it; the middle rank sends its last far forward's after the next chunk (step 4).
+  const bool middle = rest == 0;
+  // Each near forward's receive but the first is appended before the far forward's call, and so
+  // is that of step 4's first near forward.
   for (int i = 0; i <= h; ++i) {
     s.forward(kNear);
+    if (i > 0) s.receive_early(s.size() - 1);
+    if (!middle) s.hold_sends();
     s.forward(kFar);
+    if (middle && i == h) s.hold_sends();
   }
   for (int i = 0; i < rest; ++i) {
     s.backward(kFar, true);
@@ -103,7 +119,17 @@ std::vector<PipelineStep> dualpipe_order(int stage, int stages, int microbatches
     s.forward(kFar);
   }
   for (int i = 0; i < microbatches / 2 - stages + h + 1; ++i) {
-    s.pair(kNear, kFar);
+    const std::size_t near_forward = s.size();
+    if (i == 0 && middle) {
+      // The middle rank runs its first two passes apart ("to further reduce bubble size"):
+      // the near forward, whose sends go after the far full backward that follows it.
+      s.forward(kNear);
+      s.hold_sends();
+      s.backward(kFar, false);
+    } else {
+      s.pair(kNear, kFar);
+    }
+    if (i == 0) s.receive_early(near_forward);
     s.pair(kFar, kNear);
   }
   for (int i = 0; i < rest; ++i) {

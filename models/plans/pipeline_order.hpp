@@ -25,6 +25,14 @@ struct PipelineStep {
   // Dualpipe's F&B pair: this forward and the backward of the next step run as one pair, their
   // sub-layer pieces interleaved (training_schedule.cpp; docs/dualpipe.md).
   bool paired = false;
+  // DualPipe's calls (deepseek-ai/DualPipe dualpipe.py; pipeline_calls.hpp): a W that runs in its
+  // B's chunk (a full backward: no call between them, the B's sends posted after the W); a forward
+  // whose sends are posted only after the chunk that follows it (step 2 holds them back); a
+  // forward whose receive is posted a call early, after the rank's last forward of its direction
+  // (step 2 appends the next near forward's receive before the far forward's call).
+  bool in_backward_chunk = false;
+  bool send_held = false;
+  bool recv_early = false;
 };
 
 // Whether `schedule` splits each backward into a B and a W pass.

@@ -250,10 +250,11 @@ class PlanComposer {
           interleave_passes(bw, f);
         else
           interleave_passes(f, bw);
-        calls_.ended_pass(true, b_.last_on(r, compute_));
-        calls_.ended_pass(false, b_.last_on(r, compute_));
+        calls_.ended_pass(step, b_.last_on(r, compute_));
+        calls_.ended_pass(steps[i], b_.last_on(r, compute_));
       } else if (step.weight) {
         weight_pass(rp, step);
+        if (step.in_backward_chunk) calls_.ended_chunk(b_.last_on(r, compute_));
       } else {
         auto call = call_before(rp, step);
         calls_.start_passes();
@@ -261,15 +262,19 @@ class PlanComposer {
           forward_pass(rp, step, false, std::move(call)).run_all();
         else
           backward_pass(rp, step, false, std::move(call)).run_all();
-        calls_.ended_pass(step.forward, b_.last_on(r, compute_));
+        calls_.ended_pass(step, b_.last_on(r, compute_));
       }
+      // DualPipe: a B (or an F&B pair) and the W of its full backward are one chunk.
+      if (i + 1 >= steps.size() || !steps[i + 1].in_backward_chunk)
+        end_chunk(r, steps[i].send_held);
     }
+    end_chunk(r, false);
     if (deepspeed_) deepspeed_->finish(r, rp.stage, stage_rank(r, rp.stage == 0 ? pp - 1 : 0));
     emit_optimizer(r, calls_.outstanding_sends());
   }
 
   PipelineCalls::Call call_before(const RankPasses& rp, const PipelineStep& step) const {
-    return calls_.before_pass(step.forward, b_.last_on(rp.r, compute_));
+    return calls_.before_pass(step, b_.last_on(rp.r, compute_));
   }
 
   // Tags tell the micro-batch, the receiving chunk and the direction apart on one pair of ranks.
@@ -335,15 +340,32 @@ class PlanComposer {
         return false;
       }
       const auto d = static_cast<std::size_t>(at.direction);
-      const OpId after[] = {cur->last};
-      calls_.sent(step.forward, b_.send({r, step.forward ? send_fwd_[d] : send_bwd_[d],
-                                         Category::pp_comm, step.forward ? "send act" : "send grad",
-                                         static_cast<std::uint32_t>(step.microbatch), after},
-                                        stage_rank(r, peer % ctx_.parallel.pp),
-                                        boundary_bytes(step.forward ? at.g : at.prev),
-                                        tag_of(step, peer, step.forward)));
+      const PipelineSend send{r,
+                              step.forward ? send_fwd_[d] : send_bwd_[d],
+                              step.forward ? "send act" : "send grad",
+                              static_cast<std::uint32_t>(step.microbatch),
+                              stage_rank(r, peer % ctx_.parallel.pp),
+                              boundary_bytes(step.forward ? at.g : at.prev),
+                              tag_of(step, peer, step.forward)};
+      if (calls_.defers_sends())
+        calls_.defer(send);  // posted at the end of the chunk (end_chunk)
+      else
+        calls_.sent(step.forward, emit_send(send, cur->last));
       return false;
     });
+  }
+
+  OpId emit_send(const PipelineSend& s, OpId after_op) {
+    const OpId after[] = {after_op};
+    return b_.send({s.r, s.stream, Category::pp_comm, s.name, s.microbatch, after}, s.peer, s.bytes,
+                   s.tag);
+  }
+  // DualPipe: a chunk has ended on rank r's compute stream; its call posts the sends due.
+  void end_chunk(Rank r, bool hold) {
+    if (!calls_.defers_sends()) return;
+    const OpId last = b_.last_on(r, compute_);
+    for (const PipelineSend& s : calls_.end_chunk(hold))
+      calls_.posted(emit_send(s, last));
   }
 
   // A forward step receives the previous chunk's activations, runs its layers and sends the
