@@ -21,6 +21,34 @@ PlanContext plan_context(const Scenario& sc, const std::vector<LayerCost>& layer
           static_cast<int>(sc.num_microbatches())};
 }
 
+std::vector<std::uint64_t> stage_tensor_counts(const PlanContext& ctx) {
+  std::vector<std::uint64_t> tensors(static_cast<std::size_t>(ctx.parallel.pp), 0);
+  for (int stage = 0; stage < ctx.parallel.pp; ++stage)
+    ctx.for_each_stage_layer(stage, [&](int l) {
+      std::uint64_t experts = 0;
+      for (const auto& t : ctx.layers[static_cast<std::size_t>(l)].tensors)
+        (t.expert >= 0 ? experts : tensors[static_cast<std::size_t>(stage)]) += 1;
+      tensors[static_cast<std::size_t>(stage)] +=
+          experts / static_cast<std::uint64_t>(ctx.parallel.ep);
+    });
+  return tensors;
+}
+
+std::vector<std::uint64_t> tp_replicated_grad_bytes(const PlanContext& ctx) {
+  std::vector<std::uint64_t> bytes(static_cast<std::size_t>(ctx.parallel.pp), 0);
+  if (ctx.parallel.tp < 2 || !ctx.parallel.sequence_parallel || ctx.transformer == nullptr)
+    return bytes;
+  for (int stage = 0; stage < ctx.parallel.pp; ++stage)
+    ctx.for_each_stage_layer(stage, [&](int l) {
+      for (const auto& t : ctx.layers[static_cast<std::size_t>(l)].tensors)
+        if (t.tp_replicated)
+          bytes[static_cast<std::size_t>(stage)] +=
+              static_cast<std::uint64_t>(t.count) *
+              static_cast<std::uint64_t>(ctx.gradient_bytes());
+    });
+  return bytes;
+}
+
 void post_pipeline_sends(const ParallelConfig& parallel, const RankLayout& layout,
                          engine::ScheduleBuilder& builder) {
   if (parallel.pp < 2 || !parallel.pp_sends_on_group()) return;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -67,6 +68,14 @@ struct PlanContext {
 RankLayout rank_layout(const ParallelConfig& parallel);
 PlanContext plan_context(const Scenario& scenario, const std::vector<LayerCost>& layers,
                          const std::vector<std::vector<int>>& chunks, const RankLayout& layout);
+
+// Per pipeline stage: the parameter tensors a rank of it steps (its share of the routed experts),
+// which its optimizer's kernels count.
+std::vector<std::uint64_t> stage_tensor_counts(const PlanContext& ctx);
+// Per pipeline stage: the gradient bytes that Megatron's finalize_model_grads all-reduces over TP
+// before the optimizer step under sequence parallelism (a TP rank's gradients of the tensors it
+// holds whole, norms, router, latent down-projections, cover its own tokens only); 0 without it.
+std::vector<std::uint64_t> tp_replicated_grad_bytes(const PlanContext& ctx);
 
 // Posts the pipeline's sends on the communicator of its group when the framework batches them
 // (ParallelConfig::pp_sends_on_group): a group "pp[i]" per pipeline, its ranks in stage order,

@@ -20,7 +20,7 @@
 #include <variant>
 
 #include "models/offload.hpp"
-#include "models/plans/activation_memory.hpp"
+#include "models/plans/activation_offload.hpp"
 #include "models/plans/data_parallel.hpp"
 #include "models/plans/deepspeed_pipeline.hpp"
 #include "models/plans/expert_parallelism.hpp"
@@ -71,29 +71,8 @@ class PlanComposer {
     stamper_ = std::make_unique<ReplicaStamper>(ctx_, b_, groups_,
                                                 stamp && out.folded_replicas == 1, stamp);
     compute_ = b_.stream("compute");
-    // Parameter tensors a rank of each stage steps (its share of the routed experts).
-    stage_tensors_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);
-    for (int stage = 0; stage < sc.parallel.pp; ++stage)
-      ctx_.for_each_stage_layer(stage, [&](int l) {
-        std::uint64_t experts = 0;
-        for (const auto& t : ctx_.layers[static_cast<std::size_t>(l)].tensors)
-          (t.expert >= 0 ? experts : stage_tensors_[static_cast<std::size_t>(stage)]) += 1;
-        stage_tensors_[static_cast<std::size_t>(stage)] +=
-            experts / static_cast<std::uint64_t>(sc.parallel.ep);
-      });
-    // Under sequence parallelism a TP rank's gradients of the tensors it holds whole (norms,
-    // router, latent down-projections) cover its own tokens only: Megatron's
-    // finalize_model_grads all-reduces them over TP before the optimizer step.
-    replicated_grad_bytes_.assign(static_cast<std::size_t>(sc.parallel.pp), 0);
-    if (sc.parallel.tp > 1 && sc.parallel.sequence_parallel && ctx_.transformer != nullptr)
-      for (int stage = 0; stage < sc.parallel.pp; ++stage)
-        ctx_.for_each_stage_layer(stage, [&](int l) {
-          for (const auto& t : ctx_.layers[static_cast<std::size_t>(l)].tensors)
-            if (t.tp_replicated)
-              replicated_grad_bytes_[static_cast<std::size_t>(stage)] +=
-                  static_cast<std::uint64_t>(t.count) *
-                  static_cast<std::uint64_t>(ctx_.gradient_bytes());
-        });
+    stage_tensors_ = stage_tensor_counts(ctx_);
+    replicated_grad_bytes_ = tp_replicated_grad_bytes(ctx_);
     // With one data-parallel rank there is nothing to shard or reduce: every strategy runs as
     // DDP without communication.
     data_parallel_ = make_data_parallel(
@@ -114,8 +93,9 @@ class PlanComposer {
     if (sc.parallel.pipeline_engine == PipelineEngine::deepspeed)
       deepspeed_ = std::make_unique<DeepSpeedPipe>(ctx_, sink_, compute_);
     if (sc.parallel.offload.activations)
-      activations_ = std::make_unique<ActivationMemory>(
-          ctx_, ctx_.transformer != nullptr ? &kernels_.config() : nullptr);
+      activations_ = std::make_unique<ActivationOffload>(
+          ctx_, ctx_.transformer != nullptr ? &kernels_.config() : nullptr, b_, to_host_,
+          from_host_);
     if (sc.parallel.pp > 1) {
       // DualPipe's reverse direction talks to the other neighbours: streams of its own, so that
       // each stream still has one peer.
@@ -481,32 +461,13 @@ class PlanComposer {
     }
   }
 
-  // Activation offload (docs/offload.md): layer l's saved activations go to the
-  // host once its forward has ended.
   void offload_activations(Rank r, int l, std::uint32_t mb, OpId forward) {
-    if (!activations_ || !offloads_activations(ctx_, l)) return;
-    const auto bytes = static_cast<std::uint64_t>(activations_->at(l).kept);
-    if (bytes == 0) return;
-    const OpId after[] = {forward};
-    offloaded_[{l, mb}] =
-        b_.copy({r, to_host_, Category::forward, name_of(l) + kActivationToHost, mb, after}, bytes,
-                engine::CopyDirection::to_host);
+    if (activations_) activations_->offload(r, l, mb, forward);
   }
-  // ... and come back before its backward (and its recompute), prefetched one layer ahead: the
-  // reload starts once it is offloaded and the backward two layers before it has ended, so it
-  // runs beside the backward of the layer before it.
   void reload_activations(Rank r, int l, std::uint32_t mb, OpId two_before,
                           std::vector<OpId>& deps) {
-    const auto it = offloaded_.find({l, mb});
-    if (it == offloaded_.end()) return;
-    std::vector<OpId> after = {it->second};
-    if (two_before != engine::kNone) after.push_back(two_before);
-    deps.push_back(b_.copy(
-        {r, from_host_, Category::backward, name_of(l) + kActivationFromHost, mb, after},
-        static_cast<std::uint64_t>(activations_->at(l).kept), engine::CopyDirection::from_host));
-    offloaded_.erase(it);
+    if (activations_) activations_->reload(r, l, mb, two_before, deps);
   }
-  const std::string& name_of(int l) const { return ctx_.layers[static_cast<std::size_t>(l)].name; }
 
   // The optimizer step waits for every gradient reduction of the data-parallel strategy, and for
   // the last pass's `sends`.
@@ -572,9 +533,8 @@ class PlanComposer {
   engine::StreamId ep_stream_ = 0;  // dualpipe's F&B pairs: the MoE all-to-alls (0: none)
   // parallel.offload.optimizer: the copies to and from host memory and the CPU's step
   engine::StreamId to_host_ = 0, host_ = 0, from_host_ = 0;
-  std::unique_ptr<ActivationMemory> activations_;            // parallel.offload.activations
-  std::unique_ptr<DeepSpeedPipe> deepspeed_;                 // parallel.pipeline_engine: deepspeed
-  std::map<std::pair<int, std::uint32_t>, OpId> offloaded_;  // (layer, mb) -> its d2h copy
+  std::unique_ptr<ActivationOffload> activations_;  // parallel.offload.activations
+  std::unique_ptr<DeepSpeedPipe> deepspeed_;        // parallel.pipeline_engine: deepspeed
   // Per direction (index 1: dualpipe's reverse direction; the same streams otherwise).
   std::array<engine::StreamId, 2> recv_fwd_{}, send_fwd_{}, recv_bwd_{}, send_bwd_{};
   std::vector<OpId> optimizer_;  // per rank: its latest optimizer step
