@@ -12,7 +12,12 @@ PipelineCalls::PipelineCalls(const ParallelConfig& parallel)
                     mode_ != P2POverlap::full),
       defers_sends_(tracks_sends_ && parallel.schedule == PipelineSchedule::dualpipe) {}
 
-void PipelineCalls::begin_rank() {
+void PipelineCalls::begin_rank(const std::vector<PipelineStep>& steps) {
+  receives_at_call_.assign(steps.size(), {});
+  for (std::size_t j = 0; defers_sends_ && j < steps.size(); ++j)
+    if (steps[j].recv_posted_at >= 0)
+      receives_at_call_.at(static_cast<std::size_t>(steps[j].recv_posted_at)).push_back(j);
+  early_.clear();
   posting_ = {};
   due_.clear();
   held_.clear();
@@ -21,17 +26,7 @@ void PipelineCalls::begin_rank() {
   last_direction_ = -1;
   chunk_.clear();
   held_back_.clear();
-  forward_end_ = {engine::kNone, engine::kNone};
 }
-
-namespace {
-
-// DualPipe's chunk index is its direction (pipeline_order.hpp).
-std::size_t chunk_direction(const PipelineStep& step) {
-  return static_cast<std::size_t>(step.chunk) % 2;
-}
-
-}  // namespace
 
 PipelineCalls::Call PipelineCalls::before_pass(const PipelineStep& step,
                                                engine::OpId last_compute) const {
@@ -39,24 +34,24 @@ PipelineCalls::Call PipelineCalls::before_pass(const PipelineStep& step,
   if (!tracks_sends_) return call;
   call.wait = due_;
   const int direction = step.forward ? 0 : 1;
-  // A weight-gradient step between passes does not hold the call back (DualPipe posts before
-  // it); at an iteration's start the call follows whatever the rank ran last.
-  engine::OpId posted = end_of_last_ != engine::kNone ? end_of_last_ : last_compute;
+  engine::OpId posted = call_point(last_compute);
   if (mode_ == P2POverlap::one_pass && end_of_[direction] != engine::kNone)
     posted = end_of_[direction];
-  // DualPipe appends some receives at the call before the pass ahead: after the rank's previous
-  // forward of the same direction.
-  if (defers_sends_ && step.recv_early && forward_end_[chunk_direction(step)] != engine::kNone)
-    posted = forward_end_[chunk_direction(step)];
   if (posted != engine::kNone) call.recv_after.push_back(posted);
   if (mode_ == P2POverlap::none && separate_calls_ && last_direction_ == direction)
     call.recv_after.insert(call.recv_after.end(), due_.begin(), due_.end());
   return call;
 }
 
+engine::OpId PipelineCalls::call_point(engine::OpId last_compute) const {
+  // Under the zero-bubble schedules a W step between passes does not hold the call back; under
+  // DualPipe every W ends a chunk (ended_chunk), so the call follows it. At an iteration's start
+  // the call follows whatever the rank ran last.
+  return end_of_last_ != engine::kNone ? end_of_last_ : last_compute;
+}
+
 void PipelineCalls::ended_pass(const PipelineStep& step, engine::OpId last_compute) {
   const bool forward = step.forward;
-  if (forward) forward_end_[chunk_direction(step)] = last_compute;
   auto& posted = posting_[forward ? 0 : 1];
   if (mode_ == P2POverlap::one_pass && !forward) {
     // Megatron waits for a backward's send after the next backward has posted its own.

@@ -11,15 +11,17 @@
 //   next backward has posted its own (send_prev_wait_handle);
 // - `none` under DualPipe (dualpipe.py's _commit_and_wait_comm): a call before every chunk (a
 //   forward, a full backward with its W, an F&B pair with its W, a deferred W) posts the sends
-//   the chunks before it left and the receives of the pass it starts, and the chunk waits for
-//   them all; a chunk's sends are posted at its end, a held-back forward's (step 2) after the
-//   next chunk (training_schedule.cpp emits them; `defers_sends`);
+//   the chunks before it left, the receives of the pass it starts and some of a later pass's
+//   (`receives_posted_at`), and the chunk waits for them all; a chunk's sends are posted at its
+//   end, a held-back forward's (step 2) after the next chunk (training_schedule.cpp emits them;
+//   `defers_sends`);
 // - `full` (the zero-bubble runtime): receives are posted as early as their stream allows and no
 //   compute waits for a send, the most overlap a runtime gets.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <vector>
 
@@ -49,12 +51,15 @@ class PipelineCalls {
   struct Call {
     std::vector<engine::OpId> wait;
     std::vector<engine::OpId> recv_after;
+    engine::OpId received = engine::kNone;  // DualPipe: its receive, posted at an earlier call
   };
-  // Starts a rank's passes of one iteration.
-  void begin_rank();
+  // Starts a rank's passes of one iteration, in the order `steps`.
+  void begin_rank(const std::vector<PipelineStep>& steps);
   // The call before the pass `step`, the rank's compute having ended in `last_compute` (kNone:
   // nothing yet). Calls of an F&B pair are both taken before either pass.
   Call before_pass(const PipelineStep& step, engine::OpId last_compute) const;
+  // What a call posts its receives after, the rank's compute having ended in `last_compute`.
+  engine::OpId call_point(engine::OpId last_compute) const;
   // The passes whose calls were taken are emitted from here on.
   void start_passes() { due_.clear(); }
   // A send the pass of `forward`'s direction being emitted posts.
@@ -76,8 +81,20 @@ class PipelineCalls {
   void defer(const PipelineSend& send) { chunk_.push_back(send); }
   std::vector<PipelineSend> end_chunk(bool hold);
   void posted(engine::OpId send) { due_.push_back(send); }
-  // DualPipe: a full backward's W has ended the chunk in `last_compute`; the next call follows it.
+  // DualPipe: a W has ended its chunk (its full backward's, or its own) in `last_compute`; the
+  // next call follows it.
   void ended_chunk(engine::OpId last_compute) { end_of_last_ = last_compute; }
+  // DualPipe: the steps whose receive step i's call posts (PipelineStep::recv_posted_at), which
+  // the caller posts and reports (`posted_early`); the compute after that call waits for them.
+  std::span<const std::size_t> receives_posted_at(std::size_t i) const {
+    return receives_at_call_.at(i);
+  }
+  void posted_early(std::size_t step, engine::OpId receive) { early_[step] = receive; }
+  // Step i's receive if an earlier call posted it, else kNone.
+  engine::OpId early_receive(std::size_t i) const {
+    const auto it = early_.find(i);
+    return it == early_.end() ? engine::kNone : it->second;
+  }
 
  private:
   P2POverlap mode_;
@@ -89,10 +106,10 @@ class PipelineCalls {
   std::vector<engine::OpId> held_;  // one_pass: the last backward's, due after the next backward
   std::array<engine::OpId, 2> end_of_ = {engine::kNone, engine::kNone};  // by direction
   engine::OpId end_of_last_ = engine::kNone;
-  std::vector<PipelineSend> chunk_, held_back_;  // DualPipe's sends before their call
-  // DualPipe: where the last forward of each direction (chunk) ended, for early receives.
-  std::array<engine::OpId, 2> forward_end_ = {engine::kNone, engine::kNone};
-  int last_direction_ = -1;  // 0 forward, 1 backward, -1 none yet
+  std::vector<PipelineSend> chunk_, held_back_;             // DualPipe's sends before their call
+  std::vector<std::vector<std::size_t>> receives_at_call_;  // by step: the receives its call posts
+  std::map<std::size_t, engine::OpId> early_;  // by step: its receive, posted at an earlier call
+  int last_direction_ = -1;                    // 0 forward, 1 backward, -1 none yet
 };
 
 }  // namespace clustersim::models

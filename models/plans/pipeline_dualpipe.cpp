@@ -61,8 +61,10 @@ class DualPipeSteps {
   }
   // dualpipe.py posts the last pass's sends only after the chunk that follows it.
   void hold_sends() { steps_.back().send_held = true; }
-  // dualpipe.py posts step i's receive at the call before the pass ahead of it.
-  void receive_early(std::size_t i) { steps_[i].recv_early = true; }
+  // dualpipe.py posts step i's receive at the call of an earlier step.
+  void receive_at_call_of(std::size_t i, std::size_t call) {
+    steps_[i].recv_posted_at = static_cast<int>(call);
+  }
   std::size_t size() const { return steps_.size(); }
   // The F&B pair: the forward of one micro-batch and the full backward of another.
   void pair(int forward_side, int backward_side) {
@@ -106,17 +108,21 @@ std::vector<PipelineStep> dualpipe_order(int stage, int stages, int microbatches
   const bool middle = rest == 0;
   // Each near forward's receive but the first is appended before the far forward's call, and so
   // is that of step 4's first near forward.
+  std::size_t far_call = 0;
   for (int i = 0; i <= h; ++i) {
     s.forward(kNear);
-    if (i > 0) s.receive_early(s.size() - 1);
+    if (i > 0) s.receive_at_call_of(s.size() - 1, far_call);
     if (!middle) s.hold_sends();
     s.forward(kFar);
+    far_call = s.size() - 1;
     if (middle && i == h) s.hold_sends();
   }
+  // Step 3 appends each far forward's receive before the W's call.
   for (int i = 0; i < rest; ++i) {
     s.backward(kFar, true);
     s.weight();
     s.forward(kFar);
+    s.receive_at_call_of(s.size() - 1, s.size() - 2);
   }
   for (int i = 0; i < microbatches / 2 - stages + h + 1; ++i) {
     const std::size_t near_forward = s.size();
@@ -129,7 +135,7 @@ std::vector<PipelineStep> dualpipe_order(int stage, int stages, int microbatches
     } else {
       s.pair(kNear, kFar);
     }
-    if (i == 0) s.receive_early(near_forward);
+    if (i == 0) s.receive_at_call_of(near_forward, far_call);
     s.pair(kFar, kNear);
   }
   for (int i = 0; i < rest; ++i) {

@@ -27,12 +27,13 @@ struct PipelineStep {
   bool paired = false;
   // DualPipe's calls (deepseek-ai/DualPipe dualpipe.py; pipeline_calls.hpp): a W that runs in its
   // B's chunk (a full backward: no call between them, the B's sends posted after the W); a forward
-  // whose sends are posted only after the chunk that follows it (step 2 holds them back); a
-  // forward whose receive is posted a call early, after the rank's last forward of its direction
-  // (step 2 appends the next near forward's receive before the far forward's call).
+  // whose sends are posted only after the chunk that follows it (step 2 holds them back); the
+  // step whose call posts this forward's receive, when an earlier call does (-1: its own). That
+  // call waits for it: step 2 appends the next near forward's receive before the far forward's
+  // call, step 3 a far forward's before the W's.
   bool in_backward_chunk = false;
   bool send_held = false;
-  bool recv_early = false;
+  int recv_posted_at = -1;
 };
 
 // Whether `schedule` splits each backward into a B and a W pass.

@@ -188,9 +188,12 @@ class PlanComposer {
   // Where one pass (a forward or a backward step) stands while it is emitted piece by piece.
   struct PassCursor {
     explicit PassCursor(PipelineCalls::Call call)
-        : deps(std::move(call.wait)), recv_after(std::move(call.recv_after)) {}
+        : deps(std::move(call.wait)),
+          recv_after(std::move(call.recv_after)),
+          received(call.received) {}
     std::vector<OpId> deps;
     std::vector<OpId> recv_after;  // what its receive is posted after (pipeline_calls.hpp)
+    OpId received;                 // its receive, where an earlier call posted it
     OpId last = engine::kNone;
     std::array<OpId, 2> earlier = {engine::kNone, engine::kNone};  // backwards before
   };
@@ -210,11 +213,11 @@ class PlanComposer {
     }
     data_parallel_->begin_rank(r, optimizer_[r]);
     rp.split = splits_backward(ctx_.parallel.schedule);
-    calls_.begin_rank();
 
     const ParallelConfig& par = ctx_.parallel;
     const auto steps =
         pipeline_order(par.schedule, rp.stage, pp, m, par.chunks_per_rank(), par.microbatch_group);
+    calls_.begin_rank(steps);
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const PipelineStep& step = steps[i];
       if (step.forward && step.paired && i + 1 < steps.size()) {
@@ -222,7 +225,7 @@ class PlanComposer {
         // one's all-to-alls beside the other's compute (docs/dualpipe.md). Cut
         // at MoE all-to-alls, B leads (DeepSeek-V3's Figure 4: B's combine-grad beside F's
         // attention, F's dispatch beside B's experts, ...); uncut, F runs, then B.
-        auto fc = call_before(rp, step), bc = call_before(rp, steps[i + 1]);
+        auto fc = call_before(rp, steps, i), bc = call_before(rp, steps, i + 1);
         calls_.start_passes();
         PassSegments f = forward_pass(rp, step, true, std::move(fc));
         PassSegments bw = backward_pass(rp, steps[++i], true, std::move(bc));
@@ -233,10 +236,14 @@ class PlanComposer {
         calls_.ended_pass(step, b_.last_on(r, compute_));
         calls_.ended_pass(steps[i], b_.last_on(r, compute_));
       } else if (step.weight) {
-        weight_pass(rp, step);
-        if (step.in_backward_chunk) calls_.ended_chunk(b_.last_on(r, compute_));
+        // A W's own call (DualPipe's _weight_chunk) may post a later pass's receive.
+        std::vector<OpId> received;
+        post_early_receives(rp, steps, i, calls_.call_point(b_.last_on(r, compute_)), received);
+        weight_pass(rp, step, received);
+        // Under DualPipe a W ends a chunk: its B's, or its own; the next call follows it.
+        if (calls_.defers_sends()) calls_.ended_chunk(b_.last_on(r, compute_));
       } else {
-        auto call = call_before(rp, step);
+        auto call = call_before(rp, steps, i);
         calls_.start_passes();
         if (step.forward)
           forward_pass(rp, step, false, std::move(call)).run_all();
@@ -253,8 +260,29 @@ class PlanComposer {
     emit_optimizer(r, calls_.outstanding_sends());
   }
 
-  PipelineCalls::Call call_before(const RankPasses& rp, const PipelineStep& step) const {
-    return calls_.before_pass(step, b_.last_on(rp.r, compute_));
+  // The call before step i: what it waits for, including the receives it posts for later passes;
+  // and the receive of step i if an earlier call posted it.
+  PipelineCalls::Call call_before(const RankPasses& rp, const std::vector<PipelineStep>& steps,
+                                  std::size_t i) {
+    PipelineCalls::Call call = calls_.before_pass(steps[i], b_.last_on(rp.r, compute_));
+    call.received = calls_.early_receive(i);
+    post_early_receives(
+        rp, steps, i, call.recv_after.empty() ? engine::kNone : call.recv_after.front(), call.wait);
+    return call;
+  }
+  // Posts, after `after`, the receives of the passes whose receive step i's call posts; the
+  // compute after that call waits for them (dualpipe.py's _commit_and_wait_comm waits for all).
+  void post_early_receives(const RankPasses& rp, const std::vector<PipelineStep>& steps,
+                           std::size_t i, OpId after, std::vector<OpId>& wait) {
+    for (const std::size_t j : calls_.receives_posted_at(i)) {
+      std::vector<OpId> recv_after;
+      if (after != engine::kNone) recv_after.push_back(after);
+      const OpId got =
+          emit_boundary_recv(rp.r, steps[j], place(rp.stage, steps[j].chunk), recv_after);
+      if (got == engine::kNone) continue;
+      calls_.posted_early(j, got);
+      wait.push_back(got);
+    }
   }
 
   // Tags tell the micro-batch, the receiving chunk and the direction apart on one pair of ranks.
@@ -287,13 +315,10 @@ class PlanComposer {
         return false;
       }
       if (peer < 0) return false;
-      const auto d = static_cast<std::size_t>(at.direction);
       const auto mb = static_cast<std::uint32_t>(step.microbatch);
-      const OpId got =
-          b_.recv({r, step.forward ? recv_fwd_[d] : recv_bwd_[d], Category::pp_comm,
-                   step.forward ? "recv act" : "recv grad", mb, cur->recv_after},
-                  stage_rank(r, peer % ctx_.parallel.pp),
-                  boundary_bytes(step.forward ? at.prev : at.g), tag_of(step, at.g, step.forward));
+      const OpId got = cur->received != engine::kNone
+                           ? cur->received
+                           : emit_boundary_recv(r, step, at, cur->recv_after);
       if (!tp_.gathers_boundary()) {
         cur->deps.push_back(got);
         return false;
@@ -306,6 +331,18 @@ class PlanComposer {
           engine::CollectiveType::all_gather, tp, tp_.boundary_gathered_bytes()));
       return false;
     });
+  }
+  // The receive of a pass at its chunk's boundary, posted after `after` (kNone: no stage before).
+  OpId emit_boundary_recv(Rank r, const PipelineStep& step, const ChunkPlace& at,
+                          std::span<const OpId> after) {
+    const int peer = step.forward ? at.prev : at.next;
+    if (peer < 0) return engine::kNone;
+    const auto d = static_cast<std::size_t>(at.direction);
+    return b_.recv({r, step.forward ? recv_fwd_[d] : recv_bwd_[d], Category::pp_comm,
+                    step.forward ? "recv act" : "recv grad",
+                    static_cast<std::uint32_t>(step.microbatch), after},
+                   stage_rank(r, peer % ctx_.parallel.pp),
+                   boundary_bytes(step.forward ? at.prev : at.g), tag_of(step, at.g, step.forward));
   }
   void add_boundary_send(PassSegments& out, const std::shared_ptr<PassCursor>& cur, Rank r,
                          const PipelineStep& step, const ChunkPlace& at) {
@@ -447,12 +484,14 @@ class PlanComposer {
   // W: the weight gradients the B pass left, in the B pass's layer order; only now are they
   // ready for the data-parallel reduction (an MoE block's: its shared experts', experts' and
   // router's).
-  void weight_pass(RankPasses& rp, const PipelineStep& step) {
+  void weight_pass(RankPasses& rp, const PipelineStep& step, std::span<const OpId> received) {
     const ChunkPlace at = place(rp.stage, step.chunk);
     const auto& layers = ctx_.chunks[static_cast<std::size_t>(at.g)];
     const auto mb = static_cast<std::uint32_t>(step.microbatch);
-    // The first waits for the sends of the pass before, as any compute after their call.
+    // The first waits for the sends of the pass before, as any compute after their call, and
+    // for the receives its call posted.
     std::vector<OpId> after(calls_.due_sends().begin(), calls_.due_sends().end());
+    after.insert(after.end(), received.begin(), received.end());
     for (auto l = layers.rbegin(); l != layers.rend(); ++l) {
       after.push_back(rp.input_grads.at({step.microbatch, *l}));
       const OpId w = tp_.weight_gradients(b_, rp.r, compute_, *l, mb, after);

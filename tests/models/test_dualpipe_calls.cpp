@@ -149,6 +149,78 @@ TEST(DualPipeCalls, TheMiddleRanksHeldSendStallsTheWBeforeIt) {
   }
 }
 
+// The first op of kind `kind` named `name` (or ending in it, `suffix`) for mb on rank r.
+OpId first_op(const engine::Schedule& s, engine::Rank r, OpKind kind, const std::string& name,
+              int mb, bool suffix = false) {
+  for (OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (op.kind == kind && op.rank == r && op.microbatch() == static_cast<std::uint32_t>(mb) &&
+        (suffix ? ends_with(s.name_of(op), name) : s.name_of(op) == name))
+      return id;
+  }
+  ADD_FAILURE() << "no " << name << " of mb " << mb << " on rank " << r;
+  return 0;
+}
+// The first forward compute op of micro-batch mb on rank r.
+OpId first_forward(const engine::Schedule& s, engine::Rank r, int mb) {
+  for (OpId id = 0; id < s.ops.size(); ++id) {
+    const engine::Op& op = s.ops[id];
+    if (op.kind == OpKind::compute && op.rank == r && op.category == engine::Category::forward &&
+        op.microbatch() == static_cast<std::uint32_t>(mb))
+      return id;
+  }
+  ADD_FAILURE() << "no forward of mb " << mb << " on rank " << r;
+  return 0;
+}
+bool depends_on(const engine::Schedule& s, OpId op, OpId on) {
+  for (const OpId d : s.dependencies(s.ops[op]))
+    if (d == on) return true;
+  return false;
+}
+
+// dualpipe.py's step 2 appends the next near forward's receive (`_recv_forward(0)`) before the far
+// forward's `_forward_chunk(1)`, whose call waits for every op it commits. On p = 8, m = 16, rank 2
+// (h = 2, near = forward direction) runs near forwards 2, 3, 4 and far forwards 8, 9, 10 in step
+// 2: far forward 8 + i waits for near forward 3 + i's activation, and the last (10) for that of
+// micro-batch 5, step 4's first near forward (`_forward_backward_chunk(0, 1, recv0=False)`).
+TEST(DualPipeCalls, TheFarForwardsCallWaitsForTheNextNearForwardsReceive) {
+  const RunOutput out = run_dualpipe(8, 16, "");
+  const auto& s = out.built.schedule;
+  for (int i = 0; i <= 2; ++i) {
+    const OpId recv = first_op(s, 2, OpKind::recv, "recv act", 3 + i);
+    EXPECT_TRUE(depends_on(s, first_forward(s, 2, 8 + i), recv)) << "far forward " << 8 + i;
+    // ... and the near forward itself runs on that receive.
+    EXPECT_TRUE(depends_on(s, first_forward(s, 2, 3 + i), recv)) << "near forward " << 3 + i;
+  }
+  // Under `full` a far forward waits for its own receive only.
+  const RunOutput full = run_dualpipe(8, 16, "full");
+  const auto& f = full.built.schedule;
+  EXPECT_FALSE(depends_on(f, first_forward(f, 2, 8), first_op(f, 2, OpKind::recv, "recv act", 3)));
+}
+
+// Step 3 (`_backward_chunk(1, enable_zb=True)`, `_recv_forward(1)`, `_weight_chunk()`,
+// `_forward_chunk(1, recv=False)`): the W's call posts the far forward's receive after the B and
+// waits for it. On p = 4, rank 0 runs B4, W4, F5 there. Step 7 (`_weight_chunk()`,
+// `_backward_chunk(0, enable_zb=True)`): the near B's receive is posted at its own call, after
+// the W; on rank 0 that is B3's, after a W.
+TEST(DualPipeCalls, AWsCallPostsTheNextForwardsReceiveAndTheBAfterItReceivesAfterIt) {
+  const RunOutput out = run_dualpipe(4, 8, "");
+  const auto& s = out.built.schedule;
+  const OpId recv5 = first_op(s, 0, OpKind::recv, "recv act", 5);
+  const OpId w4 = first_op(s, 0, OpKind::compute, " bwd-w", 4, true);
+  EXPECT_TRUE(depends_on(s, w4, recv5));
+  const auto posted = s.dependencies(s.ops[recv5]);
+  ASSERT_EQ(posted.size(), 1u);
+  EXPECT_EQ(s.ops[posted[0]].category, engine::Category::backward);
+  EXPECT_EQ(s.ops[posted[0]].microbatch(), 4u);
+  EXPECT_FALSE(ends_with(s.name_of(s.ops[posted[0]]), " bwd-w")) << s.label(s.ops[posted[0]]);
+
+  const OpId recv3 = first_op(s, 0, OpKind::recv, "recv grad", 3);
+  const auto after = s.dependencies(s.ops[recv3]);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_TRUE(ends_with(s.name_of(s.ops[after[0]]), " bwd-w")) << s.label(s.ops[after[0]]);
+}
+
 // `none` is what `auto` gives: dualpipe.py's calls all block.
 TEST(DualPipeCalls, NoneIsItsOwnCalls) {
   EXPECT_EQ(run_dualpipe(4, 8, "none").result.iteration_time_s,
