@@ -77,9 +77,10 @@ enum class SendCommunicator { automatic, pair, group };
 // When a pipeline's compute waits for its transfers (parallel.pp_p2p_overlap; docs/parallelism.md
 // "When the compute waits for a transfer"): `automatic` as the framework does
 // (ParallelConfig::pp_p2p_overlap_mode), `none` every call blocks the compute after it (DualPipe:
-// its own calls, one before each chunk), `one_pass` receives are posted a pass ahead (Megatron's
-// overlap_p2p_comm), `full` receives are posted as early as their stream allows and no compute
-// waits for a send (the most overlap).
+// its own calls, one before each chunk; interleaved: Megatron's without overlap_p2p_comm, one
+// after each steady forward-and-backward pair), `one_pass` receives are posted a pass ahead
+// (Megatron's overlap_p2p_comm), `full` receives are posted as early as their stream allows and no
+// compute waits for a send (the most overlap).
 enum class P2POverlap { automatic, none, one_pass, full };
 // How the attention core runs (docs/fidelity.md "Attention"): unfused (QKᵀ, softmax, ·V with the
 // s² scores through memory), a fused FlashAttention-2-class kernel, or FlashAttention 1.x called
@@ -339,7 +340,9 @@ struct ParallelConfig {
     if (pp_send_communicator != SendCommunicator::automatic)
       return pp_send_communicator == SendCommunicator::group;
     if (pipeline_engine == PipelineEngine::deepspeed) return false;
-    return schedule != PipelineSchedule::interleaved;
+    // Megatron's interleaved schedule sends with lone isends under overlap_p2p_comm, with
+    // batch_isend_irecv without it.
+    return schedule != PipelineSchedule::interleaved || pp_p2p_overlap_mode() == P2POverlap::none;
   }
   P2POverlap pp_p2p_overlap = P2POverlap::automatic;
   // parallel.pp_scatter_gather: Megatron-LM's scatter_gather_tensors_in_pipeline (on by default

@@ -470,14 +470,6 @@ void validate(Scenario& s) {
     if (p.pp < 2) s.fail("parallel.pp", "schedule interleaved needs pp >= 2");
     if (p.virtual_stages < 2)
       s.fail("parallel.virtual_stages", "schedule interleaved needs virtual_stages >= 2");
-    // Without overlap_p2p_comm Megatron posts a steady step's forward and backward transfers in
-    // one call after both passes (send_forward_backward_recv_forward_backward): blocking at each
-    // pass instead deadlocks its order.
-    if (p.pp_p2p_overlap == P2POverlap::none)
-      s.fail("parallel.pp_p2p_overlap",
-             "schedule interleaved without overlap_p2p_comm posts a step's forward and backward "
-             "transfers in one call after both passes, which is not modelled; not none; allowed: "
-             "auto, one_pass, full");
     // Megatron-Core (schedules.py, forward_backward_pipelining_with_interleaving): groups of g
     // micro-batches run through each chunk in turn, pp <= g <= m, and a last, smaller group
     // must still hold pp or more (else "dependency bubbles", which Megatron refuses).

@@ -10,7 +10,9 @@ PipelineCalls::PipelineCalls(const ParallelConfig& parallel)
                       parallel.schedule != PipelineSchedule::dualpipe),
       tracks_sends_(parallel.pp > 1 && parallel.pipeline_engine == PipelineEngine::megatron &&
                     mode_ != P2POverlap::full),
-      defers_sends_(tracks_sends_ && parallel.schedule == PipelineSchedule::dualpipe) {}
+      defers_sends_(tracks_sends_ && (parallel.schedule == PipelineSchedule::dualpipe ||
+                                      (parallel.schedule == PipelineSchedule::interleaved &&
+                                       mode_ == P2POverlap::none))) {}
 
 void PipelineCalls::begin_rank(const std::vector<PipelineStep>& steps) {
   receives_at_call_.assign(steps.size(), {});

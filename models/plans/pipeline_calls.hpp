@@ -15,6 +15,9 @@
 //   (`receives_posted_at`), and the chunk waits for them all; a chunk's sends are posted at its
 //   end, a held-back forward's (step 2) after the next chunk (training_schedule.cpp emits them;
 //   `defers_sends`);
+// - `none` under Megatron's interleaved schedule (no overlap_p2p_comm): the same machinery, a
+//   steady forward and the backward after it one chunk (send_forward_backward_recv_forward_backward
+//   after both), the backward's receive posted at the forward's call;
 // - `full` (the zero-bubble runtime): receives are posted as early as their stream allows and no
 //   compute waits for a send, the most overlap a runtime gets.
 #pragma once

@@ -48,7 +48,7 @@ class DualPipeSteps {
       waiting_.push_back(b);
     } else {
       PipelineStep w{false, b.microbatch, d, true};
-      w.in_backward_chunk = true;  // one chunk with its B: dualpipe.py's full backward
+      w.in_chunk_before = true;  // one chunk with its B: dualpipe.py's full backward
       steps_.push_back(w);
     }
   }

@@ -91,9 +91,15 @@ std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, i
       int f = 0, b = 0;
       for (; f < warmup; ++f)
         steps.push_back(table[static_cast<std::size_t>(f)]);
+      // Without overlap_p2p_comm Megatron runs a steady step's forward and backward back to back
+      // and then one call (send_forward_backward_recv_forward_backward) sends both passes'
+      // outputs and receives the next step's inputs (the same call as the next forward's).
       while (f < total) {
         steps.push_back(table[static_cast<std::size_t>(f++)]);
-        steps.push_back(backward(b++));
+        PipelineStep bw = backward(b++);
+        bw.in_chunk_before = true;
+        bw.recv_posted_at = static_cast<int>(steps.size()) - 1;
+        steps.push_back(bw);
       }
       while (b < total)
         steps.push_back(backward(b++));

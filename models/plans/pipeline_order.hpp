@@ -25,13 +25,17 @@ struct PipelineStep {
   // Dualpipe's F&B pair: this forward and the backward of the next step run as one pair, their
   // sub-layer pieces interleaved (training_schedule.cpp; docs/dualpipe.md).
   bool paired = false;
-  // DualPipe's calls (deepseek-ai/DualPipe dualpipe.py; pipeline_calls.hpp): a W that runs in its
-  // B's chunk (a full backward: no call between them, the B's sends posted after the W); a forward
-  // whose sends are posted only after the chunk that follows it (step 2 holds them back); the
-  // step whose call posts this forward's receive, when an earlier call does (-1: its own). That
-  // call waits for it: step 2 appends the next near forward's receive before the far forward's
-  // call, step 3 a far forward's before the W's.
-  bool in_backward_chunk = false;
+  // Calls that post a chunk's transfers at its end (pipeline_calls.hpp): DualPipe's (deepseek-ai/
+  // DualPipe dualpipe.py) and Megatron's interleaved schedule without overlap_p2p_comm. A step
+  // that runs in the chunk of the step before it, no call between them (DualPipe's full
+  // backward: its W after its B, the B's sends posted after the W; Megatron's steady backward
+  // after its forward, both passes' sends posted in one call after it); a forward whose sends are
+  // posted only after the chunk that follows it (DualPipe's step 2 holds them back); the step
+  // whose call posts this pass's receive, when an earlier call does (-1: its own). That call
+  // waits for it: DualPipe's step 2 appends the next near forward's receive before the far
+  // forward's call, step 3 a far forward's before the W's; Megatron receives a steady backward's
+  // gradient in the call before its forward.
+  bool in_chunk_before = false;
   bool send_held = false;
   int recv_posted_at = -1;
 };

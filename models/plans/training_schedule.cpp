@@ -251,9 +251,9 @@ class PlanComposer {
           backward_pass(rp, step, false, std::move(call)).run_all();
         calls_.ended_pass(step, b_.last_on(r, compute_));
       }
-      // DualPipe: a B (or an F&B pair) and the W of its full backward are one chunk.
-      if (i + 1 >= steps.size() || !steps[i + 1].in_backward_chunk)
-        end_chunk(r, steps[i].send_held);
+      // A chunk ends unless the next step runs in it (DualPipe: a full backward's B and W;
+      // Megatron's interleaved calls without overlap: a steady forward and its backward).
+      if (i + 1 >= steps.size() || !steps[i + 1].in_chunk_before) end_chunk(r, steps[i].send_held);
     }
     end_chunk(r, false);
     if (deepspeed_) deepspeed_->finish(r, rp.stage, stage_rank(r, rp.stage == 0 ? pp - 1 : 0));

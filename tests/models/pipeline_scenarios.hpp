@@ -66,8 +66,9 @@ inline std::string uniform_pipeline_scenario(const std::string& schedule, int p,
 // crosses the sender's and then the receiver's stage: α + 2 × (S/4) / 20.6 GB/s = 2 + 2 × 5 = 12
 // us. One layer a stage: forward 1e9 FLOPs at 100 TFLOP/s = 10 us, backward 20 us; 412 kB of
 // activation per micro-batch. Two micro-batches. One parameter a layer: the optimizer step is
-// under a nanosecond. `parallel_extra` adds keys to `parallel` ("pipeline_engine: deepspeed").
-inline std::string two_stage_pipeline(const std::string& parallel_extra) {
+// under a nanosecond. `parallel_extra` adds keys to `parallel` ("pipeline_engine: deepspeed");
+// `layers` (2: one a stage) 4 for an interleaved plan of 2 chunks a stage.
+inline std::string two_stage_pipeline(const std::string& parallel_extra, int layers = 2) {
   return R"(
 name: two-stages
 cluster:
@@ -76,7 +77,8 @@ cluster:
   gpu: {peak_tflops: {bf16: 100, fp32: 10}, hbm_bandwidth: 1TB/s, memory: 80GB,
         compute_efficiency: 1, memory_efficiency: 1, launch_overhead: 0us}
   intra_node: {fabric: nvswitch, nvlink_bandwidth: 100GB/s, nvlink_latency: 1us}
-model: {name: two, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: 412KB, repeat: 2}]}
+model: {name: two, layers: [{name: block, params: 1, forward_flops: 1e9, activation_bytes: 412KB, repeat: )" +
+         std::to_string(layers) + R"(}]}
 training: {global_batch: 2, micro_batch: 1, precision: bf16}
 parallel: {pp: 2)" +
          (parallel_extra.empty() ? "" : ", " + parallel_extra) + R"(}

@@ -78,7 +78,7 @@ TEST(DualPipeCalls, AFullBackwardSendsAfterItsWeightGradients) {
       if (b.forward || b.weight) continue;
       // The backward of chunk 0 on rank 0, and of chunk 1 on rank p − 1, has no stage before.
       if ((b.chunk == 0 && r == 0) || (b.chunk == 1 && r == p - 1)) continue;
-      const bool full = i + 1 < steps.size() && steps[i + 1].in_backward_chunk;
+      const bool full = i + 1 < steps.size() && steps[i + 1].in_chunk_before;
       const engine::Op& after =
           posted_after(s, send_of(s, static_cast<engine::Rank>(r), "send grad", b.microbatch));
       EXPECT_EQ(ends_with(s.name_of(after), " bwd-w"), full)

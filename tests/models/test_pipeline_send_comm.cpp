@@ -48,6 +48,10 @@ TEST(PipelineSendCommunicator, FrameworksPostTheirSendsWhereTheyDo) {
   }
   // The interleaved schedule overlaps them as lone isend / irecv: each pair's own communicator.
   EXPECT_TRUE(comm_of(built(4, ", schedule: interleaved, virtual_stages: 2"), 0, 1).empty());
+  // Without overlap_p2p_comm it batches them (batch_isend_irecv): the pipeline group.
+  EXPECT_EQ(
+      comm_of(built(4, ", schedule: interleaved, virtual_stages: 2, pp_p2p_overlap: none"), 0, 1),
+      all);
   // DeepSpeed's engine sends on a group of the two ranks.
   EXPECT_TRUE(comm_of(built(4, ", pipeline_engine: deepspeed"), 0, 1).empty());
   // Stated, either way.
