@@ -15,10 +15,16 @@ PipelineCalls::PipelineCalls(const ParallelConfig& parallel)
                                        mode_ == P2POverlap::none))) {}
 
 void PipelineCalls::begin_rank(const std::vector<PipelineStep>& steps) {
+  // A receive posted after an earlier pass goes in the first call after it: under blocking
+  // chunk calls the one that ends its chunk, under overlap_p2p_comm the one right after it.
   receives_at_call_.assign(steps.size(), {});
-  for (std::size_t j = 0; defers_sends_ && j < steps.size(); ++j)
-    if (steps[j].recv_posted_at >= 0)
-      receives_at_call_.at(static_cast<std::size_t>(steps[j].recv_posted_at)).push_back(j);
+  const bool early = defers_sends_ || (tracks_sends_ && mode_ == P2POverlap::one_pass);
+  for (std::size_t j = 0; early && j < steps.size(); ++j) {
+    if (steps[j].recv_after_pass < 0) continue;
+    const auto after = static_cast<std::size_t>(steps[j].recv_after_pass);
+    const std::size_t call = defers_sends_ ? call_after(steps, after) : after + 1;
+    if (call < j) receives_at_call_.at(call).push_back(j);
+  }
   early_.clear();
   posting_ = {};
   due_.clear();

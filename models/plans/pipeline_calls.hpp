@@ -87,8 +87,9 @@ class PipelineCalls {
   // DualPipe: a W has ended its chunk (its full backward's, or its own) in `last_compute`; the
   // next call follows it.
   void ended_chunk(engine::OpId last_compute) { end_of_last_ = last_compute; }
-  // DualPipe: the steps whose receive step i's call posts (PipelineStep::recv_posted_at), which
-  // the caller posts and reports (`posted_early`); the compute after that call waits for them.
+  // The steps whose receive step i's call posts, a pass or more ahead (PipelineStep::
+  // recv_after_pass), which the caller posts and reports (`posted_early`); where calls block
+  // (`defers_sends`) the compute after that call waits for them.
   std::span<const std::size_t> receives_posted_at(std::size_t i) const {
     return receives_at_call_.at(i);
   }

@@ -61,9 +61,9 @@ class DualPipeSteps {
   }
   // dualpipe.py posts the last pass's sends only after the chunk that follows it.
   void hold_sends() { steps_.back().send_held = true; }
-  // dualpipe.py posts step i's receive at the call of an earlier step.
-  void receive_at_call_of(std::size_t i, std::size_t call) {
-    steps_[i].recv_posted_at = static_cast<int>(call);
+  // dualpipe.py appends step i's receive after step `pass`, for the call after it.
+  void receive_after(std::size_t i, std::size_t pass) {
+    steps_[i].recv_after_pass = static_cast<int>(pass);
   }
   std::size_t size() const { return steps_.size(); }
   // The F&B pair: the forward of one micro-batch and the full backward of another.
@@ -106,23 +106,23 @@ std::vector<PipelineStep> dualpipe_order(int stage, int stages, int microbatches
   // Step 2: a rank off the middle sends each near forward's output after the far forward that
   // follows it; the middle rank sends its last far forward's after the next chunk (step 4).
   const bool middle = rest == 0;
-  // Each near forward's receive but the first is appended before the far forward's call, and so
-  // is that of step 4's first near forward.
-  std::size_t far_call = 0;
+  // Each near forward's receive but the first is appended after the near forward before it (for
+  // the far forward's call), and so is that of step 4's first near forward.
+  std::size_t last_near = 0;
   for (int i = 0; i <= h; ++i) {
     s.forward(kNear);
-    if (i > 0) s.receive_at_call_of(s.size() - 1, far_call);
+    if (i > 0) s.receive_after(s.size() - 1, last_near);
+    last_near = s.size() - 1;
     if (!middle) s.hold_sends();
     s.forward(kFar);
-    far_call = s.size() - 1;
     if (middle && i == h) s.hold_sends();
   }
-  // Step 3 appends each far forward's receive before the W's call.
+  // Step 3 appends each far forward's receive after the B, for the W's call.
   for (int i = 0; i < rest; ++i) {
     s.backward(kFar, true);
     s.weight();
     s.forward(kFar);
-    s.receive_at_call_of(s.size() - 1, s.size() - 2);
+    s.receive_after(s.size() - 1, s.size() - 3);
   }
   for (int i = 0; i < microbatches / 2 - stages + h + 1; ++i) {
     const std::size_t near_forward = s.size();
@@ -135,7 +135,7 @@ std::vector<PipelineStep> dualpipe_order(int stage, int stages, int microbatches
     } else {
       s.pair(kNear, kFar);
     }
-    if (i == 0) s.receive_at_call_of(near_forward, far_call);
+    if (i == 0) s.receive_after(near_forward, last_near);
     s.pair(kFar, kNear);
   }
   for (int i = 0; i < rest; ++i) {

@@ -1,7 +1,9 @@
 #include "models/plans/pipeline_order.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace clustersim::models {
 
@@ -23,6 +25,30 @@ std::vector<PipelineStep> interleaved_table(int m, int chunks, int group) {
   return table;
 }
 
+// Megatron-Core's leading stage (the first for forwards, the last for backwards; schedules.py,
+// recv_tensor_from_previous_stage): after its pass k of a direction it receives what the ending
+// stage produced at its pass k − (p − 1) of that direction. With groups of pp micro-batches that
+// is the next pass's input; with larger groups it arrives ahead of the pass that consumes it.
+// `produced(j)`: the step (micro-batch, chunk) whose input the ending stage's pass j carries, or
+// none (the last chunk of the direction produces nothing).
+template <typename Produced>
+void align_leading_receives(std::vector<PipelineStep>& steps, bool forward, int stages, int total,
+                            Produced produced) {
+  std::vector<std::size_t> pass;  // the step index of the rank's pass k of this direction
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].forward == forward) pass.push_back(i);
+  for (int k = stages - 1; k < total; ++k) {
+    const auto consumer = produced(k - (stages - 1));
+    if (!consumer) continue;
+    const std::size_t call = call_after(steps, pass[static_cast<std::size_t>(k)]);
+    for (const std::size_t i : pass)
+      if (steps[i].microbatch == consumer->first && steps[i].chunk == consumer->second) {
+        if (call > i) throw std::logic_error("interleaved order: a receive after its pass");
+        steps[i].recv_after_pass = static_cast<int>(pass[static_cast<std::size_t>(k)]);
+      }
+  }
+}
+
 // Qi et al. 2024 ("Zero Bubble Pipeline Parallelism", §3.1): stage i of p runs, for x = 0, 1, ...
 // the triple (F_x, B_{x - lag_b}, W_{x - lag_w}), each pass present when its micro-batch is in
 // [0, m): ZB-H1 with lag_b = p − 1 − i and lag_w = p − 1 (the warm-up of 1F1B, W delayed to fill
@@ -41,6 +67,13 @@ std::vector<PipelineStep> zero_bubble_order(int stage, int stages, int m, int fa
 }
 
 }  // namespace
+
+std::size_t call_after(const std::vector<PipelineStep>& steps, std::size_t i) {
+  std::size_t c = i + 1;
+  while (c < steps.size() && steps[c].in_chunk_before)
+    ++c;
+  return c;
+}
 
 bool splits_backward(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::zb_h1 || schedule == PipelineSchedule::zb_h2 ||
@@ -93,16 +126,32 @@ std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, i
         steps.push_back(table[static_cast<std::size_t>(f)]);
       // Without overlap_p2p_comm Megatron runs a steady step's forward and backward back to back
       // and then one call (send_forward_backward_recv_forward_backward) sends both passes'
-      // outputs and receives the next step's inputs (the same call as the next forward's).
+      // outputs and receives the next step's inputs. Either way a backward's gradient is received
+      // after the backward before it, the first after the warm-up's last forward.
+      int after = static_cast<int>(steps.size()) - 1;
       while (f < total) {
         steps.push_back(table[static_cast<std::size_t>(f++)]);
         PipelineStep bw = backward(b++);
         bw.in_chunk_before = true;
-        bw.recv_posted_at = static_cast<int>(steps.size()) - 1;
+        bw.recv_after_pass = after;
         steps.push_back(bw);
+        after = static_cast<int>(steps.size()) - 1;
       }
       while (b < total)
         steps.push_back(backward(b++));
+      using Pass = std::optional<std::pair<int, int>>;  // (micro-batch, chunk)
+      if (stage == 0)  // forwards of chunk c + 1 take the last stage's chunk c
+        align_leading_receives(steps, true, stages, total, [&](int j) -> Pass {
+          const PipelineStep& t = table[static_cast<std::size_t>(j)];
+          if (t.chunk == chunks - 1) return std::nullopt;
+          return std::pair{t.microbatch, t.chunk + 1};
+        });
+      if (stage == stages - 1)  // backwards of chunk c − 1 take the first stage's chunk c
+        align_leading_receives(steps, false, stages, total, [&](int j) -> Pass {
+          const PipelineStep s = backward(j);
+          if (s.chunk == 0) return std::nullopt;
+          return std::pair{s.microbatch, s.chunk - 1};
+        });
       return steps;
     }
     case PipelineSchedule::zb_h1:

@@ -6,6 +6,7 @@
 // DeepSeek's bidirectional DualPipe (pipeline_dualpipe.cpp).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "models/scenario.hpp"
@@ -25,20 +26,26 @@ struct PipelineStep {
   // Dualpipe's F&B pair: this forward and the backward of the next step run as one pair, their
   // sub-layer pieces interleaved (training_schedule.cpp; docs/dualpipe.md).
   bool paired = false;
-  // Calls that post a chunk's transfers at its end (pipeline_calls.hpp): DualPipe's (deepseek-ai/
-  // DualPipe dualpipe.py) and Megatron's interleaved schedule without overlap_p2p_comm. A step
-  // that runs in the chunk of the step before it, no call between them (DualPipe's full
-  // backward: its W after its B, the B's sends posted after the W; Megatron's steady backward
-  // after its forward, both passes' sends posted in one call after it); a forward whose sends are
-  // posted only after the chunk that follows it (DualPipe's step 2 holds them back); the step
-  // whose call posts this pass's receive, when an earlier call does (-1: its own). That call
-  // waits for it: DualPipe's step 2 appends the next near forward's receive before the far
-  // forward's call, step 3 a far forward's before the W's; Megatron receives a steady backward's
-  // gradient in the call before its forward.
+  // Where the framework's calls put this pass's transfers (pipeline_calls.hpp). `in_chunk_before`:
+  // it runs in the chunk of the step before, no call between them (DualPipe's full backward: its
+  // W after its B, the B's sends posted after the W; Megatron's interleaved steady backward after
+  // its forward without overlap_p2p_comm, both passes' sends posted in one call after it).
+  // `send_held`: its sends are posted only after the chunk that follows it (DualPipe's step 2).
+  // `recv_after_pass`: the step after whose pass the framework posts this pass's receive, when
+  // that is not the pass before it (-1); it goes in the first call after that pass (the calls
+  // that block wait for it there). DualPipe's step 2 appends the next near forward's receive
+  // after the near forward before it, step 3 a far forward's after the B before the W; Megatron's
+  // interleaved schedule receives a steady backward's gradient after the backward before it (the
+  // first after the warm-up's last forward), and a leading stage's input p − 1 passes after the
+  // ending stage produced it (recv_tensor_from_previous_stage).
   bool in_chunk_before = false;
   bool send_held = false;
-  int recv_posted_at = -1;
+  int recv_after_pass = -1;
 };
+
+// The index of the first call after step i under calls that block at chunk ends: the next step
+// that does not run in i's chunk (steps.size() when none is left).
+std::size_t call_after(const std::vector<PipelineStep>& steps, std::size_t i);
 
 // Whether `schedule` splits each backward into a B and a W pass.
 bool splits_backward(PipelineSchedule schedule);

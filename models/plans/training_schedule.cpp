@@ -264,14 +264,15 @@ class PlanComposer {
   // and the receive of step i if an earlier call posted it.
   PipelineCalls::Call call_before(const RankPasses& rp, const std::vector<PipelineStep>& steps,
                                   std::size_t i) {
-    PipelineCalls::Call call = calls_.before_pass(steps[i], b_.last_on(rp.r, compute_));
+    const OpId last = b_.last_on(rp.r, compute_);
+    PipelineCalls::Call call = calls_.before_pass(steps[i], last);
     call.received = calls_.early_receive(i);
-    post_early_receives(
-        rp, steps, i, call.recv_after.empty() ? engine::kNone : call.recv_after.front(), call.wait);
+    post_early_receives(rp, steps, i, calls_.call_point(last), call.wait);
     return call;
   }
-  // Posts, after `after`, the receives of the passes whose receive step i's call posts; the
-  // compute after that call waits for them (dualpipe.py's _commit_and_wait_comm waits for all).
+  // Posts, after `after`, the receives of later passes that step i's call posts. Where the calls
+  // block (DualPipe's _commit_and_wait_comm, Megatron's batch_isend_irecv and wait) the compute
+  // after the call waits for them too (`wait`); under overlap_p2p_comm only their pass does.
   void post_early_receives(const RankPasses& rp, const std::vector<PipelineStep>& steps,
                            std::size_t i, OpId after, std::vector<OpId>& wait) {
     for (const std::size_t j : calls_.receives_posted_at(i)) {
@@ -281,7 +282,7 @@ class PlanComposer {
           emit_boundary_recv(rp.r, steps[j], place(rp.stage, steps[j].chunk), recv_after);
       if (got == engine::kNone) continue;
       calls_.posted_early(j, got);
-      wait.push_back(got);
+      if (calls_.defers_sends()) wait.push_back(got);
     }
   }
 

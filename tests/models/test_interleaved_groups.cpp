@@ -69,5 +69,44 @@ TEST(InterleavedGroups, AnUnevenLastGroupRuns) {
   EXPECT_GT(r.bubble_fraction, 0.0);
 }
 
+// Megatron-Core's leading stage receives a tensor p − 1 passes after the ending stage produced it
+// (schedules.py, recv_tensor_from_previous_stage). pp 2, 2 chunks, m = 6 in groups of 3: stage 0
+// forwards (0,c0) (1,c0) (2,c0) (0,c1) (1,c1) warm up, then F (2,c1) B, F (3,c0) B, F (4,c0) B, ...
+// Chunk 1 of micro-batch 0 takes what stage 1's first forward made: received after stage 0's
+// second, (1,c0), not after (2,c0), the forward before it; chunk 1 of micro-batch 3 takes stage
+// 1's 7th forward's, received after stage 0's 8th, (4,c0): right after it under overlap_p2p_comm,
+// in the call after its steady pair (whose backward is micro-batch 2's) without it. Posted later,
+// the stages wait for each other's sends: every choice must run to the end.
+TEST(InterleavedGroups, TheLeadingStageReceivesWhereMegatronCoreAlignsIt) {
+  for (const std::string overlap : {"one_pass", "none", "full"}) {
+    SCOPED_TRACE(overlap);
+    const RunOutput out = run_scenario(parse_scenario(
+        uniform_pipeline_scenario("interleaved", 2, 6, 2, "1", ", activation_bytes: 1MB",
+                                  ", microbatch_group_size: 3, pp_p2p_overlap: " + overlap),
+        "g.yaml"));
+    EXPECT_GE(out.result.iteration_time_s, out.result.breakdown_s.compute);
+    if (overlap == "full") continue;
+    const auto& s = out.built.schedule;
+    const auto posted_after = [&](std::uint32_t mb) {
+      for (engine::OpId id = 0; id < s.ops.size(); ++id)
+        if (s.ops[id].kind == engine::OpKind::recv && s.ops[id].rank == 0 &&
+            s.name_of(s.ops[id]) == "recv act" && s.ops[id].microbatch() == mb) {
+          const auto deps = s.dependencies(s.ops[id]);
+          if (deps.empty()) break;
+          return s.ops[deps[0]];
+        }
+      ADD_FAILURE() << "no receive of mb " << mb << " posted after a compute op";
+      return engine::Op{};
+    };
+    const engine::Op first = posted_after(0);
+    EXPECT_EQ(first.category, engine::Category::forward);
+    EXPECT_EQ(first.microbatch(), 1u);
+    const engine::Op later = posted_after(3);
+    EXPECT_EQ(later.category,
+              overlap == "none" ? engine::Category::backward : engine::Category::forward);
+    EXPECT_EQ(later.microbatch(), overlap == "none" ? 2u : 4u);
+  }
+}
+
 }  // namespace
 }  // namespace clustersim::models
