@@ -8,7 +8,9 @@
 // - `one_pass` (Megatron's interleaved schedule, overlap_p2p_comm): the receive is posted after
 //   the rank's last pass of the same direction, so it runs beside the pass between; a forward's
 //   send is waited before the next compute (deallocate_pipeline_outputs), a backward's once the
-//   next backward has posted its own (send_prev_wait_handle);
+//   next backward has posted its own (send_prev_wait_handle); a leading stage's input and the
+//   first steady backward's gradient are received where Megatron-Core posts them
+//   (PipelineStep::recv_after_pass), which may be passes ahead;
 // - `none` under DualPipe (dualpipe.py's _commit_and_wait_comm): a call before every chunk (a
 //   forward, a full backward with its W, an F&B pair with its W, a deferred W) posts the sends
 //   the chunks before it left, the receives of the pass it starts and some of a later pass's
@@ -54,7 +56,7 @@ class PipelineCalls {
   struct Call {
     std::vector<engine::OpId> wait;
     std::vector<engine::OpId> recv_after;
-    engine::OpId received = engine::kNone;  // DualPipe: its receive, posted at an earlier call
+    engine::OpId received = engine::kNone;  // its receive, if an earlier call posted it
   };
   // Starts a rank's passes of one iteration, in the order `steps`.
   void begin_rank(const std::vector<PipelineStep>& steps);
