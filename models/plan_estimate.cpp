@@ -174,8 +174,15 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
   const double activation = seq * b * f.hidden * elem;
   const double tp_bw = group_bandwidth(s, bw, p.tp, 1);
   const double tp_collectives = blocks_per_stage * 4 + recomputed_per_stage * 2;
-  const double tp_mb =
-      f.transformer ? tp_collectives * ring_all_reduce_s(activation, p.tp, tp_bw) : 0;
+  const double tp_one = ring_all_reduce_s(activation, p.tp, tp_bw);
+  // parallel.tp_async_grad_reduce: the two backward reductions of a block run beside the weight
+  // gradients of the column-parallel linears (QKV, FC1), about a quarter of the block's backward
+  // each (tensor_parallelism.cpp).
+  const double hidden =
+      p.tp > 1 && p.tp_async_grad_reduce_on() && !p.tp_comm_overlap && blocks_per_stage > 0
+          ? 2 * std::min(tp_one, 0.25 * (compute_mb / 3 * 2) / blocks_per_stage)
+          : 0;
+  const double tp_mb = f.transformer ? tp_collectives * tp_one - blocks_per_stage * hidden : 0;
   // PP: a micro-batch's activations forward and their gradient back, once per chunk.
   const long pp_stride = static_cast<long>(p.tp) * p.ep * p.dp;
   const double pp_bytes = (f.transformer ? activation : b * 4e6) / (p.sequence_parallel ? p.tp : 1);

@@ -328,6 +328,16 @@ struct ParallelConfig {
   // Transformer Engine's userbuffers split the sequence-parallel all-gathers and reduce-scatters
   // into chunks that run beside the layer's GEMMs (Megatron-Core's --tp-comm-overlap).
   bool tp_comm_overlap = false;
+  // parallel.tp_async_grad_reduce: Megatron's LinearWithGradAccumulationAndAsyncCommunication
+  // reduces a column-parallel linear's input gradient over TP (all-reduce, or reduce-scatter
+  // under sequence parallelism) asynchronously beside the layer's weight-gradient GEMM
+  // (Megatron-LM since September 2021, 3f652469's --no-async-tensor-model-parallel-allreduce;
+  // Megatron-Core). Unset (`auto`): on with Megatron's engine, off with DeepSpeed's
+  // (Megatron-DeepSpeed forked Megatron-LM before it).
+  std::optional<bool> tp_async_grad_reduce;
+  bool tp_async_grad_reduce_on() const {
+    return tp_async_grad_reduce.value_or(pipeline_engine == PipelineEngine::megatron);
+  }
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   PipelineEngine pipeline_engine = PipelineEngine::megatron;
   SendCommunicator pp_send_communicator = SendCommunicator::automatic;

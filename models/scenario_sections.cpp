@@ -122,6 +122,9 @@ ParallelConfig read_parallel(const yaml::Value& value) {
   if (auto x = m.get("sequence_parallel")) p.sequence_parallel = x->boolean();
   if (auto x = m.get("fp8_comm")) p.fp8_comm = x->boolean();
   if (auto x = m.get("tp_comm_overlap")) p.tp_comm_overlap = x->boolean();
+  if (auto x = m.get("tp_async_grad_reduce"))
+    if (const int v = x->choice<int>({{"auto", -1}, {"true", 1}, {"false", 0}}); v >= 0)
+      p.tp_async_grad_reduce = v == 1;
   if (auto x = m.get("schedule")) p.schedule = x->choice(kPipelineScheduleNames);
   if (auto x = m.get("pipeline_engine")) p.pipeline_engine = x->choice(kPipelineEngineNames);
   if (auto x = m.get("pp_send_communicator"))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "models/kernels/resnet50_kernels.hpp"
 #include "models/plans/data_parallel.hpp"
@@ -20,6 +21,42 @@ LayerKernels::LayerKernels(const PlanContext& ctx, engine::KernelTable& table, d
   else if (is_resnet50(ctx.layers))
     build_resnet50();
   if (splits_backward(ctx.parallel.schedule)) build_split_backward();
+  if (ctx.parallel.tp > 1 && ctx.parallel.tp_async_grad_reduce_on() &&
+      !ctx.parallel.tp_comm_overlap)
+    build_async_split();
+}
+
+void LayerKernels::build_async_split() {
+  async_.assign(ctx_.layers.size(), AsyncSplit{});
+  std::map<std::uint32_t, AsyncSplit> by_list;  // layers of one shape share their lists
+  for (std::size_t i = 0; i < backward_.size(); ++i) {
+    if (backward_[i] == engine::kNone) continue;
+    auto [it, fresh] = by_list.try_emplace(backward_[i]);
+    if (fresh) {
+      const auto list = table_.list(backward_[i]);
+      const auto is = [&](std::size_t k, const char* tail) {
+        const std::string& n = table_.name_of(list[k].name);
+        const std::string_view t(tail);
+        return n.size() >= t.size() && n.compare(n.size() - t.size(), t.size(), t) == 0;
+      };
+      std::size_t dgrad = list.size();
+      for (std::size_t k = 0; k < list.size(); ++k)
+        if (is(k, ".dgrad")) dgrad = k;
+      if (dgrad + 1 < list.size() && is(dgrad + 1, ".wgrad")) {
+        const std::vector<engine::Kernel> before(list.begin(), list.begin() + dgrad + 1),
+            beside(list.begin() + dgrad + 1, list.end());
+        double flops = 0, bytes = 0, bf = 0, bb = 0;
+        for (std::size_t k = 0; k < list.size(); ++k) {
+          flops += list[k].flops;
+          bytes += list[k].bytes;
+          if (k <= dgrad) bf += list[k].flops, bb += list[k].bytes;
+        }
+        it->second = {table_.intern(before), table_.intern(beside), flops > 0 ? bf / flops : 0,
+                      bytes > 0 ? bb / bytes : 0};
+      }
+    }
+    async_[i] = it->second;
+  }
 }
 
 void LayerKernels::build_split_backward() {

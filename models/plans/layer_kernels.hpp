@@ -60,6 +60,22 @@ class LayerKernels {
     return split_.empty() ? SplitBackward{} : split_[static_cast<std::size_t>(layer)];
   }
 
+  // A backward list cut where Megatron reduces the column-parallel linear's input gradient over
+  // TP asynchronously (parallel.tp_async_grad_reduce): `before` ends with that linear's data
+  // gradient (the list's last "….dgrad" followed by its "….wgrad"), `beside` is the rest: its
+  // weight gradient, which runs while the collective does, and the norm's backward after it. (The
+  // norm waits for the reduced gradient in Megatron; a third op for its few short kernels would
+  // charge them the host's launch interval, which the host pays while the GEMMs run.) The shares
+  // are `before`'s of the list's FLOPs and bytes. No cut (before = kNone) for a list without such
+  // a linear. Built only when the plan reduces asynchronously.
+  struct AsyncSplit {
+    std::uint32_t before = engine::kNone, beside = engine::kNone;
+    double before_flops = 0, before_bytes = 0;
+  };
+  AsyncSplit async_split(int layer) const {
+    return async_.empty() ? AsyncSplit{} : async_[static_cast<std::size_t>(layer)];
+  }
+
   // The MoE ops (expert_parallelism.hpp): one list per part and pass, shared by every MoE block.
   struct MoeLists {
     std::uint32_t router = engine::kNone;
@@ -95,12 +111,14 @@ class LayerKernels {
   void build_transformer(double routed_copies);
   void build_resnet50();
   void build_split_backward();
+  void build_async_split();
 
   const PlanContext& ctx_;
   engine::KernelTable& table_;
   kernels::TransformerKernelConfig config_;
   std::vector<std::uint32_t> forward_, backward_, recompute_;
   std::vector<SplitBackward> split_;  // per layer, zero-bubble schedules only
+  std::vector<AsyncSplit> async_;     // per layer, where TP reduces asynchronously
   MoeLists moe_forward_, moe_backward_;
   MoeSplit moe_split_;
   std::map<std::pair<double, std::uint64_t>, std::uint32_t> optimizer_;

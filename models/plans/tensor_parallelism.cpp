@@ -303,6 +303,33 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     }
   }
   OpId join = engine::kNone;
+  // parallel.tp_async_grad_reduce: the input gradient's reduction runs beside the weight gradient.
+  const LayerKernels::AsyncSplit cut =
+      split && !overlap && !input_only && l.role != LayerRole::moe &&
+              l.role != LayerRole::embedding && ctx_.cp() == 1 && kernels_ != nullptr
+          ? kernels_->async_split(layer)
+          : LayerKernels::AsyncSplit{};
+  if (cut.before != engine::kNone) {
+    const double flops = l.backward_flops / tp_ * ctx_.training.micro_batch;
+    const double bytes = backward_bytes(l, split);
+    auto part = [&](const std::string& name, double flop_share, double byte_share,
+                    std::uint32_t list) {
+      return b.compute(common(Category::backward, name), flop_share * flops,
+                       static_cast<std::uint64_t>(byte_share * bytes), precision_, list);
+    };
+    // Megatron's LinearWithGradAccumulationAndAsyncCommunication: the data gradient, then the
+    // reduction launched on the TP communicator's stream while the weight-gradient GEMM runs (and,
+    // here, the norm's short backward after it: layer_kernels.hpp); the layer below waits for both.
+    const OpId dgrad = part(base, cut.before_flops, cut.before_bytes, cut.before);
+    deps.assign(1, dgrad);
+    const OpId reduced =
+        reduce_across_tp(b, {rank, groups.tp_stream, Category::tp_comm, base, mb, deps}, base,
+                         groups.tp, input_grad_bytes(l), input_grad_bytes(l));
+    *weight_grads =
+        part(base + " wgrad", 1.0 - cut.before_flops, 1.0 - cut.before_bytes, cut.beside);
+    deps.assign(1, reduced);
+    return reduced;
+  }
   if (l.role == LayerRole::moe) {
     last = moe_.backward(b, rank, stream, groups.ep, l, mb, deps, weight_grads, input_only);
   } else {

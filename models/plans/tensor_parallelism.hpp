@@ -29,7 +29,9 @@ struct LayerGroups {
   engine::GroupId ep = engine::kNone;
   engine::GroupId cp = engine::kNone;
   engine::StreamId cp_stream = 0;  // where p2p context parallelism exchanges K and V
-  engine::StreamId tp_stream = 0;  // where parallel.tp_comm_overlap runs TP collectives
+  // Where TP collectives run beside compute: parallel.tp_comm_overlap's, and the asynchronous
+  // input-gradient reductions of parallel.tp_async_grad_reduce.
+  engine::StreamId tp_stream = 0;
 };
 
 class LayerKernels;

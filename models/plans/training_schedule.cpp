@@ -80,7 +80,11 @@ class PlanComposer {
         &sink_);
     if (sc.parallel.cp > 1 && sc.parallel.cp_comm == ContextParallelComm::p2p)
       cp_stream_ = b_.stream("cp kv");
-    if (sc.parallel.tp_comm_overlap) tp_stream_ = b_.stream("tp overlap");
+    // TP collectives beside compute: Transformer Engine's userbuffers (tp_comm_overlap), or
+    // Megatron's asynchronous reduction of an input gradient (tp_async_grad_reduce).
+    if (sc.parallel.tp_comm_overlap ||
+        (sc.parallel.tp > 1 && sc.parallel.tp_async_grad_reduce_on()))
+      tp_stream_ = b_.stream("tp overlap");
     // DualPipe's F&B pairs run one micro-batch's MoE all-to-alls beside the other's compute.
     if (sc.parallel.schedule == PipelineSchedule::dualpipe && sc.parallel.ep > 1 &&
         ctx_.transformer != nullptr && ctx_.transformer->moe)
@@ -569,7 +573,7 @@ class PlanComposer {
   std::unique_ptr<DataParallelStrategy> data_parallel_;
   engine::StreamId compute_ = 0;
   engine::StreamId cp_stream_ = 0;
-  engine::StreamId tp_stream_ = 0;  // parallel.tp_comm_overlap's collectives
+  engine::StreamId tp_stream_ = 0;  // TP collectives beside compute (0: none)
   engine::StreamId ep_stream_ = 0;  // dualpipe's F&B pairs: the MoE all-to-alls (0: none)
   // parallel.offload.optimizer: the copies to and from host memory and the CPU's step
   engine::StreamId to_host_ = 0, host_ = 0, from_host_ = 0;

@@ -3,6 +3,7 @@
 // iteration against Megatron-LM's closed form; the warning for a TP group that spans nodes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <tuple>
@@ -38,12 +39,14 @@ std::string gpt(const std::string& extra_parallel = "", const std::string& recom
          "simulation: {network_model: ideal}\n";
 }
 
-// TP collectives of one rank by type, with the set of sizes seen; also checks they run on the
-// compute stream (on the critical path) over a 2-rank group.
+// TP collectives of one rank by type, with the set of sizes seen; also checks they run over a
+// 2-rank group, on the compute stream (on the critical path) or, the backward's input-gradient
+// reductions Megatron launches asynchronously (parallel.tp_async_grad_reduce), beside it.
 struct TpOps {
   std::map<CollectiveType, int> count;
   std::map<CollectiveType, std::uint64_t> bytes;  // the size when every op of the type agrees
   bool uniform = true;
+  int beside = 0;  // on the "tp overlap" stream
 };
 
 constexpr const char* kReplicatedGrads = "tp all_reduce replicated grads";
@@ -56,7 +59,9 @@ TpOps tp_ops(const engine::Schedule& s, engine::Rank rank) {
     if (op.rank != rank || op.category != Category::tp_comm) continue;
     if (s.name_of(op) == kReplicatedGrads) continue;
     EXPECT_EQ(op.kind, OpKind::collective);
-    EXPECT_EQ(s.stream_names[op.stream], "compute");
+    const std::string& stream = s.stream_names[op.stream];
+    EXPECT_TRUE(stream == "compute" || stream == "tp overlap") << stream;
+    if (stream == "tp overlap") ++out.beside;
     EXPECT_EQ(s.groups[op.group_or_peer].ranks.size(), 2u);
     auto [it, fresh] = out.bytes.try_emplace(op.collective, op.bytes);
     if (!fresh && it->second != op.bytes) out.uniform = false;
@@ -78,6 +83,55 @@ TEST(TensorParallel, TwoAllReducesPerLayerEachWay) {
   EXPECT_EQ(ops.count.size(), 1u);  // nothing but all-reduces
   EXPECT_TRUE(ops.uniform);
   EXPECT_EQ(static_cast<double>(ops.bytes.at(CollectiveType::all_reduce)), kActivation);
+  // The two in backward (f) run beside the weight gradients; stated off, on the compute stream.
+  EXPECT_EQ(ops.beside, kM * kBlocksPerStage * 2);
+  EXPECT_EQ(
+      tp_ops(build_schedule(parse_scenario(gpt(", tp_async_grad_reduce: false"), "test")).schedule,
+             0)
+          .beside,
+      0);
+}
+
+// Megatron's LinearWithGradAccumulationAndAsyncCommunication: a column-parallel linear's
+// backward computes the data gradient, launches its TP all-reduce asynchronously and computes the
+// weight gradient meanwhile. So in each block's attention and MLP backward the reduction starts
+// when the data-gradient part ends, the weight-gradient part starts then too, beside it, and the
+// block below starts its backward when both have ended.
+TEST(TensorParallel, TheInputGradientsAllReduceRunsBesideTheWeightGradient) {
+  std::string text = gpt();
+  text.replace(text.find("ideal"), 5, "analytical");
+  const RunOutput out = run_scenario(parse_scenario(text, "test"));
+  const auto& s = out.built.schedule;
+  const auto& t = out.timeline;
+  int checked = 0;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const auto& op = s.ops[id];
+    if (op.rank != 0 || op.category != Category::tp_comm ||
+        s.stream_names[op.stream] != "tp overlap")
+      continue;
+    const auto deps = s.dependencies(op);
+    ASSERT_EQ(deps.size(), 1u);
+    const engine::OpId dgrad = deps[0], wgrad = id + 1;
+    ASSERT_EQ(s.name_of(s.ops[wgrad]), s.name_of(s.ops[dgrad]) + " wgrad");
+    EXPECT_NEAR(t.start[id].seconds(), t.end[dgrad].seconds(), 1e-12);
+    EXPECT_NEAR(t.start[wgrad].seconds(), t.end[dgrad].seconds(), 1e-12);
+    EXPECT_GT(t.end[id].seconds(), t.start[id].seconds());  // the all-reduce takes time
+    // The next compute op of rank 0 (the block below, or the embedding's backward) waits for both.
+    engine::OpId next = wgrad + 1;
+    while (next < s.ops.size() && (s.ops[next].rank != 0 || s.ops[next].kind != OpKind::compute))
+      ++next;
+    if (next < s.ops.size() && s.ops[next].category == Category::backward) {
+      EXPECT_GE(t.start[next].seconds() + 1e-12,
+                std::max(t.end[id].seconds(), t.end[wgrad].seconds()));
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, kM * kBlocksPerStage * 2);
+  // Off, the same plan is no faster.
+  std::string off = text;
+  off.replace(off.find("pp: 2"), 5, "pp: 2, tp_async_grad_reduce: false");
+  EXPECT_GT(run_scenario(parse_scenario(off, "test")).result.iteration_time_s,
+            out.result.iteration_time_s);
 }
 
 // Full recompute re-runs each block's forward before its backward, collectives included: two
@@ -87,6 +141,7 @@ TEST(TensorParallel, FullRecomputeRepeatsTheForwardAllReduces) {
   const TpOps ops = tp_ops(built.schedule, 0);
   EXPECT_EQ(ops.count.at(CollectiveType::all_reduce), kM * (kBlocksPerStage * (2 + 2 + 2) + 1));
   EXPECT_TRUE(ops.uniform);
+  EXPECT_EQ(ops.beside, kM * kBlocksPerStage * 2);  // the recompute's stay on the compute stream
   EXPECT_EQ(static_cast<double>(ops.bytes.at(CollectiveType::all_reduce)), kActivation);
 }
 
@@ -101,6 +156,7 @@ TEST(TensorParallel, SequenceParallelMovesTheSameBytesAsPairs) {
   EXPECT_EQ(ops.count.count(CollectiveType::all_reduce), 0u);
   EXPECT_EQ(ops.count.at(CollectiveType::all_gather), pairs);
   EXPECT_EQ(ops.count.at(CollectiveType::reduce_scatter), pairs);
+  EXPECT_EQ(ops.beside, kM * kBlocksPerStage * 2);  // the backward's reduce-scatters
   EXPECT_TRUE(ops.uniform);
   EXPECT_EQ(static_cast<double>(ops.bytes.at(CollectiveType::all_gather)), kActivation);
   EXPECT_EQ(static_cast<double>(ops.bytes.at(CollectiveType::reduce_scatter)), kActivation);

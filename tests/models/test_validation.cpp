@@ -62,19 +62,21 @@ struct TimeOutside {
   const char* lacks;
 };
 const std::map<std::string, TimeOutside> kTimeOutside = {
-    {"dle-resnet50-8xa100-amp.yaml", {0.26, "the host input pipeline (DALI) and its contention"}},
+    {"dle-resnet50-8xa100-amp.yaml", {0.24, "the host input pipeline (DALI) and its contention"}},
     {"fms-fsdp-llama2-13b-128xa100.yaml",
      {0.14,
       "FSDP1's stream ordering of a per-layer all-reduce as long as the backward; EFA's rate"}},
     {"llama3-405b-128k-cp16-16384gpu.yaml",
-     {0.28, "the paper's attention kernels and document masking at 128K are not stated"}},
-    {"megatron-llama-13b-256xa100-distopt.yaml", {0.28, "Alibaba's fabric is not described"}},
-    {"megatron-llama-13b-256xa100-overlapped.yaml", {0.19, "Alibaba's fabric is not described"}},
-    {"megatron-llama-13b-512xa100-distopt.yaml", {0.28, "Alibaba's fabric is not described"}},
-    {"megatron-llama-13b-512xa100-overlapped.yaml", {0.17, "Alibaba's fabric is not described"}},
-    {"mtnlg-530b-2240gpu.yaml", {0.24, "~6 s an iteration and 11 % a slot no code explains"}},
-    {"mtnlg-530b-2800gpu.yaml", {0.25, "~6 s an iteration and 11 % a slot no code explains"}},
-    {"mtnlg-530b-3360gpu.yaml", {0.29, "~6 s an iteration and 11 % a slot no code explains"}},
+     {0.24, "the paper's attention kernels and document masking at 128K are not stated"}},
+    {"megatron-llama-13b-256xa100-distopt.yaml", {0.26, "Alibaba's fabric is not described"}},
+    {"megatron-llama-13b-256xa100-overlapped.yaml", {0.15, "Alibaba's fabric is not described"}},
+    {"megatron-llama-13b-512xa100-distopt.yaml", {0.26, "Alibaba's fabric is not described"}},
+    {"megatron-llama-13b-512xa100-overlapped.yaml", {0.13, "Alibaba's fabric is not described"}},
+    {"mtnlg-530b-2240gpu.yaml", {0.20, "~6 s an iteration and 11 % a slot no code explains"}},
+    {"mtnlg-530b-2800gpu.yaml", {0.21, "~6 s an iteration and 11 % a slot no code explains"}},
+    {"mtnlg-530b-3360gpu.yaml", {0.26, "~6 s an iteration and 11 % a slot no code explains"}},
+    {"nemo2511-llama3-70b-64xh100-fp8.yaml",
+     {0.14, "NeMo 25.11's table runs the plan ~20 % faster than 24.07's on the same GPUs"}},
     {"nemo2511-llama3-8b-8xh100-fsdp-fp8.yaml",
      {0.21, "Megatron FSDP's collectives on few SMs (user buffers, NCCL_CTA_POLICY)"}},
 };
@@ -92,7 +94,10 @@ const std::map<std::string, TimeOutside> kTimeOutside = {
 // DeepSpeed's pipeline engine. On 5 Dec 2026 the compute came to wait for pipeline transfers
 // where Megatron's calls do (parallel.pp_p2p_overlap): 5.8 % alone, 4.8 % again once H100's and
 // B200's sustained shares were refit and Korthikanti's baselines stated Megatron-LM's
-// scatter/gather of pipeline tensors (parallel.pp_scatter_gather).
+// scatter/gather of pipeline tensors (parallel.pp_scatter_gather). Later that day Megatron's
+// asynchronous TP reduction of input gradients (parallel.tp_async_grad_reduce) and the A100 and
+// H100 refits (0.86 → 0.83, 0.71 → 0.68) took the median to 4.2 % and the worst to 25 %; NeMo
+// 25.11's Llama 3 70B went −10.1 → −13.4 % with H100's share.
 TEST(ValidationSuite, ShippedCasesRunAndStayWithinTodaysBounds) {
   const ValidationReport r = run_validation(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation");
   std::map<std::string, double> worst_of_listed;
