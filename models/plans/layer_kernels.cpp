@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <string>
-#include <string_view>
 
 #include "models/kernels/resnet50_kernels.hpp"
 #include "models/plans/data_parallel.hpp"
@@ -35,9 +34,7 @@ void LayerKernels::build_async_split() {
     if (fresh) {
       const auto list = table_.list(backward_[i]);
       const auto is = [&](std::size_t k, const char* tail) {
-        const std::string& n = table_.name_of(list[k].name);
-        const std::string_view t(tail);
-        return n.size() >= t.size() && n.compare(n.size() - t.size(), t.size(), t) == 0;
+        return table_.name_of(list[k].name).ends_with(tail);
       };
       std::size_t dgrad = list.size();
       for (std::size_t k = 0; k < list.size(); ++k)

@@ -17,15 +17,19 @@ PipelineCalls::PipelineCalls(const ParallelConfig& parallel)
 void PipelineCalls::begin_rank(const std::vector<PipelineStep>& steps) {
   // A receive posted after an earlier pass goes in the first call after it: under blocking
   // chunk calls the one that ends its chunk, under overlap_p2p_comm the one right after it.
-  receives_at_call_.assign(steps.size(), {});
-  const bool early = defers_sends_ || (tracks_sends_ && mode_ == P2POverlap::one_pass);
-  for (std::size_t j = 0; early && j < steps.size(); ++j) {
-    if (steps[j].recv_after_pass < 0) continue;
-    const auto after = static_cast<std::size_t>(steps[j].recv_after_pass);
-    const std::size_t call = defers_sends_ ? call_after(steps, after) : after + 1;
-    if (call < j) receives_at_call_.at(call).push_back(j);
-  }
+  // Only calls that post receives ahead keep these tables (none for 1F1B and the like).
+  receives_at_call_.clear();
   early_.clear();
+  if (defers_sends_ || (tracks_sends_ && mode_ == P2POverlap::one_pass)) {
+    receives_at_call_.assign(steps.size(), {});
+    early_.assign(steps.size(), engine::kNone);
+    for (std::size_t j = 0; j < steps.size(); ++j) {
+      if (steps[j].recv_after_pass < 0) continue;
+      const auto after = static_cast<std::size_t>(steps[j].recv_after_pass);
+      const std::size_t call = defers_sends_ ? call_after(steps, after) : after + 1;
+      if (call < j) receives_at_call_.at(call).push_back(j);
+    }
+  }
   posting_ = {};
   due_.clear();
   held_.clear();
@@ -36,12 +40,11 @@ void PipelineCalls::begin_rank(const std::vector<PipelineStep>& steps) {
   held_back_.clear();
 }
 
-PipelineCalls::Call PipelineCalls::before_pass(const PipelineStep& step,
-                                               engine::OpId last_compute) const {
+PipelineCalls::Call PipelineCalls::before_pass(bool forward, engine::OpId last_compute) const {
   Call call;
   if (!tracks_sends_) return call;
   call.wait = due_;
-  const int direction = step.forward ? 0 : 1;
+  const int direction = forward ? 0 : 1;
   engine::OpId posted = call_point(last_compute);
   if (mode_ == P2POverlap::one_pass && end_of_[direction] != engine::kNone)
     posted = end_of_[direction];
@@ -58,8 +61,7 @@ engine::OpId PipelineCalls::call_point(engine::OpId last_compute) const {
   return end_of_last_ != engine::kNone ? end_of_last_ : last_compute;
 }
 
-void PipelineCalls::ended_pass(const PipelineStep& step, engine::OpId last_compute) {
-  const bool forward = step.forward;
+void PipelineCalls::ended_pass(bool forward, engine::OpId last_compute) {
   auto& posted = posting_[forward ? 0 : 1];
   if (mode_ == P2POverlap::one_pass && !forward) {
     // Megatron waits for a backward's send after the next backward has posted its own.

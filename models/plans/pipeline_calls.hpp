@@ -26,7 +26,6 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <span>
 #include <vector>
 
@@ -60,9 +59,9 @@ class PipelineCalls {
   };
   // Starts a rank's passes of one iteration, in the order `steps`.
   void begin_rank(const std::vector<PipelineStep>& steps);
-  // The call before the pass `step`, the rank's compute having ended in `last_compute` (kNone:
-  // nothing yet). Calls of an F&B pair are both taken before either pass.
-  Call before_pass(const PipelineStep& step, engine::OpId last_compute) const;
+  // The call before the next pass (a forward or a backward), the rank's compute having ended in
+  // `last_compute` (kNone: nothing yet). Calls of an F&B pair are both taken before either pass.
+  Call before_pass(bool forward, engine::OpId last_compute) const;
   // What a call posts its receives after, the rank's compute having ended in `last_compute`.
   engine::OpId call_point(engine::OpId last_compute) const;
   // The passes whose calls were taken are emitted from here on.
@@ -71,8 +70,9 @@ class PipelineCalls {
   void sent(bool forward, engine::OpId send) {
     if (tracks_sends_) posting_[forward ? 0 : 1].push_back(send);
   }
-  // The pass `step` has been emitted, the rank's compute ending in `last_compute`.
-  void ended_pass(const PipelineStep& step, engine::OpId last_compute);
+  // A pass (a forward or a backward) has been emitted, the rank's compute ending in
+  // `last_compute`.
+  void ended_pass(bool forward, engine::OpId last_compute);
   // Sends a compute step between passes (a W step) waits for.
   std::span<const engine::OpId> due_sends() const { return due_; }
   // Every send not yet waited for: the optimizer step waits for them.
@@ -93,29 +93,28 @@ class PipelineCalls {
   // recv_after_pass), which the caller posts and reports (`posted_early`); where calls block
   // (`defers_sends`) the compute after that call waits for them.
   std::span<const std::size_t> receives_posted_at(std::size_t i) const {
-    return receives_at_call_.at(i);
+    return receives_at_call_.empty() ? std::span<const std::size_t>{} : receives_at_call_.at(i);
   }
-  void posted_early(std::size_t step, engine::OpId receive) { early_[step] = receive; }
+  void posted_early(std::size_t step, engine::OpId receive) { early_.at(step) = receive; }
   // Step i's receive if an earlier call posted it, else kNone.
   engine::OpId early_receive(std::size_t i) const {
-    const auto it = early_.find(i);
-    return it == early_.end() ? engine::kNone : it->second;
+    return early_.empty() ? engine::kNone : early_.at(i);
   }
 
  private:
   P2POverlap mode_;
   bool separate_calls_;  // Megatron's non-interleaved schedules
   bool tracks_sends_;
-  bool defers_sends_;                                 // DualPipe's calls
+  bool defers_sends_;  // calls at chunk ends: DualPipe's, Megatron's interleaved without overlap
   std::array<std::vector<engine::OpId>, 2> posting_;  // by direction: the passes being emitted's
   std::vector<engine::OpId> due_;                     // the next compute waits for these
   std::vector<engine::OpId> held_;  // one_pass: the last backward's, due after the next backward
   std::array<engine::OpId, 2> end_of_ = {engine::kNone, engine::kNone};  // by direction
   engine::OpId end_of_last_ = engine::kNone;
-  std::vector<PipelineSend> chunk_, held_back_;             // DualPipe's sends before their call
+  std::vector<PipelineSend> chunk_, held_back_;             // deferred sends before their call
   std::vector<std::vector<std::size_t>> receives_at_call_;  // by step: the receives its call posts
-  std::map<std::size_t, engine::OpId> early_;  // by step: its receive, posted at an earlier call
-  int last_direction_ = -1;                    // 0 forward, 1 backward, -1 none yet
+  std::vector<engine::OpId> early_;  // by step: its receive, posted at an earlier call (or kNone)
+  int last_direction_ = -1;          // 0 forward, 1 backward, -1 none yet
 };
 
 }  // namespace clustersim::models

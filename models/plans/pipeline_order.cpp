@@ -1,6 +1,7 @@
 #include "models/plans/pipeline_order.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -34,18 +35,21 @@ std::vector<PipelineStep> interleaved_table(int m, int chunks, int group) {
 template <typename Produced>
 void align_leading_receives(std::vector<PipelineStep>& steps, bool forward, int stages, int total,
                             Produced produced) {
-  std::vector<std::size_t> pass;  // the step index of the rank's pass k of this direction
+  std::vector<std::size_t> pass;                  // the step index of the rank's pass k
+  std::map<std::pair<int, int>, std::size_t> at;  // (micro-batch, chunk) -> its step index
   for (std::size_t i = 0; i < steps.size(); ++i)
-    if (steps[i].forward == forward) pass.push_back(i);
+    if (steps[i].forward == forward) {
+      pass.push_back(i);
+      at.emplace(std::pair{steps[i].microbatch, steps[i].chunk}, i);
+    }
   for (int k = stages - 1; k < total; ++k) {
     const auto consumer = produced(k - (stages - 1));
     if (!consumer) continue;
-    const std::size_t call = call_after(steps, pass[static_cast<std::size_t>(k)]);
-    for (const std::size_t i : pass)
-      if (steps[i].microbatch == consumer->first && steps[i].chunk == consumer->second) {
-        if (call > i) throw std::logic_error("interleaved order: a receive after its pass");
-        steps[i].recv_after_pass = static_cast<int>(pass[static_cast<std::size_t>(k)]);
-      }
+    const std::size_t i = at.at(*consumer);
+    const std::size_t after = pass[static_cast<std::size_t>(k)];
+    if (call_after(steps, after) > i)
+      throw std::logic_error("interleaved order: a receive after its pass");
+    steps[i].recv_after_pass = static_cast<int>(after);
   }
 }
 

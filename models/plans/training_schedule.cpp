@@ -237,8 +237,8 @@ class PlanComposer {
           interleave_passes(bw, f);
         else
           interleave_passes(f, bw);
-        calls_.ended_pass(step, b_.last_on(r, compute_));
-        calls_.ended_pass(steps[i], b_.last_on(r, compute_));
+        calls_.ended_pass(step.forward, b_.last_on(r, compute_));
+        calls_.ended_pass(steps[i].forward, b_.last_on(r, compute_));
       } else if (step.weight) {
         // A W's own call (DualPipe's _weight_chunk) may post a later pass's receive.
         std::vector<OpId> received;
@@ -253,7 +253,7 @@ class PlanComposer {
           forward_pass(rp, step, false, std::move(call)).run_all();
         else
           backward_pass(rp, step, false, std::move(call)).run_all();
-        calls_.ended_pass(step, b_.last_on(r, compute_));
+        calls_.ended_pass(step.forward, b_.last_on(r, compute_));
       }
       // A chunk ends unless the next step runs in it (DualPipe: a full backward's B and W;
       // Megatron's interleaved calls without overlap: a steady forward and its backward).
@@ -269,7 +269,7 @@ class PlanComposer {
   PipelineCalls::Call call_before(const RankPasses& rp, const std::vector<PipelineStep>& steps,
                                   std::size_t i) {
     const OpId last = b_.last_on(rp.r, compute_);
-    PipelineCalls::Call call = calls_.before_pass(steps[i], last);
+    PipelineCalls::Call call = calls_.before_pass(steps[i].forward, last);
     call.received = calls_.early_receive(i);
     post_early_receives(rp, steps, i, calls_.call_point(last), call.wait);
     return call;
