@@ -143,15 +143,15 @@ std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int stage, i
       }
       while (b < total)
         steps.push_back(backward(b++));
-      using Pass = std::optional<std::pair<int, int>>;  // (micro-batch, chunk)
+      using PassOrNone = std::optional<std::pair<int, int>>;  // (micro-batch, chunk)
       if (stage == 0)  // forwards of chunk c + 1 take the last stage's chunk c
-        align_leading_receives(steps, true, stages, total, [&](int j) -> Pass {
+        align_leading_receives(steps, true, stages, total, [&](int j) -> PassOrNone {
           const PipelineStep& t = table[static_cast<std::size_t>(j)];
           if (t.chunk == chunks - 1) return std::nullopt;
           return std::pair{t.microbatch, t.chunk + 1};
         });
       if (stage == stages - 1)  // backwards of chunk c − 1 take the first stage's chunk c
-        align_leading_receives(steps, false, stages, total, [&](int j) -> Pass {
+        align_leading_receives(steps, false, stages, total, [&](int j) -> PassOrNone {
           const PipelineStep s = backward(j);
           if (s.chunk == 0) return std::nullopt;
           return std::pair{s.microbatch, s.chunk - 1};
