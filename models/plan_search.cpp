@@ -1,13 +1,11 @@
 #include "models/plan_search.hpp"
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <cmath>
 #include <sstream>
-#include <thread>
 
 #include "models/memory_model.hpp"
+#include "models/parallel_tasks.hpp"
 
 namespace clustersim::models {
 
@@ -313,19 +311,12 @@ PlanSearchResult search_plans(const Scenario& base, const PlanSearchOptions& opt
   const std::size_t resimulate =
       std::min<std::size_t>(result.top.size(), static_cast<std::size_t>(wanted));
   result.resimulated = resimulate;
-  if (resimulate > 0) {
-    const unsigned jobs =
-        options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-    boost::asio::thread_pool pool(std::min<std::size_t>(jobs, resimulate));
-    for (std::size_t i = 0; i < resimulate; ++i)
-      boost::asio::post(pool, [&result, i] {
-        RunOptions run;
-        run.network = "flow";
-        run.record_starts = false;  // no trace: `fold: auto` may fold with the network's check
-        result.top[i].simulated = run_scenario(result.top[i].scenario, run).result;
-      });
-    pool.join();
-  }
+  run_tasks_in_parallel(resimulate, options.jobs, [&result](std::size_t i) {
+    RunOptions run;
+    run.network = "flow";
+    run.record_starts = false;  // no trace: `fold: auto` may fold with the network's check
+    result.top[i].simulated = run_scenario(result.top[i].scenario, run).result;
+  });
   // Where the flow model ran, its figures decide the order among those plans; the reasons then
   // compare its breakdowns.
   for (std::size_t i = 0; i < resimulate; ++i) {

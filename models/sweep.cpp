@@ -1,16 +1,14 @@
 #include "models/sweep.hpp"
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <charconv>
 #include <cmath>
 #include <exception>
 #include <mutex>
-#include <thread>
 
 #include "engine/network/network_model.hpp"
 #include "engine/sanitizer.hpp"
+#include "models/parallel_tasks.hpp"
 #include "models/result_json.hpp"
 #include "models/sweep_process.hpp"
 
@@ -184,6 +182,9 @@ std::optional<std::string> validate_sweep_point(const SweepRequest& request, Swe
     point.own_process = entry != nullptr && entry->once_per_process;
   } catch (const ScenarioError& e) {
     return std::string(e.what());
+  } catch (const std::exception&) {
+    // Not the user's input (a file that vanished, memory): the run meets it again and lists
+    // the point as failed with its reason.
   }
   return std::nullopt;
 }
@@ -239,16 +240,10 @@ namespace {
 
 void run_points_on_thread_pool(const SweepRequest& request, const std::vector<SweepPoint>& todo,
                                const std::function<void(SweepRow)>& done, bool one_thread) {
-  if (todo.empty()) return;
-  const unsigned jobs =
-      request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
-  boost::asio::thread_pool pool(one_thread ? 1 : std::min<std::size_t>(jobs, todo.size()));
-  for (const SweepPoint& point : todo)
-    boost::asio::post(pool, [&request, &point, &done] {
-      if (request.cancel && request.cancel->load()) return;
-      done(run_sweep_point(request, point));
-    });
-  pool.join();
+  run_tasks_in_parallel(todo.size(), one_thread ? 1 : request.jobs, [&](std::size_t i) {
+    if (request.cancel && request.cancel->load()) return;
+    done(run_sweep_point(request, todo[i]));
+  });
 }
 
 // AddressSanitizer's allocator (clang 14's) takes no lock around fork(), unlike glibc's malloc:
@@ -299,16 +294,9 @@ SweepResult run_sweep(const SweepRequest& request, const PointExecutor& executor
   for (const SweepPoint& point : points)
     if (!rows[point.index]) to_validate.push_back(point);
   std::vector<std::optional<std::string>> problems(points.size());
-  {
-    const unsigned jobs =
-        request.jobs != 0 ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
-    boost::asio::thread_pool pool(jobs);
-    for (SweepPoint& point : to_validate)
-      boost::asio::post(pool, [&request, &point, &problems] {
-        problems[point.index] = validate_sweep_point(request, point);
-      });
-    pool.join();
-  }
+  run_tasks_in_parallel(to_validate.size(), request.jobs, [&](std::size_t i) {
+    problems[to_validate[i].index] = validate_sweep_point(request, to_validate[i]);
+  });
   std::vector<SweepPoint> todo;
   for (const SweepPoint& point : to_validate) {
     if (problems[point.index])

@@ -2,9 +2,11 @@
 // resumed rows, the best point per objective and the CSV's quoting.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "models/sweep.hpp"
 
@@ -83,6 +85,19 @@ TEST(RunSweep, InvalidPointsAreListedWithTheirReasonAndNotRun) {
   ASSERT_FALSE(r.best.empty());
   EXPECT_EQ(r.best[0].objective, "iteration_time_s");
   EXPECT_EQ(r.best[0].index, 0u);
+}
+
+// A row callback that fails (the CSV's disk is full) is an error of the sweep, raised once every
+// point has ended; thrown inside a pool thread it would have ended the process.
+TEST(RunSweep, ACallbackThatThrowsIsRaisedToTheCaller) {
+  SweepRequest request = bucket_request({{"parallel.bucket_mb", {"5", "50"}}});
+  std::atomic<int> rows{0};
+  request.on_row = [&](const SweepRow&) {
+    ++rows;
+    throw std::runtime_error("disk full");
+  };
+  EXPECT_THROW(run_sweep(request), std::runtime_error);
+  EXPECT_EQ(rows.load(), 2);
 }
 
 TEST(RunSweep, ResumedRowsAreKeptAndNotRunAgain) {
