@@ -147,9 +147,9 @@ TEST(GpuPresets, EfficienciesAreFractionsAndOverheadsSmall) {
 }
 
 TEST(NodePresets, NamesSortedAndEachNamesAGpuPreset) {
-  const std::vector<std::string> expected = {"aws-p4de", "aws-p5",   "dgx-a100",
-                                             "dgx-h100", "hgx-h200", "pcie-4gpu-workstation",
-                                             "pcie-8gpu"};
+  const std::vector<std::string> expected = {
+      "aws-p4de", "aws-p5", "dgx-a100", "dgx-b200", "dgx-h100", "hgx-h200", "pcie-4gpu-workstation",
+      "pcie-8gpu"};
   EXPECT_EQ(node_names(), expected);
   for (const auto& n : expected) {
     const NodeSpec* node = find_node(n);
@@ -188,6 +188,20 @@ TEST(NodePresets, DgxFiguresPerDirection) {
   }
   EXPECT_EQ(find_node("dgx-h100")->gpu, "H100-SXM5-80GB");
   EXPECT_EQ(find_node("hgx-h200")->gpu, "H200-SXM-141GB");
+
+  // DGX B200 user guide: NVLink 5 at 1.8 TB/s bidirectional a GPU (2 NVSwitch chips, 14.4 TB/s
+  // aggregate over 8 GPUs), 8 ConnectX-7 at 400 Gb/s, Xeon 8570 hosts with PCIe Gen5; 2 TB in 32
+  // DIMMs over 2 × 8 channels at DDR5-4400: 2 · 8 · 4400e6 · 8 B = 563.2 GB/s.
+  const NodeSpec& b = *find_node("dgx-b200");
+  EXPECT_EQ(b.gpu, "B200");
+  EXPECT_EQ(b.topology.gpus, 8);
+  EXPECT_DOUBLE_EQ(b.topology.nvlink_bandwidth.bytes_per_second(), 14.4e12 / 8 / 2);
+  EXPECT_DOUBLE_EQ(b.topology.pcie_bandwidth.bytes_per_second(), 2 * 25e9);
+  EXPECT_EQ(b.topology.nics, 8);
+  EXPECT_DOUBLE_EQ(b.topology.nic_bandwidth.bytes_per_second(), 400e9 / 8);
+  EXPECT_FALSE(b.topology.amd_cpu);
+  EXPECT_DOUBLE_EQ(b.host.memory_bytes, 2048.0 * (1u << 30));
+  EXPECT_DOUBLE_EQ(b.host.memory_bandwidth, 563.2e9);
 }
 
 // AWS's instance pages: p5.48xlarge, 8 × H100, 3,200 Gb/s of EFA as 32 interfaces of 100 Gb/s
