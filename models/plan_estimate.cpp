@@ -178,11 +178,16 @@ PlanEstimate estimate_plan(const Scenario& s, const PlanModelFigures& f) {
   // parallel.tp_async_grad_reduce: the two backward reductions of a block run beside the weight
   // gradients of the column-parallel linears (QKV, FC1), about a quarter of the block's backward
   // each (tensor_parallelism.cpp).
-  const double hidden =
-      p.tp > 1 && p.tp_async_grad_reduce_on() && !p.tp_comm_overlap && blocks_per_stage > 0
-          ? 2 * std::min(tp_one, 0.25 * (compute_mb / 3 * 2) / blocks_per_stage)
-          : 0;
-  const double tp_mb = f.transformer ? tp_collectives * tp_one - blocks_per_stage * hidden : 0;
+  // Under sequence parallelism those linears also re-gather their input beside their data
+  // gradients (an all-gather, half a ring all-reduce), each about as long as the weight gradient.
+  const bool async =
+      p.tp > 1 && p.tp_async_grad_reduce_on() && !p.tp_comm_overlap && blocks_per_stage > 0;
+  const double quarter = async ? 0.25 * (compute_mb / 3 * 2) / blocks_per_stage : 0;
+  const double hidden = async ? 2 * std::min(tp_one, quarter) : 0;
+  const double regather =
+      async && p.sequence_parallel ? 2 * std::max(0.0, tp_one / 2 - quarter) : 0;
+  const double tp_mb =
+      f.transformer ? tp_collectives * tp_one + blocks_per_stage * (regather - hidden) : 0;
   // PP: a micro-batch's activations forward and their gradient back, once per chunk.
   const long pp_stride = static_cast<long>(p.tp) * p.ep * p.dp;
   const double pp_bytes = (f.transformer ? activation : b * 4e6) / (p.sequence_parallel ? p.tp : 1);

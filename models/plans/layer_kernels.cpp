@@ -40,16 +40,28 @@ void LayerKernels::build_async_split() {
       for (std::size_t k = 0; k < list.size(); ++k)
         if (is(k, ".dgrad")) dgrad = k;
       if (dgrad + 1 < list.size() && is(dgrad + 1, ".wgrad")) {
-        const std::vector<engine::Kernel> before(list.begin(), list.begin() + dgrad + 1),
-            beside(list.begin() + dgrad + 1, list.end());
-        double flops = 0, bytes = 0, bf = 0, bb = 0;
+        const auto at = [&](std::size_t k) {
+          return list.begin() + static_cast<std::ptrdiff_t>(k);
+        };
+        const std::vector<engine::Kernel> before(list.begin(), at(dgrad + 1)),
+            beside(at(dgrad + 1), list.end()), lead(list.begin(), at(dgrad)),
+            gemm(at(dgrad), at(dgrad + 1));
+        double flops = 0, bytes = 0, bf = 0, bb = 0, lf = 0, lb = 0;
         for (std::size_t k = 0; k < list.size(); ++k) {
           flops += list[k].flops;
           bytes += list[k].bytes;
           if (k <= dgrad) bf += list[k].flops, bb += list[k].bytes;
+          if (k < dgrad) lf += list[k].flops, lb += list[k].bytes;
         }
-        it->second = {table_.intern(before), table_.intern(beside), flops > 0 ? bf / flops : 0,
-                      bytes > 0 ? bb / bytes : 0};
+        const auto share = [](double part, double all) { return all > 0 ? part / all : 0; };
+        it->second = {table_.intern(before),
+                      table_.intern(beside),
+                      share(bf, flops),
+                      share(bb, bytes),
+                      lead.empty() ? engine::kNone : table_.intern(lead),
+                      table_.intern(gemm),
+                      share(lf, flops),
+                      share(lb, bytes)};
       }
     }
     async_[i] = it->second;

@@ -68,9 +68,15 @@ class LayerKernels {
   // charge them the host's launch interval, which the host pays while the GEMMs run.) The shares
   // are `before`'s of the list's FLOPs and bytes. No cut (before = kNone) for a list without such
   // a linear. Built only when the plan reduces asynchronously.
+  //
+  // `lead` and `dgrad` are `before` in two: the kernels before that data-gradient GEMM, and the
+  // GEMM alone, beside which sequence parallelism re-gathers the linear's input for its weight
+  // gradient (lead = kNone when the GEMM opens the list); `lead_*` are lead's shares.
   struct AsyncSplit {
     std::uint32_t before = engine::kNone, beside = engine::kNone;
     double before_flops = 0, before_bytes = 0;
+    std::uint32_t lead = engine::kNone, dgrad = engine::kNone;
+    double lead_flops = 0, lead_bytes = 0;
   };
   AsyncSplit async_split(int layer) const {
     return async_.empty() ? AsyncSplit{} : async_[static_cast<std::size_t>(layer)];

@@ -320,8 +320,24 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     // Megatron's LinearWithGradAccumulationAndAsyncCommunication: the data gradient, then the
     // reduction launched on the TP communicator's stream while the weight-gradient GEMM runs (and,
     // here, the norm's short backward after it: layer_kernels.hpp); the layer below waits for both.
-    const OpId dgrad = part(base, cut.before_flops, cut.before_bytes, cut.before);
-    deps.assign(1, dgrad);
+    // Under sequence parallelism the forward kept only this rank's share of the linear's input,
+    // so the backward first launches its all-gather beside the data-gradient GEMM, waits for it,
+    // then launches the reduce-scatter; the weight gradient needs the gathered input.
+    OpId dgrad = engine::kNone, regathered = engine::kNone;
+    if (sequence_parallel_ && cut.dgrad != engine::kNone) {
+      if (cut.lead != engine::kNone) {
+        deps.assign(1, part(base, cut.lead_flops, cut.lead_bytes, cut.lead));
+      }
+      regathered = b.collective({rank, groups.tp_stream, Category::tp_comm,
+                                 base + " tp all_gather wgrad input", mb, deps},
+                                CollectiveType::all_gather, groups.tp, input_gather_bytes(l));
+      dgrad = part(base + " dgrad", cut.before_flops - cut.lead_flops,
+                   cut.before_bytes - cut.lead_bytes, cut.dgrad);
+      deps.assign({dgrad, regathered});
+    } else {
+      dgrad = part(base, cut.before_flops, cut.before_bytes, cut.before);
+      deps.assign(1, dgrad);
+    }
     const OpId reduced =
         reduce_across_tp(b, {rank, groups.tp_stream, Category::tp_comm, base, mb, deps}, base,
                          groups.tp, input_grad_bytes(l), input_grad_bytes(l));

@@ -134,6 +134,37 @@ TEST(TensorParallel, TheInputGradientsAllReduceRunsBesideTheWeightGradient) {
             out.result.iteration_time_s);
 }
 
+// Under sequence parallelism Megatron's column-parallel backward (LinearWithGradAccumulation-
+// AndAsyncCommunication) launches the all-gather of its input, computes the data gradient, waits
+// for the gather, launches the reduce-scatter of the data gradient and computes the weight
+// gradient from the gathered input. So the gather starts where the data-gradient GEMM starts,
+// the reduce-scatter after both have ended, and the weight gradient after both too.
+TEST(TensorParallel, SequenceParallelReGathersTheInputBesideTheDataGradient) {
+  std::string text = gpt(", sequence_parallel: true");
+  text.replace(text.find("ideal"), 5, "analytical");
+  const RunOutput out = run_scenario(parse_scenario(text, "test"));
+  const auto& s = out.built.schedule;
+  const auto& t = out.timeline;
+  const auto ends = [&](engine::OpId id) { return t.end[id].seconds(); };
+  int checked = 0;
+  for (engine::OpId id = 0; id < s.ops.size(); ++id) {
+    const auto& op = s.ops[id];
+    if (op.rank != 0 || !s.name_of(op).ends_with(" tp all_gather wgrad input")) continue;
+    EXPECT_EQ(s.stream_names[op.stream], "tp overlap");
+    EXPECT_EQ(op.bytes, static_cast<std::uint64_t>(kActivation));
+    const engine::OpId dgrad = id + 1, reduce = id + 2, wgrad = id + 3;
+    const std::string layer = s.name_of(op).substr(0, s.name_of(op).find(" tp all_gather"));
+    ASSERT_EQ(s.name_of(s.ops[dgrad]), layer + " dgrad");
+    ASSERT_EQ(s.ops[reduce].collective, CollectiveType::reduce_scatter);
+    ASSERT_EQ(s.name_of(s.ops[wgrad]), layer + " wgrad");
+    EXPECT_NEAR(t.start[id].seconds(), t.start[dgrad].seconds(), 1e-12);
+    EXPECT_NEAR(t.start[reduce].seconds(), std::max(ends(id), ends(dgrad)), 1e-12);
+    EXPECT_NEAR(t.start[wgrad].seconds(), std::max(ends(id), ends(dgrad)), 1e-12);
+    ++checked;
+  }
+  EXPECT_EQ(checked, kM * kBlocksPerStage * 2);
+}
+
 // Full recompute re-runs each block's forward before its backward, collectives included: two
 // more all-reduces per block (the embedding is not recomputed).
 TEST(TensorParallel, FullRecomputeRepeatsTheForwardAllReduces) {
@@ -153,10 +184,14 @@ TEST(TensorParallel, SequenceParallelMovesTheSameBytesAsPairs) {
   const auto built = build_schedule(parse_scenario(gpt(", sequence_parallel: true"), "test"));
   const TpOps ops = tp_ops(built.schedule, 0);
   const int pairs = kM * (kBlocksPerStage * (2 + 2) + 1);
+  // Besides the pairs, each column-parallel linear's backward (QKV, FC1: two a block) all-gathers
+  // its input again for the weight gradient, the forward having kept only this rank's share.
+  const int regathers = kM * kBlocksPerStage * 2;
   EXPECT_EQ(ops.count.count(CollectiveType::all_reduce), 0u);
-  EXPECT_EQ(ops.count.at(CollectiveType::all_gather), pairs);
+  EXPECT_EQ(ops.count.at(CollectiveType::all_gather), pairs + regathers);
   EXPECT_EQ(ops.count.at(CollectiveType::reduce_scatter), pairs);
-  EXPECT_EQ(ops.beside, kM * kBlocksPerStage * 2);  // the backward's reduce-scatters
+  // Beside the compute stream: the backward's reduce-scatters and the re-gathers.
+  EXPECT_EQ(ops.beside, kM * kBlocksPerStage * 2 + regathers);
   EXPECT_TRUE(ops.uniform);
   EXPECT_EQ(static_cast<double>(ops.bytes.at(CollectiveType::all_gather)), kActivation);
   EXPECT_EQ(static_cast<double>(ops.bytes.at(CollectiveType::reduce_scatter)), kActivation);
