@@ -65,8 +65,12 @@ void print_result(std::ostream& os, const models::Scenario& base, const models::
        << std::right << std::setw(8) << fixed(c.estimate.iteration_s, 3) << std::setw(9)
        << (c.simulated ? fixed(c.simulated->iteration_time_s, 3) : std::string("-")) << std::setw(6)
        << fixed(100 * mfu, 1) << "%" << std::setw(15)
-       << gib(c.memory_bytes) + "/" + gib(c.capacity_bytes) << "   " << c.reason << "\n";
+       << gib(c.memory_bytes) + "/" + gib(c.capacity_bytes) + (c.tight ? "*" : " ") << "  "
+       << c.reason << "\n";
   }
+  if (std::any_of(r.top.begin(), r.top.end(), [](const auto& c) { return c.tight; }))
+    os << "  * tight: fits only without the allocator's fragmentation allowance; whether it runs "
+          "depends on fragmentation (clustersim run says how much)\n";
   if (!r.top.empty() && r.resimulated == 0)
     os << "  (flow re-simulation skipped at " << r.gpus
        << " GPUs: --resimulate K runs it for the best K, 15-60 s each at 1,024 GPUs)\n";

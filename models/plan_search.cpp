@@ -299,6 +299,7 @@ PlanSearchResult search_plans(const Scenario& base, const PlanSearchOptions& opt
     const MemoryEstimate memory = estimate_memory_only(c.scenario);
     c.memory_bytes = memory.needed();
     c.capacity_bytes = memory.capacity;
+    c.tight = memory.verdict() == MemoryVerdict::tight;
     if (!memory.fits()) {
       ++result.does_not_fit;
       continue;

@@ -38,6 +38,9 @@ struct PlanCandidate {
   PlanEstimate estimate;
   double memory_bytes = 0;  // the memory model's peak per GPU
   double capacity_bytes = 0;
+  // Fits only without the allocator's fragmentation allowance (`run`'s "tight"): listed, since
+  // it may well run, but marked, since it may not.
+  bool tight = false;
   double score = 0;  // the objective's value, lower is better (cost: GPU-seconds per token)
   std::optional<Result> simulated;  // the flow model's result, for the re-simulated ones
   std::string reason;               // one line: why it beats the next plan in the list
