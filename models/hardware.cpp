@@ -172,7 +172,8 @@ std::vector<NodeSpec> make_nodes() {
   // DGX H100 user guide: NVLink 4 900 GB/s bidirectional per GPU, PCIe Gen5, 2× Xeon 8480C
   // (4 UPI 2.0 links at 16 GT/s, ~128 GB/s raw, 96 GB/s taken), 8× 400 Gb/s NDR.
   nodes.push_back(node("dgx-h100", "H100-SXM5-80GB", nvswitch_node(450, kPcieGen5, 96, 400),
-                       host_memory(2048, 2, 8, 4800)));  // 2 TB, 8 × DDR5-4800 per Xeon 8480C
+                       host_memory(2048, 2, 8, 4400)));  // 2 TB in 32 DIMMs: two a channel
+  // (Sapphire Rapids runs DDR5-4800 at 4400 MT/s with two DIMMs a channel).
   // DGX B200 user guide ("Introduction to NVIDIA DGX B200 Systems"): 8 × B200, NVLink 5 through
   // 2 NVSwitch chips (14.4 TB/s aggregate: 1.8 TB/s bidirectional a GPU), 8 × ConnectX-7 at
   // 400 Gb/s, 2 × Xeon 8570 (Emerald Rapids, PCIe Gen5; 4 UPI links at 20 GT/s, ~160 GB/s raw,
@@ -181,7 +182,7 @@ std::vector<NodeSpec> make_nodes() {
                        host_memory(2048, 2, 8, 4400)));
   // DGX H200: the same two Xeon 8480C and 2 TB as DGX H100.
   nodes.push_back(node("hgx-h200", "H200-SXM-141GB", nvswitch_node(450, kPcieGen5, 96, 400),
-                       host_memory(2048, 2, 8, 4800)));
+                       host_memory(2048, 2, 8, 4400)));
 
   // AWS p5.48xlarge (EC2 P5 instance page; user guide "EFA configuration for P5"): 8 × H100
   // SXM on NVSwitch, 2 × 3rd-generation AMD EPYC (8 × DDR4-3200 each assumed), 2 TiB, and 3,200
