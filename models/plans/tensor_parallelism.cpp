@@ -328,9 +328,10 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
       if (cut.lead != engine::kNone) {
         deps.assign(1, part(base, cut.lead_flops, cut.lead_bytes, cut.lead));
       }
-      regathered = b.collective({rank, groups.tp_stream, Category::tp_comm,
-                                 base + " tp all_gather wgrad input", mb, deps},
-                                CollectiveType::all_gather, groups.tp, input_gather_bytes(l));
+      // Beside the compute stream: after its last op (the lead, or what preceded the layer).
+      regathered =
+          beside(b, common(Category::tp_comm, base + " tp all_gather wgrad input"),
+                 groups.tp_stream, CollectiveType::all_gather, groups.tp, input_gather_bytes(l));
       dgrad = part(base + " dgrad", cut.before_flops - cut.lead_flops,
                    cut.before_bytes - cut.lead_bytes, cut.dgrad);
       deps.assign({dgrad, regathered});
