@@ -286,7 +286,7 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
     return engine::ScheduleBuilder::Common{rank, stream, cat, name, mb, deps};
   };
   // With sequence parallelism every sharded layer starts its backward with an all-gather: the
-  // conjugate of the embedding's reduce-scatter, the re-gathered input elsewhere.
+  // conjugate of the reduce-scatter (ḡ) that ended its forward, gathering the output gradient.
   // With parallel.tp_comm_overlap both run beside the backward's GEMMs: the all-gather in a ring
   // exchange with the data-gradient GEMM, the reduce-scatter in bulk beside the weight-gradient
   // GEMM; the next layer's backward waits for the reduce-scatter.
@@ -300,6 +300,13 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
       last = b.collective(common(Category::tp_comm, base + " tp all_gather"),
                           CollectiveType::all_gather, groups.tp, gather_bytes_);
       deps.clear();
+      // The column-parallel linear's input, gathered again for its weight gradient (the forward
+      // kept this rank's share): beside the data gradient when the reduction is asynchronous
+      // (below), here blocking like the reduction itself.
+      if (!input_only && !ctx_.parallel.tp_async_grad_reduce_on() &&
+          (l.role == LayerRole::attention || l.role == LayerRole::mlp))
+        last = b.collective(common(Category::tp_comm, base + " tp all_gather wgrad input"),
+                            CollectiveType::all_gather, groups.tp, input_gather_bytes(l));
     }
   }
   OpId join = engine::kNone;

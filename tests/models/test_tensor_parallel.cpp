@@ -134,6 +134,19 @@ TEST(TensorParallel, TheInputGradientsAllReduceRunsBesideTheWeightGradient) {
             out.result.iteration_time_s);
 }
 
+// With the reduction stated blocking, the re-gather is blocking too: the same bytes, each block's
+// two re-gathers on the compute stream, nothing beside it.
+TEST(TensorParallel, SequenceParallelWithBlockingReductionsReGathersOnTheComputeStream) {
+  const auto built = build_schedule(
+      parse_scenario(gpt(", sequence_parallel: true, tp_async_grad_reduce: false"), "test"));
+  const TpOps ops = tp_ops(built.schedule, 0);
+  const int pairs = kM * (kBlocksPerStage * (2 + 2) + 1);
+  EXPECT_EQ(ops.count.at(CollectiveType::all_gather), pairs + kM * kBlocksPerStage * 2);
+  EXPECT_EQ(ops.count.at(CollectiveType::reduce_scatter), pairs);
+  EXPECT_EQ(ops.beside, 0);
+  EXPECT_TRUE(ops.uniform);
+}
+
 // Under sequence parallelism Megatron's column-parallel backward (LinearWithGradAccumulation-
 // AndAsyncCommunication) launches the all-gather of its input, computes the data gradient, waits
 // for the gather, launches the reduce-scatter of the data gradient and computes the weight
