@@ -58,7 +58,7 @@ constexpr AttentionPerCta kAttentionHopper{0.763, 0.707, 2.2, 4.4, 0.85};
 // compute"): the value with the smallest median |error| over the family's published runs.
 constexpr double kSustainedVolta = 0.90;      // 2 figures (DeepLearningExamples BERT, ResNet-50)
 constexpr double kSustainedAmpere = 0.83;     // 36 figures; L40S (Ada, no case) borrows it
-constexpr double kSustainedHopper = 0.68;     // 23 figures (H100); H200 borrows it
+constexpr double kSustainedHopper = 0.70;     // 23 figures (H100); H200 borrows it
 constexpr double kSustainedBlackwell = 0.78;  // 4 figures, 2 cases (B200): a weak fit
 constexpr double kLaunchFloorS = 2.5e-6;      // shortest kernel incl. its gap (to be fitted)
 constexpr double kHostLaunchS = 5e-6;         // PyTorch eager op + cudaLaunchKernel (to be fitted)

@@ -385,7 +385,19 @@ OpId TensorParallelism::backward(engine::ScheduleBuilder& b, engine::Rank rank,
   deps.clear();
   if (join != engine::kNone) deps.push_back(join);
   if (overlap) {
-    last = side_reduce_scatter(b, rank, groups, base, mb, side, input_grad_bytes(l));
+    // Transformer Engine's bulk overlaps (ub_bulk_dgrad, ub_bulk_wgrad): the column-parallel
+    // input gathered again beside the data gradient, then the reduce-scatter beside the weight
+    // gradient, in that order on the side stream (a split backward's B has no weight gradient).
+    OpId after = side;
+    if (!input_only)
+      after = b.collective({rank,
+                            groups.tp_stream,
+                            Category::tp_comm,
+                            base + " tp all_gather wgrad input",
+                            mb,
+                            {&side, 1}},
+                           CollectiveType::all_gather, groups.tp, input_gather_bytes(l));
+    last = side_reduce_scatter(b, rank, groups, base, mb, after, input_grad_bytes(l));
     deps.push_back(last);
   } else if (split && l.role != LayerRole::embedding) {
     last = reduce_across_tp(b, common(Category::tp_comm, base), base, groups.tp,

@@ -63,10 +63,10 @@ TEST(TpCommOverlap, TheReduceScattersLastChunkStaysOnTheComputeStream) {
   EXPECT_EQ(s.stream_names[rank0_op(s, "L0.attn fwd tp all_gather mb0").stream], "tp overlap");
   EXPECT_EQ(s.stream_names[rank0_op(s, "L0.mlp bwd tp all_gather mb0").stream], "tp overlap");
   EXPECT_EQ(s.stream_names[rank0_op(s, "L0.attn fwd tp reduce_scatter mb0").stream], "compute");
-  // One more op per overlapped forward block (the split reduce-scatter); as many fewer in
-  // backward, where the plain plan re-gathers each column-parallel input on the compute stream
-  // and the overlapped one leaves Transformer Engine's bulk re-gather out (docs/parallelism.md):
-  // 8 ranks · 4 layers · 2 blocks (attention, MLP) · 2 micro-batches each way.
+  // One more op per overlapped forward block (the split reduce-scatter); in backward both
+  // re-gather each column-parallel input for its weight gradient, the plain plan on the compute
+  // stream, the overlapped one beside it (Transformer Engine's bulk overlap):
+  // 8 ranks · 4 layers · 2 blocks (attention, MLP) · 2 micro-batches.
   const auto count = [](const engine::Schedule& sched, const std::string& tail) {
     std::size_t n = 0;
     for (const auto& op : sched.ops)
@@ -75,10 +75,13 @@ TEST(TpCommOverlap, TheReduceScattersLastChunkStaysOnTheComputeStream) {
   };
   EXPECT_EQ(count(s, "fwd tp reduce_scatter overlapped"), 8u * 4u * 2u * 2u);
   EXPECT_EQ(count(plain.schedule, "bwd tp all_gather wgrad input"), 8u * 4u * 2u * 2u);
-  EXPECT_EQ(count(s, "bwd tp all_gather wgrad input"), 0u);
+  EXPECT_EQ(count(s, "bwd tp all_gather wgrad input"), 8u * 4u * 2u * 2u);
   EXPECT_EQ(rank0_op(plain.schedule, "L0.attn bwd tp all_gather wgrad input mb0").bytes,
             kActivationBytes);
-  EXPECT_EQ(s.ops.size(), plain.schedule.ops.size());
+  EXPECT_EQ(rank0_op(s, "L0.attn bwd tp all_gather wgrad input mb0").bytes, kActivationBytes);
+  EXPECT_EQ(s.stream_names[rank0_op(s, "L0.mlp bwd tp all_gather wgrad input mb0").stream],
+            "tp overlap");
+  EXPECT_EQ(s.ops.size() - plain.schedule.ops.size(), 8u * 4u * 2u * 2u);
 }
 
 // Each side collective starts when the compute beside it may start, and the block's next op on
@@ -102,14 +105,18 @@ TEST(TpCommOverlap, SideCollectivesHideBehindTheBlocksCompute) {
       continue;
     }
     if (s.label(s.ops[x]).find("all_gather") == std::string::npos) continue;
+    if (s.label(s.ops[x]).find("wgrad input") != std::string::npos) continue;  // mid-chain
     ++sides;
     // The block's compute: the next op of rank 0 on the compute stream.
     OpId compute = x + 1;
     while (!on_compute_stream(s, compute))
       ++compute;
     EXPECT_EQ(tl.launch[x], tl.start[compute]) << s.label(s.ops[x]);
-    // The side chain ends with the reduce-scatter issued right after the same compute.
-    const OpId chain_end = compute + 1;
+    // The side chain ends with the reduce-scatter issued right after the same compute (in
+    // backward after the bulk re-gather of the column-parallel input).
+    OpId chain_end = compute + 1;
+    ASSERT_FALSE(on_compute_stream(s, chain_end)) << s.label(s.ops[x]);
+    if (s.label(s.ops[chain_end]).find("wgrad input") != std::string::npos) ++chain_end;
     ASSERT_FALSE(on_compute_stream(s, chain_end)) << s.label(s.ops[x]);
     ASSERT_NE(s.label(s.ops[chain_end]).find("reduce_scatter overlapped"), std::string::npos);
     exposed += std::max(0.0, (tl.end[chain_end] - tl.end[compute]).seconds());
