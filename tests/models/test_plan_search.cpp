@@ -27,13 +27,18 @@ model: llama2-70b
 training: {global_batch: 16, micro_batch: 1, seq_len: 4096, precision: bf16, optimizer: adam}
 )";
 
+// The search's best `top` plans by the analytical estimate alone (no flow re-simulation).
+PlanSearchResult estimated_plans(const std::string& text, const std::string& name, int top) {
+  PlanSearchOptions options;
+  options.top = top;
+  options.resimulate = 0;
+  return search_plans(parse_scenario(text, name), options);
+}
+
 TEST(PlanSearch, SmallModelOnPcieServerPrefersDataParallelOverTensorParallel) {
   // 1.3 B parameters x 16 B fit in an L40S's 48 GB; TP would all-reduce every layer's
   // activations over PCIe and the CPUs' link, DP all-reduces the gradients once, behind backward.
-  PlanSearchOptions options;
-  options.top = 3;
-  options.resimulate = 0;
-  const PlanSearchResult r = search_plans(parse_scenario(kSmallOnPcie, "small.yaml"), options);
+  const PlanSearchResult r = estimated_plans(kSmallOnPcie, "small.yaml", 3);
   ASSERT_FALSE(r.top.empty());
   const ParallelConfig& best = r.top.front().scenario.parallel;
   EXPECT_EQ(best.tp, 1);
@@ -43,10 +48,7 @@ TEST(PlanSearch, SmallModelOnPcieServerPrefersDataParallelOverTensorParallel) {
 }
 
 TEST(PlanSearch, SeventyBillionOnTwoNodesKeepsTensorParallelInsideTheNode) {
-  PlanSearchOptions options;
-  options.top = 2;
-  options.resimulate = 0;
-  const PlanSearchResult r = search_plans(parse_scenario(kSeventyBOnTwoNodes, "70b.yaml"), options);
+  const PlanSearchResult r = estimated_plans(kSeventyBOnTwoNodes, "70b.yaml", 2);
   ASSERT_FALSE(r.top.empty());
   // Every listed plan fits and keeps TP at the node's 8 NVLink-connected GPUs.
   for (const PlanCandidate& c : r.top) {
@@ -60,10 +62,7 @@ TEST(PlanSearch, SeventyBillionOnTwoNodesKeepsTensorParallelInsideTheNode) {
 // tight: the search lists it (it may well run) and marks it. Llama 2 70B on two DGX H100 with a
 // batch of 16: its best estimates (tp 8, pp 2, DDP) hold 76-78 GiB of 80, inside the allowance.
 TEST(PlanSearch, PlansThatFitOnlyWithoutTheFragmentationAllowanceAreMarkedTight) {
-  PlanSearchOptions options;
-  options.top = 3;
-  options.resimulate = 0;
-  const PlanSearchResult r = search_plans(parse_scenario(kSeventyBOnTwoNodes, "70b.yaml"), options);
+  const PlanSearchResult r = estimated_plans(kSeventyBOnTwoNodes, "70b.yaml", 3);
   ASSERT_FALSE(r.top.empty());
   int tight = 0;
   for (const PlanCandidate& c : r.top) {
